@@ -1,0 +1,2 @@
+//! hrns-core (work in progress skeleton).
+pub mod sse;

@@ -1,0 +1,1 @@
+//! hrns-tokio (skeleton).
