@@ -1,2 +1,13 @@
-//! hrns-core (work in progress skeleton).
+//! hrns-core: the sans-IO heart of hrns. Bytes in, decisions out.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod accumulate;
+mod chunk;
 pub mod sse;
+pub mod stream;
+mod text;
+pub mod wire;
+
+pub use accumulate::{Accumulator, Choice, Completion, FinishReason};
+pub use stream::{ChatStream, StreamError, StreamEvent, StreamFailure};

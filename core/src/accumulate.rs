@@ -1,0 +1,720 @@
+//! Merges streamed chunks into complete choices.
+//!
+//! The rules are DESIGN.md's "Accumulation rules" 3–7; each is quoted where it is implemented.
+//! Work is amortised O(1) per input byte: text is appended to growing strings, a tool-call
+//! fragment finds its call through hash maps, and unknown fields are parsed only when present.
+
+use crate::chunk::{
+    self, ArgumentsView, ChoiceView, ContentView, DeltaView, PartView, Str, ThinkingView,
+    ToolCallView,
+};
+use crate::stream::StreamEvent;
+use crate::wire::{self, ApiError, Extra, Message, Usage};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+
+/// Why a choice ended.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FinishReason {
+    /// The model finished its answer.
+    Stop,
+    /// The token limit cut the answer off.
+    Length,
+    /// The model wants tools run.
+    ToolCalls,
+    /// A content filter stopped the answer.
+    ContentFilter,
+    /// Legacy single function call.
+    FunctionCall,
+    /// Anything else a provider sends (`end_turn`, `eos`, …), kept as sent.
+    Other(String),
+}
+
+impl FinishReason {
+    /// Reads a provider's finish reason; `None` for the empty string, which some providers send
+    /// on chunks that do not finish anything.
+    pub fn parse(s: &str) -> Option<FinishReason> {
+        Some(match s {
+            "" => return None,
+            "stop" => FinishReason::Stop,
+            "length" => FinishReason::Length,
+            "tool_calls" => FinishReason::ToolCalls,
+            "content_filter" => FinishReason::ContentFilter,
+            "function_call" => FinishReason::FunctionCall,
+            other => FinishReason::Other(other.to_owned()),
+        })
+    }
+
+    /// The reason as the wire spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::FunctionCall => "function_call",
+            FinishReason::Other(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for FinishReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for FinishReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for FinishReason {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        FinishReason::parse(&s).ok_or_else(|| serde::de::Error::custom("empty finish reason"))
+    }
+}
+
+/// A tool call put together from its fragments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallParts {
+    /// The provider's `index`, or the call's position among the choice's calls when the
+    /// provider sent none.
+    pub index: u32,
+    /// The call id; `None` when the provider never sent one.
+    pub id: Option<String>,
+    /// The `type` (always `function` today).
+    pub kind: Option<String>,
+    /// The function name; empty when the provider never sent one.
+    pub name: String,
+    /// The concatenated argument fragments.
+    pub arguments: String,
+    /// Unknown fields of the `function` object.
+    pub function_extra: Extra,
+    /// Unknown fields of the tool call (Gemini's thought signature, …).
+    pub extra: Extra,
+}
+
+/// A legacy `function_call` put together from its fragments.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCallParts {
+    /// The function name.
+    pub name: String,
+    /// The concatenated arguments.
+    pub arguments: String,
+}
+
+/// One choice, complete or in progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    /// The choice index.
+    pub index: u32,
+    /// The first non-empty role (normally `assistant`).
+    pub role: Option<String>,
+    /// The text.
+    pub content: String,
+    /// The reasoning text, if any arrived.
+    pub reasoning: Option<String>,
+    /// The refusal text, if any arrived.
+    pub refusal: Option<String>,
+    /// Tool calls, ordered by index.
+    pub tool_calls: Vec<ToolCallParts>,
+    /// A legacy function call.
+    pub function_call: Option<FunctionCallParts>,
+    /// The last non-empty finish reason.
+    pub finish_reason: Option<FinishReason>,
+    /// Log probabilities, merged across chunks.
+    pub logprobs: Option<Value>,
+    /// Unknown fields of the deltas (such as `reasoning_details`); sent back in the history.
+    pub extra: Extra,
+    /// Unknown fields of the choice objects themselves (`native_finish_reason`, `stop_reason`):
+    /// metadata about the answer, not part of the message.
+    pub meta: Extra,
+}
+
+impl Choice {
+    fn new(index: u32) -> Self {
+        Choice {
+            index,
+            role: None,
+            content: String::new(),
+            reasoning: None,
+            refusal: None,
+            tool_calls: Vec::new(),
+            function_call: None,
+            finish_reason: None,
+            logprobs: None,
+            extra: Extra::new(),
+            meta: Extra::new(),
+        }
+    }
+
+    /// The assistant message for the history.
+    ///
+    /// A message with tool calls keeps its reasoning in `reasoning_content`, which DeepSeek-
+    /// and Kimi-style providers require on a tool-call continuation. A tool call without an id
+    /// gets a stable one (`call_<choice>_<n>`) so its result can refer to it.
+    pub fn to_message(&self) -> Message {
+        let mut msg = Message::assistant(self.content.clone());
+        if self.content.is_empty() && !self.tool_calls.is_empty() {
+            msg.content = None;
+        }
+        msg.refusal = self.refusal.clone();
+        msg.tool_calls = self
+            .tool_calls
+            .iter()
+            .enumerate()
+            .map(|(n, call)| wire::ToolCall {
+                id: call
+                    .id
+                    .clone()
+                    .unwrap_or_else(|| format!("call_{}_{n}", self.index)),
+                kind: call.kind.clone().unwrap_or_else(|| "function".to_owned()),
+                function: wire::FunctionCall {
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    extra: call.function_extra.clone(),
+                },
+                extra: call.extra.clone(),
+            })
+            .collect();
+        if !msg.tool_calls.is_empty() {
+            msg.reasoning_content = self.reasoning.clone();
+        }
+        msg.extra = self.extra.clone();
+        msg
+    }
+}
+
+/// A provider's streamed answer, put together.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    /// The completion id of the first chunk that had one.
+    pub id: Option<String>,
+    /// The model of the first chunk that named one.
+    pub model: Option<String>,
+    /// The choices, ordered by index.
+    pub choices: Vec<Choice>,
+    /// The last usage the provider reported.
+    pub usage: Option<Usage>,
+    /// Whether the stream ended with `[DONE]`.
+    pub done: bool,
+    /// Unknown top-level chunk fields (`provider`, `x_groq`, …), merged.
+    pub extra: Extra,
+}
+
+/// Why a chunk could not be applied.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChunkError {
+    /// The server sent data that is not a chat-completion chunk. Server's fault.
+    #[error("malformed chunk from the provider ({error}): {payload}")]
+    Malformed {
+        /// What the JSON parser said.
+        error: String,
+        /// The offending data, shortened.
+        payload: String,
+    },
+    /// The provider reported an error inside the stream. Its message says whose fault it is.
+    #[error("the provider reported an error in the stream: {0}")]
+    Provider(ApiError),
+}
+
+/// Per-call lookup state, kept apart from the public [`ToolCallParts`].
+#[derive(Debug, Default)]
+struct CallIndex {
+    /// Position of the call by id.
+    by_id: HashMap<String, usize>,
+    /// Position of the latest call with each provider index.
+    by_index: HashMap<u32, usize>,
+}
+
+#[derive(Debug)]
+struct ChoiceState {
+    choice: Choice,
+    calls: CallIndex,
+}
+
+/// Merges chunks into choices; see the module docs.
+#[derive(Debug, Default)]
+pub struct Accumulator {
+    choices: Vec<ChoiceState>,
+    /// Position of the choice the last chunk touched (the usual next one).
+    last_choice: usize,
+    id: Option<String>,
+    model: Option<String>,
+    usage: Option<Usage>,
+    nested_usage: Option<Usage>,
+    extra: Extra,
+}
+
+const PAYLOAD_SHOWN: usize = 300;
+
+impl Accumulator {
+    /// An empty accumulator.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies one chunk, given as the JSON data of one SSE event, and appends what changed to
+    /// `events`.
+    ///
+    /// Rule 3: a chunk with a top-level `error` object (or `"object": "error"`) is an error;
+    /// what was accumulated before it is kept. Chunks with `choices: []` or no `choices` are
+    /// normal. On error nothing of the chunk is applied.
+    pub fn handle_chunk(
+        &mut self,
+        json: &str,
+        events: &mut VecDeque<StreamEvent>,
+    ) -> Result<(), ChunkError> {
+        let view = chunk::parse(json).map_err(|e| malformed(e.to_string(), json))?;
+        if let Some(err) = view.error {
+            let value: Value = serde_json::from_str(err.get()).unwrap_or(Value::Null);
+            let api = match &value {
+                Value::Object(_) => {
+                    serde_json::from_value(value.clone()).unwrap_or_else(|_| ApiError {
+                        message: value.to_string(),
+                        ..ApiError::default()
+                    })
+                }
+                Value::String(s) => ApiError {
+                    message: s.clone(),
+                    ..ApiError::default()
+                },
+                other => ApiError {
+                    message: other.to_string(),
+                    ..ApiError::default()
+                },
+            };
+            return Err(ChunkError::Provider(api));
+        }
+        if view.object.as_deref() == Some("error") {
+            let value: Value = serde_json::from_str(json).unwrap_or(Value::Null);
+            return Err(ChunkError::Provider(
+                ApiError::from_value(&value).unwrap_or_default(),
+            ));
+        }
+        if self.id.is_none() {
+            if let Some(id) = view.id.as_deref().filter(|s| !s.is_empty()) {
+                self.id = Some(id.to_owned());
+            }
+        }
+        if self.model.is_none() {
+            if let Some(m) = view.model.as_deref().filter(|s| !s.is_empty()) {
+                self.model = Some(m.to_owned());
+            }
+        }
+        // Rule 6: usage is the last non-null top-level usage, else a nested one (x_groq.usage).
+        if let Some(raw) = view.usage {
+            let usage = parse_usage(raw, json)?;
+            events.push_back(StreamEvent::Usage(usage.clone()));
+            self.usage = Some(usage);
+        }
+        for (key, raw) in &view.extra {
+            if &**key == "x_groq" {
+                if let Ok(v) = serde_json::from_str::<Value>(raw.get()) {
+                    if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+                        if let Ok(u) = serde_json::from_value::<Usage>(u.clone()) {
+                            self.nested_usage = Some(u);
+                        }
+                    }
+                }
+            }
+            merge_raw(&mut self.extra, key, raw);
+        }
+        let _ = (view.created, view.system_fingerprint, view.message);
+        if let Some(choices) = view.choices {
+            for choice in choices {
+                self.apply_choice(choice, json, events)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn choice_pos(&mut self, index: u32) -> usize {
+        if let Some(c) = self.choices.get(self.last_choice) {
+            if c.choice.index == index {
+                return self.last_choice;
+            }
+        }
+        let pos = match self.choices.iter().position(|c| c.choice.index == index) {
+            Some(p) => p,
+            None => {
+                self.choices.push(ChoiceState {
+                    choice: Choice::new(index),
+                    calls: CallIndex::default(),
+                });
+                self.choices.len() - 1
+            }
+        };
+        self.last_choice = pos;
+        pos
+    }
+
+    fn apply_choice(
+        &mut self,
+        view: ChoiceView<'_>,
+        json: &str,
+        events: &mut VecDeque<StreamEvent>,
+    ) -> Result<(), ChunkError> {
+        // Gemini sends `index: null`, some servers no index at all: that is choice 0.
+        let index = view.index.unwrap_or(0);
+        let pos = self.choice_pos(index);
+        let state = &mut self.choices[pos];
+        let delta = match (view.delta, view.message) {
+            (Some(d), _) => Some(d),
+            // A whole `message` in a stream chunk counts only when nothing was streamed before,
+            // so a provider that repeats the full message at the end does not double it.
+            (None, Some(m))
+                if state.choice.content.is_empty() && state.choice.tool_calls.is_empty() =>
+            {
+                Some(m)
+            }
+            (None, _) => None,
+        };
+        if let Some(delta) = delta {
+            apply_delta(state, delta, events);
+        }
+        if let Some(raw) = view.logprobs {
+            if raw.get() != "null" {
+                let v: Value =
+                    serde_json::from_str(raw.get()).map_err(|e| malformed(e.to_string(), json))?;
+                match &mut state.choice.logprobs {
+                    Some(existing) => merge_value(existing, v),
+                    slot @ None => *slot = Some(v),
+                }
+            }
+        }
+        if let Some(raw) = view.usage {
+            if raw.get() != "null" && self.nested_usage.is_none() {
+                if let Ok(u) = serde_json::from_str::<Usage>(raw.get()) {
+                    self.nested_usage = Some(u);
+                }
+            }
+        }
+        let state = &mut self.choices[pos];
+        for (key, raw) in &view.extra {
+            merge_raw(&mut state.choice.meta, key, raw);
+        }
+        // Rule 4: finish_reason is the last non-null value; a later null (or "") never erases it.
+        if let Some(reason) = view.finish_reason.as_deref().and_then(FinishReason::parse) {
+            if state.choice.finish_reason.as_ref() != Some(&reason) {
+                events.push_back(StreamEvent::ChoiceFinished {
+                    choice: index,
+                    reason: reason.clone(),
+                });
+                state.choice.finish_reason = Some(reason);
+            }
+        }
+        Ok(())
+    }
+
+    /// The choices so far, ordered by first appearance.
+    pub fn choices(&self) -> impl Iterator<Item = &Choice> {
+        self.choices.iter().map(|c| &c.choice)
+    }
+
+    /// The usage reported so far.
+    pub fn usage(&self) -> Option<&Usage> {
+        self.usage.as_ref().or(self.nested_usage.as_ref())
+    }
+
+    /// Whether any choice, usage or other content arrived.
+    pub fn is_empty(&self) -> bool {
+        self.choices.is_empty() && self.usage().is_none()
+    }
+
+    /// Finishes accumulation: choices ordered by index and their tool calls by index.
+    pub fn into_completion(self, done: bool) -> Completion {
+        let usage = self.usage.or(self.nested_usage);
+        let mut choices: Vec<Choice> = self
+            .choices
+            .into_iter()
+            .map(|mut s| {
+                // Rule 5: output is ordered by index (arrival order among equal indexes).
+                s.choice.tool_calls.sort_by_key(|c| c.index);
+                s.choice
+            })
+            .collect();
+        choices.sort_by_key(|c| c.index);
+        Completion {
+            id: self.id,
+            model: self.model,
+            choices,
+            usage,
+            done,
+            extra: self.extra,
+        }
+    }
+}
+
+fn malformed(error: String, json: &str) -> ChunkError {
+    ChunkError::Malformed {
+        error,
+        payload: crate::text::shorten(json, PAYLOAD_SHOWN).into_owned(),
+    }
+}
+
+fn parse_usage(raw: &RawValue, json: &str) -> Result<Usage, ChunkError> {
+    serde_json::from_str::<Usage>(raw.get()).map_err(|e| malformed(format!("bad usage: {e}"), json))
+}
+
+fn non_empty<'s>(s: &'s Option<Str<'_>>) -> Option<&'s str> {
+    s.as_deref().filter(|s| !s.is_empty())
+}
+
+fn apply_delta(state: &mut ChoiceState, delta: DeltaView<'_>, events: &mut VecDeque<StreamEvent>) {
+    let choice = &mut state.choice;
+    let index = choice.index;
+    if choice.role.is_none() {
+        if let Some(role) = non_empty(&delta.role) {
+            choice.role = Some(role.to_owned());
+        }
+    }
+    match &delta.content {
+        Some(ContentView::Text(text)) => push_content(choice, text, events),
+        Some(ContentView::Parts(parts)) => {
+            for part in parts {
+                apply_part(choice, part, events);
+            }
+        }
+        None => {}
+    }
+    // Rule 4: reasoning takes `reasoning_content` when it is a non-empty string, else
+    // `reasoning` — never both from one delta.
+    if let Some(text) = non_empty(&delta.reasoning_content).or_else(|| non_empty(&delta.reasoning))
+    {
+        push_reasoning(choice, text, events);
+    }
+    if let Some(text) = non_empty(&delta.refusal) {
+        choice
+            .refusal
+            .get_or_insert_with(String::new)
+            .push_str(text);
+        events.push_back(StreamEvent::RefusalDelta {
+            choice: index,
+            text: text.to_owned(),
+        });
+    }
+    if let Some(calls) = delta.tool_calls {
+        for call in calls {
+            apply_tool_fragment(state, call, events);
+        }
+    }
+    let choice = &mut state.choice;
+    if let Some(f) = delta.function_call {
+        let fc = choice
+            .function_call
+            .get_or_insert_with(FunctionCallParts::default);
+        if fc.name.is_empty() {
+            if let Some(n) = non_empty(&f.name) {
+                fc.name = n.to_owned();
+            }
+        }
+        match &f.arguments {
+            Some(ArgumentsView::Text(t)) => fc.arguments.push_str(t),
+            Some(ArgumentsView::Json(raw)) => fc.arguments.push_str(raw.get()),
+            None => {}
+        }
+    }
+    for (key, raw) in &delta.extra {
+        merge_raw(&mut choice.extra, key, raw);
+    }
+}
+
+fn push_content(choice: &mut Choice, text: &str, events: &mut VecDeque<StreamEvent>) {
+    if text.is_empty() {
+        return;
+    }
+    choice.content.push_str(text);
+    events.push_back(StreamEvent::ContentDelta {
+        choice: choice.index,
+        text: text.to_owned(),
+    });
+}
+
+fn push_reasoning(choice: &mut Choice, text: &str, events: &mut VecDeque<StreamEvent>) {
+    if text.is_empty() {
+        return;
+    }
+    choice
+        .reasoning
+        .get_or_insert_with(String::new)
+        .push_str(text);
+    events.push_back(StreamEvent::ReasoningDelta {
+        choice: choice.index,
+        text: text.to_owned(),
+    });
+}
+
+fn apply_part(choice: &mut Choice, part: &PartView<'_>, events: &mut VecDeque<StreamEvent>) {
+    match part.kind.as_deref() {
+        Some("thinking") | Some("reasoning") => match &part.thinking {
+            Some(ThinkingView::Text(t)) => push_reasoning(choice, t, events),
+            Some(ThinkingView::Parts(parts)) => {
+                for p in parts {
+                    if let Some(t) = &p.text {
+                        push_reasoning(choice, t, events);
+                    }
+                }
+            }
+            None => {
+                if let Some(t) = &part.text {
+                    push_reasoning(choice, t, events);
+                }
+            }
+        },
+        _ => {
+            if let Some(t) = &part.text {
+                push_content(choice, t, events);
+            }
+        }
+    }
+}
+
+/// Rule 5: tool calls merge by `index`; id, type and name come from the first fragment with a
+/// non-empty string; arguments are concatenated in arrival order. Without `index`, a fragment
+/// with a name or an unseen id starts a new call and a bare arguments fragment continues the
+/// last one. The same index with a different non-empty id is a new call.
+fn apply_tool_fragment(
+    state: &mut ChoiceState,
+    frag: ToolCallView<'_>,
+    events: &mut VecDeque<StreamEvent>,
+) {
+    let choice = &mut state.choice;
+    let calls = &mut state.calls;
+    let id = non_empty(&frag.id);
+    let (name, arguments, function_extra) = match &frag.function {
+        Some(f) => (non_empty(&f.name), f.arguments.as_ref(), Some(&f.extra)),
+        None => (None, None, None),
+    };
+    let known_by_id = id.and_then(|id| calls.by_id.get(id).copied());
+    let existing = if known_by_id.is_some() {
+        known_by_id
+    } else if let Some(ix) = frag.index {
+        match calls.by_index.get(&ix).copied() {
+            // Same index, different id: several parallel calls sharing one index.
+            Some(p) if id.is_some() && choice.tool_calls[p].id.is_some() => None,
+            found => found,
+        }
+    } else if id.is_some() || name.is_some() {
+        None
+    } else {
+        choice.tool_calls.len().checked_sub(1)
+    };
+    let pos = match existing {
+        Some(p) => p,
+        None => {
+            let pos = choice.tool_calls.len();
+            let index = frag.index.unwrap_or(pos as u32);
+            choice.tool_calls.push(ToolCallParts {
+                index,
+                id: None,
+                kind: None,
+                name: String::new(),
+                arguments: String::new(),
+                function_extra: Extra::new(),
+                extra: Extra::new(),
+            });
+            calls.by_index.insert(index, pos);
+            events.push_back(StreamEvent::ToolCallBegin {
+                choice: choice.index,
+                call: pos,
+                id: id.map(str::to_owned),
+                name: name.map(str::to_owned),
+            });
+            pos
+        }
+    };
+    let is_new = existing.is_none();
+    let call = &mut choice.tool_calls[pos];
+    if call.id.is_none() {
+        if let Some(id) = id {
+            call.id = Some(id.to_owned());
+            calls.by_id.insert(id.to_owned(), pos);
+        }
+    }
+    if call.kind.is_none() {
+        if let Some(k) = non_empty(&frag.kind) {
+            call.kind = Some(k.to_owned());
+        }
+    }
+    if call.name.is_empty() {
+        if let Some(n) = name {
+            call.name = n.to_owned();
+        }
+    }
+    let text = match arguments {
+        Some(ArgumentsView::Text(t)) => t.0.as_ref(),
+        Some(ArgumentsView::Json(raw)) => raw.get(),
+        None => "",
+    };
+    if !text.is_empty() {
+        // A provider that repeats the whole call in a duplicated final chunk (OpenRouter) sends
+        // the id or name again with arguments equal to everything received: not new data.
+        let repeat = !is_new
+            && (id.is_some() || name.is_some())
+            && text == call.arguments
+            && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+        if !repeat {
+            call.arguments.push_str(text);
+            events.push_back(StreamEvent::ToolCallArgumentsDelta {
+                choice: choice.index,
+                call: pos,
+                fragment: text.to_owned(),
+            });
+        }
+    }
+    if let Some(fx) = function_extra {
+        for (key, raw) in fx {
+            merge_raw(&mut call.function_extra, key, raw);
+        }
+    }
+    for (key, raw) in &frag.extra {
+        merge_raw(&mut call.extra, key, raw);
+    }
+}
+
+/// Rule 7: unknown fields are kept. A field seen again merges with what is there: arrays are
+/// appended (streamed lists such as `reasoning_details`), objects merged key by key, anything
+/// else replaced; `null` never erases a value.
+fn merge_raw(extra: &mut Extra, key: &Str<'_>, raw: &RawValue) {
+    if raw.get() == "null" {
+        return;
+    }
+    let Ok(value) = serde_json::from_str::<Value>(raw.get()) else {
+        return;
+    };
+    match extra.get_mut(&**key) {
+        Some(existing) => merge_value(existing, value),
+        None => {
+            extra.insert((**key).to_owned(), value);
+        }
+    }
+}
+
+fn merge_value(existing: &mut Value, new: Value) {
+    match (existing, new) {
+        (_, Value::Null) => {}
+        (Value::Array(a), Value::Array(b)) => a.extend(b),
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(e) => merge_value(e, v),
+                    None => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, new) => *slot = new,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,321 @@
+//! `ChatStream`: the bytes of a streamed `/chat/completions` answer in, UI deltas and the complete
+//! choices out.
+//!
+//! It is [`sse::Decoder`] + chunk parsing + [`Accumulator`], with the decoder's
+//! `feed` / `feed_eof` / `poll_event` trio. DESIGN.md's rule 2 lives here: `event: error` is an
+//! error, data `[DONE]` ends the stream (later bytes are ignored), empty data is a keep-alive.
+
+use crate::accumulate::{Accumulator, ChunkError, Completion, FinishReason};
+use crate::sse::{self, DecodeError};
+use crate::wire::{ApiError, Usage};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Something new in the stream, for a UI to show as it arrives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamEvent {
+    /// Text was appended to a choice.
+    ContentDelta {
+        /// The choice index.
+        choice: u32,
+        /// The new text.
+        text: String,
+    },
+    /// Reasoning text was appended to a choice.
+    ReasoningDelta {
+        /// The choice index.
+        choice: u32,
+        /// The new reasoning text.
+        text: String,
+    },
+    /// Refusal text was appended to a choice.
+    RefusalDelta {
+        /// The choice index.
+        choice: u32,
+        /// The new refusal text.
+        text: String,
+    },
+    /// A new tool call started.
+    ToolCallBegin {
+        /// The choice index.
+        choice: u32,
+        /// The call's position among the choice's calls, in order of arrival; later events
+        /// about the call carry the same number.
+        call: usize,
+        /// The call id, if the first fragment had one.
+        id: Option<String>,
+        /// The tool name, if the first fragment had one.
+        name: Option<String>,
+    },
+    /// A fragment of a tool call's arguments arrived.
+    ToolCallArgumentsDelta {
+        /// The choice index.
+        choice: u32,
+        /// The call's position (see [`StreamEvent::ToolCallBegin`]).
+        call: usize,
+        /// The new piece of the arguments text.
+        fragment: String,
+    },
+    /// A choice got its finish reason.
+    ChoiceFinished {
+        /// The choice index.
+        choice: u32,
+        /// Why it finished.
+        reason: FinishReason,
+    },
+    /// The provider reported token usage.
+    Usage(Usage),
+    /// The provider sent `[DONE]`.
+    Done,
+}
+
+/// How a stream ended too early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Truncation {
+    /// The body ended with no event at all.
+    Empty,
+    /// The body ended in the middle of an event.
+    MidEvent,
+    /// The body ended between events, without `[DONE]`, while a choice had no finish reason.
+    Unfinished,
+}
+
+/// Why a stream could not be read to its end. Errors are sticky: once `poll_event` returns
+/// one, it returns the same one again.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StreamError {
+    /// The body ended before the answer was complete: the connection broke or the server
+    /// stopped early. Retrying the request is the usual remedy.
+    #[error("the provider's stream ended before the answer was complete ({})", truncation_text(*.0))]
+    Truncated(Truncation),
+    /// The server sent data that is not a chat-completion chunk. Server's fault; the payload
+    /// (shortened) shows what it sent.
+    #[error("the provider sent a malformed chunk ({error}): {payload}")]
+    Malformed {
+        /// What the JSON parser said.
+        error: String,
+        /// The offending data, shortened.
+        payload: String,
+    },
+    /// The provider reported an error inside the stream (`{"error":…}` or `event: error`).
+    #[error("the provider reported an error: {0}")]
+    Provider(ApiError),
+    /// One event was larger than the configured limit. Server's fault, or a limit set too low.
+    #[error(
+        "the provider sent an event larger than {limit} bytes; raise the limit if this is expected"
+    )]
+    EventTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+}
+
+fn truncation_text(t: Truncation) -> &'static str {
+    match t {
+        Truncation::Empty => "the body was empty",
+        Truncation::MidEvent => "it stopped in the middle of an event",
+        Truncation::Unfinished => "no [DONE] and no finish reason",
+    }
+}
+
+impl From<ChunkError> for StreamError {
+    fn from(e: ChunkError) -> Self {
+        match e {
+            ChunkError::Malformed { error, payload } => StreamError::Malformed { error, payload },
+            ChunkError::Provider(api) => StreamError::Provider(api),
+        }
+    }
+}
+
+/// A stream that failed, with everything that was received before the failure.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{error}")]
+pub struct StreamFailure {
+    /// What went wrong.
+    pub error: StreamError,
+    /// What arrived before it, so that nothing is lost.
+    pub partial: Completion,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum State {
+    Open,
+    /// `[DONE]` arrived.
+    Done,
+    /// The input ended cleanly without `[DONE]`.
+    Ended,
+    Failed(StreamError),
+}
+
+/// Decodes a streamed chat answer; see the module docs.
+///
+/// ```
+/// use hrns_core::stream::{ChatStream, StreamEvent};
+///
+/// let mut stream = ChatStream::new();
+/// stream.feed(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n");
+/// stream.feed(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+/// stream.feed_eof();
+/// let mut text = String::new();
+/// while let Some(event) = stream.poll_event()? {
+///     if let StreamEvent::ContentDelta { text: t, .. } = event {
+///         text.push_str(&t);
+///     }
+/// }
+/// assert_eq!(text, "Hello");
+/// let completion = stream.finish()?;
+/// assert_eq!(completion.choices[0].content, "Hello");
+/// assert!(completion.done);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct ChatStream {
+    decoder: sse::Decoder,
+    acc: Accumulator,
+    events: VecDeque<StreamEvent>,
+    state: State,
+    eof: bool,
+}
+
+impl Default for ChatStream {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ChatStream {
+    /// A stream with the default event size limit ([`sse::DEFAULT_MAX_EVENT_SIZE`]).
+    pub fn new() -> Self {
+        Self::with_max_event_size(sse::DEFAULT_MAX_EVENT_SIZE)
+    }
+
+    /// A stream whose single events may not exceed `limit` bytes.
+    pub fn with_max_event_size(limit: usize) -> Self {
+        ChatStream {
+            decoder: sse::Decoder::with_max_event_size(limit),
+            acc: Accumulator::new(),
+            events: VecDeque::new(),
+            state: State::Open,
+            eof: false,
+        }
+    }
+
+    /// Buffers body bytes. Bytes after `[DONE]` or an error are ignored.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        if self.state == State::Open && !self.eof {
+            self.decoder.feed(bytes);
+        }
+    }
+
+    /// Marks the end of the body.
+    pub fn feed_eof(&mut self) {
+        if !self.eof {
+            self.eof = true;
+            self.decoder.feed_eof();
+        }
+    }
+
+    /// The next event: `Ok(None)` means "feed me more" (or, after the end, nothing more).
+    pub fn poll_event(&mut self) -> Result<Option<StreamEvent>, StreamError> {
+        loop {
+            if let Some(ev) = self.events.pop_front() {
+                return Ok(Some(ev));
+            }
+            match &self.state {
+                State::Failed(e) => return Err(e.clone()),
+                State::Done | State::Ended => return Ok(None),
+                State::Open => {}
+            }
+            match self.decoder.poll_event() {
+                Ok(Some(event)) => self.handle_sse(event),
+                Ok(None) if self.eof => self.state = self.end_state(),
+                Ok(None) => return Ok(None),
+                Err(DecodeError::EventTooLarge { limit }) => {
+                    self.state = State::Failed(StreamError::EventTooLarge { limit });
+                }
+            }
+        }
+    }
+
+    /// The accumulated answer so far.
+    pub fn accumulator(&self) -> &Accumulator {
+        &self.acc
+    }
+
+    /// Whether `[DONE]` arrived.
+    pub fn is_done(&self) -> bool {
+        self.state == State::Done
+    }
+
+    /// Ends the stream (as if the body ended here, if it has not) and gives the complete
+    /// choices, or the error with everything received before it.
+    pub fn finish(mut self) -> Result<Completion, StreamFailure> {
+        self.feed_eof();
+        loop {
+            match self.poll_event() {
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => break,
+            }
+        }
+        match self.state {
+            State::Done => Ok(self.acc.into_completion(true)),
+            State::Ended => Ok(self.acc.into_completion(false)),
+            State::Failed(error) => Err(StreamFailure {
+                error,
+                partial: self.acc.into_completion(false),
+            }),
+            State::Open => unreachable!("poll_event after feed_eof always leaves the open state"),
+        }
+    }
+
+    fn handle_sse(&mut self, event: sse::SseEvent) {
+        // Rule 2: `event: error` is an error.
+        if event.event_type() == "error" {
+            let api = serde_json::from_str::<serde_json::Value>(&event.data)
+                .ok()
+                .and_then(|v| ApiError::from_value(&v))
+                .unwrap_or_else(|| ApiError {
+                    message: crate::text::shorten(&event.data, 300).into_owned(),
+                    ..ApiError::default()
+                });
+            self.state = State::Failed(StreamError::Provider(api));
+            return;
+        }
+        let data = event.data.trim_matches(|c: char| c.is_ascii_whitespace());
+        if data.is_empty() {
+            return; // keep-alive
+        }
+        if data == "[DONE]" {
+            self.events.push_back(StreamEvent::Done);
+            self.state = State::Done;
+            self.decoder = sse::Decoder::with_max_event_size(self.decoder.max_event_size());
+            return;
+        }
+        if let Err(e) = self.acc.handle_chunk(data, &mut self.events) {
+            self.state = State::Failed(e.into());
+        }
+    }
+
+    fn end_state(&self) -> State {
+        let truncation = if self.decoder.is_truncated() {
+            Some(Truncation::MidEvent)
+        } else if self.acc.is_empty() {
+            Some(Truncation::Empty)
+        } else if self.acc.choices().any(|c| c.finish_reason.is_none()) {
+            Some(Truncation::Unfinished)
+        } else {
+            None
+        };
+        match truncation {
+            Some(t) => State::Failed(StreamError::Truncated(t)),
+            None => State::Ended,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
