@@ -28,8 +28,9 @@
 //!
 //! Choices the standard leaves to us, documented here once:
 //! - Memory is bounded by the event size limit ([`Decoder::with_max_event_size`]): the pending
-//!   event's data and type plus the line being read may not exceed it. Comment lines count too,
-//!   because they are buffered until their line end like any other line.
+//!   event's data and type plus the line being read may not exceed it, checked at every poll,
+//!   so a caller that polls after each feed holds at most the limit plus one fed chunk. Comment
+//!   lines count too: they are buffered until their line end like any other line.
 //! - `id:` with an empty value gives `Some("")` (the server reset the ID); `None` means no `id`
 //!   field was ever accepted.
 //! - A `retry` value too large for `u64` saturates to `u64::MAX`.
@@ -306,6 +307,9 @@ impl Decoder {
 
 impl StreamState {
     /// Fails when a line of `line_len` bytes on top of the pending event crosses `limit`.
+    ///
+    /// The pending event is measured decoded, so invalid bytes that grew into U+FFFD count at
+    /// their decoded size; this check runs again before any further input is buffered.
     fn check_line(&self, line_len: usize, limit: usize) -> Result<(), DecodeError> {
         let pending = self.data.len() + self.event_type.len();
         if pending.saturating_add(line_len) > limit {
@@ -375,8 +379,6 @@ impl StreamState {
             // "Otherwise: The field is ignored."
             _ => {}
         }
-        // Invalid bytes grow threefold into U+FFFD, so check the decoded size as well.
-        self.check_line(0, limit)?;
         Ok(None)
     }
 
