@@ -222,7 +222,7 @@ pub enum ChunkError {
     },
     /// The provider reported an error inside the stream. Its message says whose fault it is.
     #[error("the provider reported an error in the stream: {0}")]
-    Provider(ApiError),
+    Provider(Box<ApiError>),
 }
 
 /// Per-call lookup state, kept apart from the public [`ToolCallParts`].
@@ -291,13 +291,13 @@ impl Accumulator {
                     ..ApiError::default()
                 },
             };
-            return Err(ChunkError::Provider(api));
+            return Err(ChunkError::Provider(Box::new(api)));
         }
         if view.object.as_deref() == Some("error") {
             let value: Value = serde_json::from_str(json).unwrap_or(Value::Null);
-            return Err(ChunkError::Provider(
+            return Err(ChunkError::Provider(Box::new(
                 ApiError::from_value(&value).unwrap_or_default(),
-            ));
+            )));
         }
         if self.id.is_none() {
             if let Some(id) = view.id.as_deref().filter(|s| !s.is_empty()) {

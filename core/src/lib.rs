@@ -1,13 +1,82 @@
 //! hrns-core: the sans-IO heart of hrns. Bytes in, decisions out.
+//!
+//! hrns sends a conversation to an OpenAI-compatible `/chat/completions` endpoint, streams the
+//! answer, runs the tools the model asks for, feeds the results back and repeats until the
+//! model answers without tool calls. Every decision of that loop is made here, in plain data
+//! structures with no sockets, files, threads, clocks or randomness: drivers (`hrns-blocking`,
+//! `hrns-tokio`) do the IO, and tests, fuzzers and replays drive the same code byte for byte.
+//!
+//! # Layers
+//!
+//! ```text
+//! bytes ─► sse::Decoder ─► SSE events ─► chunk views ─► Accumulator ─► StreamEvent (deltas)
+//!          (layer 1)                      (layer 2: stream::ChatStream)   └► Completion
+//! Session (layer 3): submit ─► SendRequest ─► handle_response_* ─► RunTool / AskApproval
+//!                    ─► handle_tool_output ─► SendRequest … ─► Emit(TurnFinished)
+//! ```
+//!
+//! - [`sse`]: the WHATWG EventSource format, any split of the input.
+//! - [`wire`]: serde mirrors of the chat JSON that keep unknown fields.
+//! - [`accumulate`] and [`stream`]: chunks merged into complete choices, tolerant of the shapes
+//!   real providers send.
+//! - [`session`]: the agent loop — requests, tool decisions, approvals, retries,
+//!   cancellation — as a state machine.
+//! - [`tool`]: tool specs and the pure parts of the built-in tools; [`history`]: validity
+//!   checks of a conversation; [`http`]: the request description with the key redacted.
+//!
+//! # The run loop every driver writes
+//!
+//! After any input or command, drain [`Session::poll`] until it returns `None`; then wait for a
+//! response, a tool result, the user or [`Session::poll_timeout`].
+//!
+//! ```
+//! use hrns_core::session::{Action, ApprovalPolicy, Event, Provider, Session, SessionConfig};
+//! use hrns_core::tool::ToolOutput;
+//! use std::time::Instant;
+//!
+//! let mut config = SessionConfig::new(Provider::new("http://127.0.0.1:11434/v1", None), "llama3");
+//! config.approval = ApprovalPolicy::Auto;
+//! let mut session = Session::new(config);
+//! session.submit("Say hi")?;
+//!
+//! // A canned "server" so the example runs without a network.
+//! let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi!\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+//! let mut answer = String::new();
+//! while let Some(action) = session.poll() {
+//!     match action {
+//!         Action::SendRequest(req) => {
+//!             // A real driver POSTs `req.body` to `req.url` with `req.wire_headers()`.
+//!             let now = Instant::now();
+//!             session.handle_response_head(now, req.id, 200, [("content-type", &b"text/event-stream"[..])])?;
+//!             session.handle_response_data(now, req.id, body.as_bytes())?;
+//!             let _ = session.handle_response_end(now, req.id); // may already be complete at [DONE]
+//!         }
+//!         Action::RunTool(run) => session.handle_tool_output(&run.call_id, ToolOutput::ok("…"))?,
+//!         Action::AskApproval(run) => {
+//!             session.handle_approval(&run.call_id, hrns_core::session::Approval::Once)?
+//!         }
+//!         Action::Emit(Event::TextDelta { text }) => answer.push_str(&text),
+//!         Action::Emit(_) => {}
+//!     }
+//! }
+//! assert_eq!(answer, "Hi!");
+//! assert!(session.is_idle());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod accumulate;
 mod chunk;
+pub mod history;
+pub mod http;
+pub mod session;
 pub mod sse;
 pub mod stream;
 mod text;
+pub mod tool;
 pub mod wire;
 
 pub use accumulate::{Accumulator, Choice, Completion, FinishReason};
+pub use session::{Action, Event, Session, SessionConfig};
 pub use stream::{ChatStream, StreamError, StreamEvent, StreamFailure};

@@ -85,13 +85,17 @@ pub enum Truncation {
 
 /// Why a stream could not be read to its end. Errors are sticky: once `poll_event` returns
 /// one, it returns the same one again.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "reason", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum StreamError {
     /// The body ended before the answer was complete: the connection broke or the server
     /// stopped early. Retrying the request is the usual remedy.
-    #[error("the provider's stream ended before the answer was complete ({})", truncation_text(*.0))]
-    Truncated(Truncation),
+    #[error("the provider's stream ended before the answer was complete ({})", truncation_text(*.truncation))]
+    Truncated {
+        /// How it ended.
+        truncation: Truncation,
+    },
     /// The server sent data that is not a chat-completion chunk. Server's fault; the payload
     /// (shortened) shows what it sent.
     #[error("the provider sent a malformed chunk ({error}): {payload}")]
@@ -102,8 +106,11 @@ pub enum StreamError {
         payload: String,
     },
     /// The provider reported an error inside the stream (`{"error":…}` or `event: error`).
-    #[error("the provider reported an error: {0}")]
-    Provider(ApiError),
+    #[error("the provider reported an error: {error}")]
+    Provider {
+        /// The provider's error object.
+        error: Box<ApiError>,
+    },
     /// One event was larger than the configured limit. Server's fault, or a limit set too low.
     #[error(
         "the provider sent an event larger than {limit} bytes; raise the limit if this is expected"
@@ -126,7 +133,7 @@ impl From<ChunkError> for StreamError {
     fn from(e: ChunkError) -> Self {
         match e {
             ChunkError::Malformed { error, payload } => StreamError::Malformed { error, payload },
-            ChunkError::Provider(api) => StreamError::Provider(api),
+            ChunkError::Provider(error) => StreamError::Provider { error },
         }
     }
 }
@@ -138,7 +145,7 @@ pub struct StreamFailure {
     /// What went wrong.
     pub error: StreamError,
     /// What arrived before it, so that nothing is lost.
-    pub partial: Completion,
+    pub partial: Box<Completion>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -251,22 +258,23 @@ impl ChatStream {
         self.state == State::Done
     }
 
+    /// Whether the stream reached its end: `[DONE]`, a clean end of input, or an error. Once
+    /// true, [`ChatStream::finish`] has everything.
+    pub fn is_finished(&self) -> bool {
+        self.state != State::Open && self.events.is_empty()
+    }
+
     /// Ends the stream (as if the body ended here, if it has not) and gives the complete
     /// choices, or the error with everything received before it.
     pub fn finish(mut self) -> Result<Completion, StreamFailure> {
         self.feed_eof();
-        loop {
-            match self.poll_event() {
-                Ok(Some(_)) => {}
-                Ok(None) | Err(_) => break,
-            }
-        }
+        while let Ok(Some(_)) = self.poll_event() {}
         match self.state {
             State::Done => Ok(self.acc.into_completion(true)),
             State::Ended => Ok(self.acc.into_completion(false)),
             State::Failed(error) => Err(StreamFailure {
                 error,
-                partial: self.acc.into_completion(false),
+                partial: Box::new(self.acc.into_completion(false)),
             }),
             State::Open => unreachable!("poll_event after feed_eof always leaves the open state"),
         }
@@ -282,7 +290,9 @@ impl ChatStream {
                     message: crate::text::shorten(&event.data, 300).into_owned(),
                     ..ApiError::default()
                 });
-            self.state = State::Failed(StreamError::Provider(api));
+            self.state = State::Failed(StreamError::Provider {
+                error: Box::new(api),
+            });
             return;
         }
         let data = event.data.trim_matches(|c: char| c.is_ascii_whitespace());
@@ -311,7 +321,7 @@ impl ChatStream {
             None
         };
         match truncation {
-            Some(t) => State::Failed(StreamError::Truncated(t)),
+            Some(truncation) => State::Failed(StreamError::Truncated { truncation }),
             None => State::Ended,
         }
     }

@@ -1,0 +1,168 @@
+//! What a session is set up with: the provider, the model, the tools and the policies.
+
+use crate::http::Secret;
+use crate::tool::{Effect, ToolSpec};
+use crate::wire::Extra;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// An OpenAI-compatible endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provider {
+    /// The base URL, such as `https://api.openai.com/v1`; `/chat/completions` is appended.
+    pub base_url: String,
+    /// The API key, sent as `Authorization: Bearer …`; `None` for local servers without one.
+    pub api_key: Option<Secret>,
+    /// Extra headers sent with every request (`HTTP-Referer`, `api-key` for Azure, …). Values
+    /// of sensitive names (see [`crate::http::is_sensitive_header`]) are redacted like the key.
+    pub headers: Vec<(String, String)>,
+    /// Whether to ask for a usage chunk with `stream_options`. A provider that rejects the
+    /// field is retried without it once, and the session reports it so this can be switched off.
+    pub stream_options: bool,
+}
+
+impl Provider {
+    /// A provider at `base_url` with an optional key and default settings.
+    pub fn new(base_url: impl Into<String>, api_key: Option<Secret>) -> Self {
+        Provider {
+            base_url: base_url.into(),
+            api_key,
+            headers: Vec::new(),
+            stream_options: true,
+        }
+    }
+}
+
+/// Pass-through request options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestOptions {
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Limit on generated tokens per request.
+    pub max_tokens: Option<u64>,
+    /// Reasoning effort (`low`, `medium`, `high`) for reasoning models.
+    pub reasoning_effort: Option<String>,
+    /// Any other fields merged into every request body (they win over hrns's own).
+    pub extra: Extra,
+}
+
+/// Which tool calls run without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalPolicy {
+    /// Only read-only tools run; every other call is answered "denied by policy".
+    ReadOnly,
+    /// Read-only tools run; every other call waits for the user's decision.
+    Ask,
+    /// Every call runs.
+    Auto,
+}
+
+impl ApprovalPolicy {
+    /// What to do with a call of this effect, before any per-session approval.
+    pub fn decide(self, effect: Effect) -> PolicyDecision {
+        match (self, effect) {
+            (_, Effect::ReadOnly) | (ApprovalPolicy::Auto, _) => PolicyDecision::Run,
+            (ApprovalPolicy::Ask, _) => PolicyDecision::Ask,
+            (ApprovalPolicy::ReadOnly, _) => PolicyDecision::Deny,
+        }
+    }
+}
+
+/// The outcome of [`ApprovalPolicy::decide`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyDecision {
+    /// Run it.
+    Run,
+    /// Ask the user.
+    Ask,
+    /// Do not run it.
+    Deny,
+}
+
+/// The user's answer to an approval request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Approval {
+    /// Run this call.
+    Once,
+    /// Run this call and every later call of the same tool in this session.
+    AlwaysThisTool,
+    /// Do not run it; the optional reason is passed to the model.
+    Deny {
+        /// Why, in the user's words.
+        reason: Option<String>,
+    },
+}
+
+/// How failed requests are retried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts per model request in all, the first included (default 4).
+    pub max_attempts: u32,
+    /// Delay before the first retry; doubled for each further one (default 1 s).
+    pub base_delay: Duration,
+    /// Longest computed delay (default 30 s).
+    pub max_delay: Duration,
+    /// Longest `Retry-After` the session honours; a provider asking for more fails the turn
+    /// with its message instead of hanging (default 5 min).
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 4,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Everything a [`Session`](super::Session) is set up with.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The endpoint.
+    pub provider: Provider,
+    /// The model name.
+    pub model: String,
+    /// The system prompt, sent first in every request.
+    pub system_prompt: Option<String>,
+    /// The tools offered to the model.
+    pub tools: Vec<ToolSpec>,
+    /// Pass-through request options.
+    pub options: RequestOptions,
+    /// Which calls run without asking.
+    pub approval: ApprovalPolicy,
+    /// Retries of failed requests.
+    pub retry: RetryPolicy,
+    /// Model requests allowed in one turn before it is stopped (default 100).
+    pub max_steps: u32,
+    /// The same call (name and arguments) made this many times in a row is not run again;
+    /// the model is told so (default 3).
+    pub max_repeated_calls: u32,
+    /// Seed for retry jitter, so the same inputs give the same delays.
+    pub seed: u64,
+    /// Largest single streamed event accepted.
+    pub max_event_size: usize,
+}
+
+impl SessionConfig {
+    /// A configuration with defaults for everything but the provider and the model.
+    pub fn new(provider: Provider, model: impl Into<String>) -> Self {
+        SessionConfig {
+            provider,
+            model: model.into(),
+            system_prompt: None,
+            tools: Vec::new(),
+            options: RequestOptions::default(),
+            approval: ApprovalPolicy::Ask,
+            retry: RetryPolicy::default(),
+            max_steps: 100,
+            max_repeated_calls: 3,
+            seed: 0,
+            max_event_size: crate::sse::DEFAULT_MAX_EVENT_SIZE,
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! What the session tells its driver's UI, logs and `exec --json`: one [`Event`] enum with a
+//! documented, versioned JSON shape.
+
+use crate::accumulate::FinishReason;
+use crate::stream::StreamError;
+use crate::tool::ToolOutput;
+use crate::wire::{ApiError, Message, Usage};
+use serde::{Deserialize, Serialize};
+
+/// The version of the JSON shape of [`Event`]. It changes when a field is renamed or removed;
+/// new event types and new fields may appear without a change, so readers should ignore what
+/// they do not know.
+pub const EVENT_SCHEMA_VERSION: u32 = 1;
+
+/// Something that happened in a session.
+///
+/// Serialized as one JSON object with a `"type"` field in snake case, for example
+/// `{"type":"text_delta","text":"Hel"}` or `{"type":"turn_finished","finish_reason":"stop",…}`.
+/// Every turn ends with exactly one of `turn_finished`, `turn_failed` or `turn_cancelled`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Event {
+    /// A turn began with the user's message.
+    TurnStarted {
+        /// The turn number in this session, from 1.
+        turn: u64,
+    },
+    /// A request to the model is going out.
+    RequestStarted {
+        /// The model request of this turn, from 1.
+        step: u32,
+        /// The attempt of this request, from 1.
+        attempt: u32,
+    },
+    /// Answer text arrived.
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// Reasoning text arrived.
+    ReasoningDelta {
+        /// The new reasoning text.
+        text: String,
+    },
+    /// Refusal text arrived.
+    RefusalDelta {
+        /// The new refusal text.
+        text: String,
+    },
+    /// The model started writing a tool call.
+    ToolCallStreaming {
+        /// The call's position in the answer.
+        index: usize,
+        /// The tool's name, when already known.
+        name: Option<String>,
+    },
+    /// A complete tool call, before the session decides what to do with it.
+    ToolCall {
+        /// The call id.
+        id: String,
+        /// The tool name.
+        name: String,
+        /// The arguments text as the model wrote it.
+        arguments: String,
+    },
+    /// The call waits for the user's approval.
+    ApprovalRequested {
+        /// The call id.
+        id: String,
+        /// The tool name.
+        name: String,
+        /// The arguments text.
+        arguments: String,
+    },
+    /// A tool call got its result (run, refused or cancelled).
+    ToolResult {
+        /// The call id.
+        id: String,
+        /// The tool name.
+        name: String,
+        /// What happened to the call.
+        status: ToolStatus,
+        /// What the model is told.
+        output: ToolOutput,
+    },
+    /// The provider reported token usage for one request.
+    Usage {
+        /// The counts.
+        usage: Usage,
+    },
+    /// A failed request will be retried after a delay.
+    Retry {
+        /// The attempt that will be made.
+        attempt: u32,
+        /// How long the session waits first, in milliseconds.
+        delay_ms: u64,
+        /// Why the last attempt failed.
+        reason: String,
+    },
+    /// The provider rejected an optional field that hrns added; the request is sent again
+    /// without it. Drivers may remember this for the provider.
+    OptionDropped {
+        /// The field, such as `stream_options`.
+        field: String,
+        /// The provider's message.
+        reason: String,
+    },
+    /// A message entered the history (the user's, the model's answer, a tool result).
+    Message {
+        /// The message as it will be sent back to the model.
+        message: Message,
+    },
+    /// The turn ended normally.
+    TurnFinished {
+        /// The model's last finish reason (`stop`, `length`, `content_filter`, …).
+        finish_reason: Option<FinishReason>,
+        /// Tokens used over the whole turn.
+        usage: Usage,
+    },
+    /// The turn ended with an error.
+    TurnFailed {
+        /// What went wrong.
+        error: TurnError,
+    },
+    /// The turn was cancelled by the user.
+    TurnCancelled,
+}
+
+impl Event {
+    /// Whether this event ends a turn.
+    pub fn is_final(&self) -> bool {
+        matches!(
+            self,
+            Event::TurnFinished { .. } | Event::TurnFailed { .. } | Event::TurnCancelled
+        )
+    }
+}
+
+/// What happened to a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolStatus {
+    /// The tool ran and succeeded.
+    Ok,
+    /// The tool ran and failed.
+    Error,
+    /// The model named a tool that does not exist.
+    UnknownTool,
+    /// The arguments were not a JSON object.
+    InvalidArguments,
+    /// The approval policy does not allow it.
+    DeniedByPolicy,
+    /// The user said no.
+    Denied,
+    /// The same call was made too many times in a row.
+    Repeated,
+    /// The answer was cut off (`length` / `content_filter`), so the call was not run.
+    NotRun,
+    /// The turn was cancelled before the call finished.
+    Cancelled,
+}
+
+/// Why a turn failed. Each variant says whose fault it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "code", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TurnError {
+    /// The provider answered with an error status (bad key, unknown model, rate limit after
+    /// all retries, …). The provider's message says what to fix.
+    #[error("the provider answered {status}: {error}")]
+    Api {
+        /// The HTTP status.
+        status: u16,
+        /// The provider's error.
+        error: ApiError,
+    },
+    /// The stream could not be read (truncated, malformed, an error inside it).
+    #[error("{error}")]
+    Stream {
+        /// What went wrong.
+        error: StreamError,
+    },
+    /// The connection broke after part of the answer was shown; it is not retried silently.
+    /// The partial answer is not kept in the history.
+    #[error(
+        "the connection broke in the middle of the answer: {message}; send the message again to retry"
+    )]
+    StreamBroken {
+        /// The transport's or the stream's message.
+        message: String,
+    },
+    /// The request could not be sent or its answer not received (network, DNS, TLS, timeout).
+    #[error("could not reach the provider ({kind}): {message}")]
+    Transport {
+        /// The class of failure.
+        kind: TransportErrorKind,
+        /// The transport's message.
+        message: String,
+    },
+    /// The provider answered, but with no choice in it.
+    #[error("the provider's answer had no choices")]
+    NoChoices,
+    /// The turn made as many model requests as allowed; the model kept calling tools.
+    #[error(
+        "stopped after {limit} model requests in one turn (the step limit); send a message to continue"
+    )]
+    StepLimit {
+        /// The limit.
+        limit: u32,
+    },
+}
+
+/// The class of a transport failure, which decides whether it is retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TransportErrorKind {
+    /// Connecting failed (refused, DNS, unreachable). Retried.
+    Connect,
+    /// No answer or no bytes within the timeout. Retried.
+    Timeout,
+    /// The connection broke while reading or writing. Retried before any output.
+    Io,
+    /// TLS failed (certificate, protocol). Not retried: it will fail again.
+    Tls,
+    /// The request itself is wrong (a bad URL). Not retried.
+    InvalidRequest,
+    /// Anything else. Not retried.
+    Other,
+}
+
+impl TransportErrorKind {
+    /// Whether a failure of this kind is worth another attempt.
+    pub fn is_retryable(self) -> bool {
+        matches!(
+            self,
+            TransportErrorKind::Connect | TransportErrorKind::Timeout | TransportErrorKind::Io
+        )
+    }
+}
+
+impl std::fmt::Display for TransportErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TransportErrorKind::Connect => "connect",
+            TransportErrorKind::Timeout => "timeout",
+            TransportErrorKind::Io => "connection",
+            TransportErrorKind::Tls => "tls",
+            TransportErrorKind::InvalidRequest => "invalid request",
+            TransportErrorKind::Other => "other",
+        })
+    }
+}
+
+/// A transport failure as the driver reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransportError {
+    /// The class of failure.
+    pub kind: TransportErrorKind,
+    /// A message for the user (it must not contain the API key; the session redacts it anyway).
+    pub message: String,
+}
+
+impl TransportError {
+    /// A transport error of `kind`.
+    pub fn new(kind: TransportErrorKind, message: impl Into<String>) -> Self {
+        TransportError {
+            kind,
+            message: message.into(),
+        }
+    }
+}

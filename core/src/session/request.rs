@@ -1,0 +1,89 @@
+//! Building the HTTP request for one model call.
+
+use super::config::SessionConfig;
+use crate::http::{HeaderValue, HttpRequest, Method, RequestId, Secret, is_sensitive_header};
+use crate::wire::{ChatRequest, Message, StreamOptions};
+
+/// Optional request fields hrns adds on its own; a provider that rejects one of them (400/422
+/// naming it) gets the request again without it.
+pub(crate) const OPTIONAL_FIELDS: &[(&str, &[&str])] =
+    &[("stream_options", &["stream_options", "include_usage"])];
+
+/// Builds the streaming chat request for `history`.
+pub(crate) fn chat_request(
+    id: RequestId,
+    config: &SessionConfig,
+    history: &[Message],
+    stream_options: bool,
+) -> HttpRequest {
+    let mut messages = Vec::with_capacity(history.len() + 1);
+    if let Some(system) = config.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+        messages.push(Message::system(system));
+    }
+    messages.extend(history.iter().cloned());
+    let opts = &config.options;
+    let request = ChatRequest {
+        model: config.model.clone(),
+        messages,
+        tools: config.tools.iter().map(|t| t.to_wire()).collect(),
+        stream: true,
+        stream_options: stream_options.then_some(StreamOptions {
+            include_usage: true,
+        }),
+        temperature: opts.temperature,
+        max_tokens: opts.max_tokens,
+        reasoning_effort: opts.reasoning_effort.clone(),
+        extra: Default::default(),
+    };
+    let mut body = serde_json::to_value(&request).expect("a chat request always serializes");
+    if let Some(obj) = body.as_object_mut() {
+        for (k, v) in &opts.extra {
+            obj.insert(k.clone(), v.clone());
+        }
+    }
+    let body = serde_json::to_vec(&body).expect("a JSON value always serializes");
+    HttpRequest {
+        id,
+        method: Method::Post,
+        url: endpoint(&config.provider.base_url, "chat/completions"),
+        headers: headers(config),
+        body,
+    }
+}
+
+/// `base_url` joined with `path`, with exactly one slash between them.
+pub fn endpoint(base_url: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base_url.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+fn headers(config: &SessionConfig) -> Vec<(String, HeaderValue)> {
+    let mut headers = vec![
+        (
+            "content-type".to_owned(),
+            HeaderValue::Plain("application/json".to_owned()),
+        ),
+        (
+            "accept".to_owned(),
+            HeaderValue::Plain("text/event-stream".to_owned()),
+        ),
+    ];
+    if let Some(key) = config.provider.api_key.as_ref().filter(|k| !k.is_empty()) {
+        headers.push((
+            "authorization".to_owned(),
+            HeaderValue::Secret(Secret::new(format!("Bearer {}", key.expose()))),
+        ));
+    }
+    for (name, value) in &config.provider.headers {
+        let value = if is_sensitive_header(name) {
+            HeaderValue::Secret(Secret::new(value.clone()))
+        } else {
+            HeaderValue::Plain(value.clone())
+        };
+        headers.push((name.clone(), value));
+    }
+    headers
+}
