@@ -1,0 +1,101 @@
+//! The `Tool` trait and the toolbox the runner dispatches calls to.
+
+use hrns_core::tool::{ToolOutput, ToolSpec};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A cancellation flag shared between the caller and running work. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    /// A flag that is not set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the flag: running tools stop (commands are killed) and the runner cancels the turn.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the flag is set.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// Clears the flag for the next turn.
+    pub fn reset(&self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
+/// What a tool may use while it runs.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The workspace root, absolute and canonical; writes are confined to it.
+    pub workspace: PathBuf,
+    /// Set when the user cancels; long-running tools check it and stop.
+    pub cancel: CancelFlag,
+}
+
+/// A tool the model can call. Implement it to add your own; the built-ins are in
+/// [`crate::tools`].
+pub trait Tool: Send + Sync {
+    /// The spec sent to the model (name, description, JSON Schema, effect).
+    fn spec(&self) -> ToolSpec;
+    /// Runs one call. `arguments` is the model's JSON object text; decode it with
+    /// [`hrns_core::tool::args::decode_args`] so that mistakes come back as results the model
+    /// can act on. Failures are results (`ToolOutput::error`), never panics.
+    fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput;
+}
+
+/// The tools of a session, looked up by name.
+#[derive(Default)]
+pub struct Toolbox {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl std::fmt::Debug for Toolbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.tools.iter().map(|t| t.spec().name))
+            .finish()
+    }
+}
+
+impl Toolbox {
+    /// An empty toolbox.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool; a tool of the same name is replaced.
+    pub fn add(&mut self, tool: impl Tool + 'static) -> &mut Self {
+        self.add_arc(Arc::new(tool))
+    }
+
+    /// Adds a shared tool; a tool of the same name is replaced.
+    pub fn add_arc(&mut self, tool: Arc<dyn Tool>) -> &mut Self {
+        let name = tool.spec().name;
+        self.tools.retain(|t| t.spec().name != name);
+        self.tools.push(tool);
+        self
+    }
+
+    /// Keeps only the tools `keep` accepts (an agent's tool filter).
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.tools.retain(|t| keep(&t.spec().name));
+    }
+
+    /// The specs of all tools, for the session config.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| t.spec()).collect()
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.spec().name == name).cloned()
+    }
+}
