@@ -1,4 +1,17 @@
-//! hrns-blocking: the blocking driver of hrns (placeholder docs, rewritten below).
+//! hrns-blocking: the blocking driver of hrns, on ureq and plain threads.
+//!
+//! It does the IO around [`hrns_core::Session`] and nothing else: [`Client`] sends the requests
+//! the session describes and reads bodies as they arrive, [`Runner`] drives a turn to its end,
+//! and [`tools`] are the built-in tools on `std`. `hrns exec` and simple embedders use it; the
+//! scripted [`mock`] provider (feature `mock`) is the test server of the whole project.
+#![forbid(unsafe_code)]
+
+pub mod client;
 #[cfg(feature = "mock")]
 pub mod mock;
+pub mod runner;
 pub mod tool;
+
+pub use client::{ChatEvents, Client, ClientConfig, ClientError};
+pub use runner::{Runner, TurnOutcome};
+pub use tool::{CancelFlag, Tool, ToolContext, Toolbox};

@@ -1,6 +1,6 @@
 //! What a session is set up with: the provider, the model, the tools and the policies.
 
-use crate::http::Secret;
+use crate::http::{HttpRequest, Method, RequestId, Secret};
 use crate::tool::{Effect, ToolSpec};
 use crate::wire::Extra;
 use serde::{Deserialize, Serialize};
@@ -29,6 +29,30 @@ impl Provider {
             api_key,
             headers: Vec::new(),
             stream_options: true,
+        }
+    }
+
+    /// A `POST {base_url}/chat/completions` request carrying `body` (a JSON chat request),
+    /// with the key and extra headers. For drivers' own non-session calls (`chat`,
+    /// `stream_chat`).
+    pub fn chat_request(&self, id: RequestId, body: Vec<u8>) -> HttpRequest {
+        HttpRequest {
+            id,
+            method: Method::Post,
+            url: super::request::endpoint(&self.base_url, "chat/completions"),
+            headers: super::request::headers(self, true),
+            body,
+        }
+    }
+
+    /// A `GET {base_url}/models` request.
+    pub fn models_request(&self, id: RequestId) -> HttpRequest {
+        HttpRequest {
+            id,
+            method: Method::Get,
+            url: super::request::endpoint(&self.base_url, "models"),
+            headers: super::request::headers(self, false),
+            body: Vec::new(),
         }
     }
 }

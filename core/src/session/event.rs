@@ -255,7 +255,8 @@ impl std::fmt::Display for TransportErrorKind {
 }
 
 /// A transport failure as the driver reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("could not reach the provider ({kind}): {message}")]
 pub struct TransportError {
     /// The class of failure.
     pub kind: TransportErrorKind,

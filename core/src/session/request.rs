@@ -1,7 +1,7 @@
 //! Building the HTTP request for one model call.
 
-use super::config::SessionConfig;
-use crate::http::{HeaderValue, HttpRequest, Method, RequestId, Secret, is_sensitive_header};
+use super::config::{Provider, SessionConfig};
+use crate::http::{HeaderValue, HttpRequest, RequestId, Secret, is_sensitive_header};
 use crate::wire::{ChatRequest, Message, StreamOptions};
 
 /// Optional request fields hrns adds on its own; a provider that rejects one of them (400/422
@@ -42,13 +42,7 @@ pub(crate) fn chat_request(
         }
     }
     let body = serde_json::to_vec(&body).expect("a JSON value always serializes");
-    HttpRequest {
-        id,
-        method: Method::Post,
-        url: endpoint(&config.provider.base_url, "chat/completions"),
-        headers: headers(config),
-        body,
-    }
+    config.provider.chat_request(id, body)
 }
 
 /// `base_url` joined with `path`, with exactly one slash between them.
@@ -60,24 +54,25 @@ pub fn endpoint(base_url: &str, path: &str) -> String {
     )
 }
 
-fn headers(config: &SessionConfig) -> Vec<(String, HeaderValue)> {
-    let mut headers = vec![
-        (
-            "content-type".to_owned(),
-            HeaderValue::Plain("application/json".to_owned()),
-        ),
-        (
-            "accept".to_owned(),
-            HeaderValue::Plain("text/event-stream".to_owned()),
-        ),
-    ];
-    if let Some(key) = config.provider.api_key.as_ref().filter(|k| !k.is_empty()) {
+/// The headers of every request to `provider`: JSON content type (when there is a body), the
+/// key as a bearer token, and the provider's extra headers.
+pub(crate) fn headers(provider: &Provider, json_body: bool) -> Vec<(String, HeaderValue)> {
+    let plain = |n: &str, v: &str| (n.to_owned(), HeaderValue::Plain(v.to_owned()));
+    let mut headers = if json_body {
+        vec![
+            plain("content-type", "application/json"),
+            plain("accept", "text/event-stream, application/json"),
+        ]
+    } else {
+        vec![plain("accept", "application/json")]
+    };
+    if let Some(key) = provider.api_key.as_ref().filter(|k| !k.is_empty()) {
         headers.push((
             "authorization".to_owned(),
             HeaderValue::Secret(Secret::new(format!("Bearer {}", key.expose()))),
         ));
     }
-    for (name, value) in &config.provider.headers {
+    for (name, value) in &provider.headers {
         let value = if is_sensitive_header(name) {
             HeaderValue::Secret(Secret::new(value.clone()))
         } else {

@@ -1,0 +1,119 @@
+//! The ureq client against the mock provider: models, non-streaming and streaming chat, errors.
+
+use hrns_blocking::mock::{MockProvider, Reply};
+use hrns_blocking::{Client, ClientConfig, ClientError};
+use hrns_core::StreamEvent;
+use hrns_core::http::Secret;
+use hrns_core::session::Provider;
+use hrns_core::wire::{ChatRequest, Message};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+const KEY: &str = "sk-client-HIDDEN-77";
+
+fn client(mock: &MockProvider) -> Client {
+    Client::new(
+        Provider::new(mock.base_url(), Some(Secret::new(KEY))),
+        &ClientConfig::default(),
+    )
+}
+
+fn request() -> ChatRequest {
+    serde_json::from_value(json!({"model": "mock-model", "messages": [Message::user("hi")]}))
+        .unwrap()
+}
+
+#[test]
+fn lists_models() {
+    let mock = MockProvider::start([]).unwrap().with_models(["a", "b"]);
+    let models = client(&mock).list_models().unwrap();
+    assert_eq!(
+        models.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    let req = &mock.requests()[0];
+    assert_eq!(req.method, "GET");
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+}
+
+#[test]
+fn non_streaming_chat() {
+    let mock = MockProvider::start([Reply::json(
+        200,
+        json!({"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "hello"}, "finish_reason": "stop"}]}),
+    )])
+    .unwrap();
+    let resp = client(&mock).chat(&request()).unwrap();
+    assert_eq!(resp.choices[0].message.text(), "hello");
+    assert_eq!(mock.requests()[0].json()["stream"], false);
+}
+
+#[test]
+fn streaming_chat_yields_events_as_they_arrive() {
+    let reply = Reply::text_answer("streamed words");
+    let mid = reply.body().len() / 2;
+    let mock =
+        MockProvider::start([reply.split_at(&[mid]).delay(Duration::from_millis(300))]).unwrap();
+    let start = Instant::now();
+    let mut events = client(&mock).stream_chat(&request()).unwrap();
+    let first = events.next().unwrap().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_millis(250),
+        "first event before the delayed half"
+    );
+    let mut text = String::new();
+    for ev in std::iter::once(Ok(first)).chain(events.by_ref()) {
+        if let StreamEvent::ContentDelta { text: t, .. } = ev.unwrap() {
+            text.push_str(&t);
+        }
+    }
+    assert_eq!(text, "streamed words");
+    let completion = events.finish().unwrap();
+    assert_eq!(completion.choices[0].content, "streamed words");
+    assert!(completion.done);
+}
+
+#[test]
+fn api_errors_carry_the_provider_message_and_never_the_key() {
+    let mock = MockProvider::start([
+        Reply::error(401, "invalid key"),
+        Reply::error(404, "no such model"),
+    ])
+    .unwrap();
+    let c = client(&mock);
+    let err = c.stream_chat(&request()).unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Api { status: 401, error } if error.message == "invalid key")
+    );
+    let err2 = c.chat(&request()).unwrap_err();
+    assert!(err2.to_string().contains("no such model"));
+    for shown in [
+        format!("{err:?} {err}"),
+        format!("{err2:?} {err2}"),
+        format!("{c:?}"),
+    ] {
+        assert!(!shown.contains(KEY), "{shown}");
+    }
+}
+
+#[test]
+fn broken_stream_is_an_error_with_partial_content() {
+    let reply = Reply::text_answer("abcdefghijklmnopqrstuvwxyz");
+    let cut = reply.body().len() - 30;
+    let mock = MockProvider::start([reply.drop_after(cut)]).unwrap();
+    let events = client(&mock).stream_chat(&request()).unwrap();
+    let failure = events.finish().unwrap_err();
+    assert!(!failure.partial.choices[0].content.is_empty());
+}
+
+#[test]
+fn unreachable_provider_is_a_transport_error() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    drop(listener);
+    let c = Client::new(Provider::new(url, None), &ClientConfig::default());
+    assert!(matches!(c.list_models(), Err(ClientError::Transport(_))));
+}

@@ -1,0 +1,377 @@
+//! The driver behaviour suite: written once, run against both drivers. Each driver's test file
+//! implements [`Harness`] (how to run one turn, with an `echo` and a `slow` tool of its own) and
+//! calls every case.
+#![allow(dead_code, unreachable_pub)]
+
+use hrns_blocking::mock::{MockProvider, Reply};
+use hrns_core::http::Secret;
+use hrns_core::session::{
+    ApprovalPolicy, Event, Provider, RetryPolicy, Session, SessionConfig, ToolStatus, TurnError,
+};
+use hrns_core::stream::StreamError;
+use hrns_core::tool::{Effect, ToolSpec};
+use hrns_core::wire::Role;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// A key that must never appear in any output.
+pub const KEY: &str = "sk-suite-TOPSECRET-4242";
+
+/// Runs turns with one driver.
+pub trait Harness {
+    /// Runs the session's turn for `prompt` to its end, returning every event with the time it
+    /// reached the caller.
+    fn run(&mut self, session: &mut Session, prompt: &str) -> Vec<(Instant, Event)>;
+}
+
+/// The `echo` tool: returns its `text` argument. Read-only.
+pub fn echo_spec() -> ToolSpec {
+    ToolSpec {
+        name: "echo".into(),
+        description: "Returns its text.".into(),
+        parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        effect: Effect::ReadOnly,
+    }
+}
+
+/// The `slow` tool: sleeps `ms` milliseconds, then returns "slept". Read-only.
+pub fn slow_spec() -> ToolSpec {
+    ToolSpec {
+        name: "slow".into(),
+        description: "Sleeps.".into(),
+        parameters: json!({"type": "object", "properties": {"ms": {"type": "integer"}}, "required": ["ms"]}),
+        effect: Effect::ReadOnly,
+    }
+}
+
+/// The echo tool's behaviour, shared by both drivers' implementations.
+pub fn echo(arguments: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(arguments).unwrap_or_default();
+    format!("echo: {}", v["text"].as_str().unwrap_or(""))
+}
+
+/// How long the slow tool sleeps for these arguments.
+pub fn slow_ms(arguments: &str) -> u64 {
+    let v: serde_json::Value = serde_json::from_str(arguments).unwrap_or_default();
+    v["ms"].as_u64().unwrap_or(0)
+}
+
+pub fn session(mock: &MockProvider) -> Session {
+    let mut c = SessionConfig::new(
+        Provider::new(mock.base_url(), Some(Secret::new(KEY))),
+        "mock-model",
+    );
+    c.tools = vec![echo_spec(), slow_spec()];
+    c.approval = ApprovalPolicy::Auto;
+    c.retry = RetryPolicy {
+        max_attempts: 3,
+        base_delay: Duration::from_millis(20),
+        max_delay: Duration::from_millis(50),
+        max_retry_after: Duration::from_secs(5),
+    };
+    Session::new(c)
+}
+
+fn events(timed: &[(Instant, Event)]) -> Vec<&Event> {
+    timed.iter().map(|(_, e)| e).collect()
+}
+
+fn text(timed: &[(Instant, Event)]) -> String {
+    timed
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn last(timed: &[(Instant, Event)]) -> &Event {
+    let finals: Vec<_> = timed.iter().filter(|(_, e)| e.is_final()).collect();
+    assert_eq!(finals.len(), 1, "exactly one final event: {timed:?}");
+    &timed.last().unwrap().1
+}
+
+/// Checks that the key appears nowhere in the events (Debug and JSON).
+pub fn assert_no_key(timed: &[(Instant, Event)]) {
+    for (_, e) in timed {
+        let shown = format!("{e:?} {}", serde_json::to_string(e).unwrap());
+        assert!(!shown.contains(KEY), "key leaked in {shown}");
+    }
+}
+
+pub fn full_tool_turn(h: &mut impl Harness) {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("call_1", "echo", r#"{"text":"hi"}"#)]),
+        Reply::text_answer("All done."),
+    ])
+    .unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "please echo");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    assert_eq!(text(&ev), "All done.");
+    assert!(events(&ev).iter().any(|e| matches!(e,
+        Event::ToolResult { id, status: ToolStatus::Ok, output, .. } if id == "call_1" && output.content == "echo: hi")));
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(
+        reqs[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let second = reqs[1].json();
+    let msgs = second["messages"].as_array().unwrap();
+    assert_eq!(msgs[1]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(
+        msgs[2],
+        json!({"role": "tool", "content": "echo: hi", "tool_call_id": "call_1"})
+    );
+    let roles: Vec<Role> = s.messages().iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+    );
+    assert_no_key(&ev);
+}
+
+pub fn parallel_tool_calls(h: &mut impl Harness) {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[
+            ("a", "slow", r#"{"ms":300}"#),
+            ("b", "slow", r#"{"ms":300}"#),
+            ("c", "echo", r#"{"text":"c"}"#),
+        ]),
+        Reply::text_answer("ok"),
+    ])
+    .unwrap();
+    let mut s = session(&mock);
+    let start = Instant::now();
+    let ev = h.run(&mut s, "go");
+    let took = start.elapsed();
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }));
+    // Two 300 ms tools run at once: well under the 600 ms they would take in turn.
+    assert!(
+        took < Duration::from_millis(550),
+        "tools did not run concurrently: {took:?}"
+    );
+    let msgs = &mock.requests()[1].json()["messages"];
+    let ids: Vec<&str> = (2..5)
+        .map(|i| msgs[i]["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["a", "b", "c"], "results in call order");
+}
+
+pub fn rate_limit_then_success(h: &mut impl Harness) {
+    let mock =
+        MockProvider::start([Reply::rate_limited("1"), Reply::text_answer("finally")]).unwrap();
+    let mut s = session(&mock);
+    let start = Instant::now();
+    let ev = h.run(&mut s, "x");
+    assert!(
+        start.elapsed() >= Duration::from_millis(950),
+        "Retry-After honoured"
+    );
+    assert!(events(&ev).iter().any(|e| matches!(
+        e,
+        Event::Retry {
+            delay_ms: 1000,
+            attempt: 2,
+            ..
+        }
+    )));
+    assert_eq!(text(&ev), "finally");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }));
+    assert_eq!(mock.requests().len(), 2);
+}
+
+pub fn server_error_with_body(h: &mut impl Harness) {
+    let mock = MockProvider::start([
+        Reply::error(500, "upstream exploded"),
+        Reply::error(500, "upstream exploded"),
+        Reply::error(500, "upstream exploded"),
+    ])
+    .unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "x");
+    match last(&ev) {
+        Event::TurnFailed {
+            error: TurnError::Api { status: 500, error },
+        } => {
+            assert_eq!(error.message, "upstream exploded")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(mock.requests().len(), 3, "max_attempts requests");
+    assert_eq!(s.messages().len(), 1);
+    assert_no_key(&ev);
+}
+
+pub fn client_error_is_not_retried(h: &mut impl Harness) {
+    let mock = MockProvider::start([Reply::error(
+        401,
+        &format!("Incorrect API key provided: {KEY}"),
+    )])
+    .unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "x");
+    assert!(matches!(
+        last(&ev),
+        Event::TurnFailed {
+            error: TurnError::Api { status: 401, .. }
+        }
+    ));
+    assert_eq!(mock.requests().len(), 1);
+    assert_no_key(&ev);
+}
+
+pub fn connection_dropped_mid_stream(h: &mut impl Harness) {
+    let body = Reply::text_answer("This answer will be cut off somewhere in the middle");
+    let cut = body.body().len() / 2;
+    let mock = MockProvider::start([body.drop_after(cut)]).unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "x");
+    assert!(!text(&ev).is_empty(), "part of the answer was shown");
+    assert!(
+        matches!(
+            last(&ev),
+            Event::TurnFailed {
+                error: TurnError::StreamBroken { .. } | TurnError::Stream { .. }
+            }
+        ),
+        "{:?}",
+        last(&ev)
+    );
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "not retried silently after output"
+    );
+    assert_eq!(s.messages().len(), 1, "the partial answer is not kept");
+}
+
+pub fn dropped_before_output_is_retried(h: &mut impl Harness) {
+    let mock = MockProvider::start([
+        Reply::text_answer("lost").drop_after(0),
+        Reply::text_answer("second try"),
+    ])
+    .unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "x");
+    assert_eq!(text(&ev), "second try");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }));
+}
+
+pub fn malformed_chunk(h: &mut impl Harness) {
+    let mock = MockProvider::start([Reply::sse_raw(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: {not json\n\n",
+    )])
+    .unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "x");
+    match last(&ev) {
+        Event::TurnFailed {
+            error:
+                TurnError::Stream {
+                    error: StreamError::Malformed { payload, .. },
+                },
+        } => {
+            assert_eq!(payload, "{not json")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+pub fn no_done_marker(h: &mut impl Harness) {
+    let mock = MockProvider::start([Reply::text_answer("no done here").without_done()]).unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "x");
+    assert_eq!(text(&ev), "no done here");
+    assert!(
+        matches!(last(&ev), Event::TurnFinished { .. }),
+        "a finished choice without [DONE] is complete"
+    );
+}
+
+pub fn events_arrive_while_streaming(h: &mut impl Harness) {
+    let reply = Reply::text_answer("first part and the rest");
+    let mid = reply.body().len() / 2;
+    let mock =
+        MockProvider::start([reply.split_at(&[mid]).delay(Duration::from_millis(400))]).unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "x");
+    let first_delta = ev
+        .iter()
+        .find(|(_, e)| matches!(e, Event::TextDelta { .. }))
+        .unwrap()
+        .0;
+    let end = ev.last().unwrap().0;
+    assert!(
+        end - first_delta >= Duration::from_millis(300),
+        "the first delta arrived before the delayed rest"
+    );
+}
+
+pub fn unknown_tool_and_bad_arguments(h: &mut impl Harness) {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("a", "nonexistent", "{}"), ("b", "echo", "not json")]),
+        Reply::text_answer("sorry"),
+    ])
+    .unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "x");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }));
+    let msgs = &mock.requests()[1].json()["messages"];
+    assert!(
+        msgs[2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("no tool named `nonexistent`")
+    );
+    assert!(
+        msgs[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON")
+    );
+}
+
+pub fn refused_connection_fails_after_retries(h: &mut impl Harness) {
+    // A port nobody listens on.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    drop(listener);
+    let mut c = SessionConfig::new(Provider::new(url, Some(Secret::new(KEY))), "m");
+    c.retry = RetryPolicy {
+        max_attempts: 2,
+        base_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(10),
+        max_retry_after: Duration::from_secs(1),
+    };
+    let mut s = Session::new(c);
+    let ev = h.run(&mut s, "x");
+    assert!(
+        matches!(
+            last(&ev),
+            Event::TurnFailed {
+                error: TurnError::Transport { .. }
+            }
+        ),
+        "{ev:?}"
+    );
+    assert_no_key(&ev);
+}
+
+/// Runs every case of the suite.
+pub fn run_all(h: &mut impl Harness) {
+    full_tool_turn(h);
+    parallel_tool_calls(h);
+    rate_limit_then_success(h);
+    server_error_with_body(h);
+    client_error_is_not_retried(h);
+    connection_dropped_mid_stream(h);
+    dropped_before_output_is_retried(h);
+    malformed_chunk(h);
+    no_done_marker(h);
+    events_arrive_while_streaming(h);
+    unknown_tool_and_bad_arguments(h);
+    refused_connection_fails_after_retries(h);
+}
