@@ -160,6 +160,19 @@ impl Client {
     }
 }
 
+/// Something that sends requests described by hrns-core: the [`Client`], or a recording or a
+/// replay of one (the CLI's `--record` and `hrns replay`).
+pub trait Transport: Send + Sync {
+    /// Sends `req` and returns the response head with a reader of its body.
+    fn send(&self, req: &HttpRequest) -> Result<Response, TransportError>;
+}
+
+impl Transport for Client {
+    fn send(&self, req: &HttpRequest) -> Result<Response, TransportError> {
+        Client::send(self, req)
+    }
+}
+
 /// A response head and its body, as the runner reads it.
 pub struct Response {
     /// The status code.

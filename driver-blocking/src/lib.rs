@@ -12,6 +12,6 @@ pub mod mock;
 pub mod runner;
 pub mod tool;
 
-pub use client::{ChatEvents, Client, ClientConfig, ClientError};
+pub use client::{ChatEvents, Client, ClientConfig, ClientError, Response, Transport};
 pub use runner::{Runner, TurnOutcome};
 pub use tool::{CancelFlag, Tool, ToolContext, Toolbox};

@@ -2,7 +2,7 @@
 //! as they arrive, runs tools, asks for approvals, sleeps for retries, and hands every event to
 //! the caller. No decision is made here: the session makes them all.
 
-use crate::client::{Client, io_error};
+use crate::client::{Transport, io_error};
 use crate::tool::{CancelFlag, ToolContext, Toolbox};
 use hrns_core::http::HttpRequest;
 use hrns_core::session::{
@@ -11,7 +11,7 @@ use hrns_core::session::{
 use hrns_core::tool::ToolOutput;
 use std::collections::VecDeque;
 use std::io::Read;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -48,7 +48,7 @@ pub enum TurnOutcome {
 /// config.approval = ApprovalPolicy::Auto;
 /// let mut session = Session::new(config);
 /// let ctx = ToolContext { workspace, cancel: Default::default() };
-/// let mut runner = Runner::new(&client, &toolbox, ctx);
+/// let mut runner = Runner::new(std::sync::Arc::new(client), &toolbox, ctx);
 /// runner.run(&mut session, "List the files here", |event| {
 ///     if let Event::TextDelta { text } = event {
 ///         print!("{text}");
@@ -57,7 +57,7 @@ pub enum TurnOutcome {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct Runner<'a> {
-    client: &'a Client,
+    transport: Arc<dyn Transport>,
     tools: &'a Toolbox,
     ctx: ToolContext,
     approve: Box<dyn FnMut(&ToolRun) -> Approval + 'a>,
@@ -67,7 +67,6 @@ pub struct Runner<'a> {
 impl std::fmt::Debug for Runner<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runner")
-            .field("client", self.client)
             .field("tools", self.tools)
             .field("ctx", &self.ctx)
             .finish_non_exhaustive()
@@ -115,11 +114,11 @@ enum Chunk {
 }
 
 impl<'a> Runner<'a> {
-    /// A runner sending with `client`, running `tools` in `ctx`. Calls that need approval are
-    /// denied until [`Runner::approve_with`] sets a callback.
-    pub fn new(client: &'a Client, tools: &'a Toolbox, ctx: ToolContext) -> Self {
+    /// A runner sending with `transport` (a [`crate::Client`]), running `tools` in `ctx`.
+    /// Calls that need approval are denied until [`Runner::approve_with`] sets a callback.
+    pub fn new(transport: Arc<dyn Transport>, tools: &'a Toolbox, ctx: ToolContext) -> Self {
         Runner {
-            client,
+            transport,
             tools,
             ctx,
             approve: Box::new(|_| Approval::Deny {
@@ -207,8 +206,8 @@ impl<'a> Runner<'a> {
     fn exchange(&mut self, session: &mut Session, req: HttpRequest, p: &mut Pending<'_>) {
         let id = req.id;
         let (tx, rx) = mpsc::sync_channel::<Chunk>(4);
-        let client = self.client.clone();
-        thread::spawn(move || fetch(&client, &req, &tx));
+        let transport = Arc::clone(&self.transport);
+        thread::spawn(move || fetch(&*transport, &req, &tx));
         loop {
             let chunk = match rx.recv_timeout(CANCEL_POLL) {
                 Ok(c) => c,
@@ -296,8 +295,8 @@ impl<'a> Runner<'a> {
 }
 
 /// The body-reading thread: sends the head, then each piece of the body as it arrives.
-fn fetch(client: &Client, req: &HttpRequest, tx: &mpsc::SyncSender<Chunk>) {
-    let mut resp = match client.send(req) {
+fn fetch(transport: &dyn Transport, req: &HttpRequest, tx: &mpsc::SyncSender<Chunk>) {
+    let mut resp = match transport.send(req) {
         Ok(r) => r,
         Err(e) => {
             let _ = tx.send(Chunk::Error(e));

@@ -39,7 +39,7 @@ impl suite::Harness for Blocking {
             workspace: std::env::temp_dir(),
             cancel: Default::default(),
         };
-        let mut runner = Runner::new(&client, &tools, ctx);
+        let mut runner = Runner::new(std::sync::Arc::new(client), &tools, ctx);
         let mut events = Vec::new();
         runner.run(session, prompt, |e| {
             events.push((Instant::now(), e.clone()))
