@@ -371,7 +371,10 @@ impl Accumulator {
             // A whole `message` in a stream chunk counts only when nothing was streamed before,
             // so a provider that repeats the full message at the end does not double it.
             (None, Some(m))
-                if state.choice.content.is_empty() && state.choice.tool_calls.is_empty() =>
+                if state.choice.content.is_empty()
+                    && state.choice.reasoning.is_none()
+                    && state.choice.refusal.is_none()
+                    && state.choice.tool_calls.is_empty() =>
             {
                 Some(m)
             }

@@ -432,6 +432,17 @@ fn a_whole_message_counts_only_when_nothing_was_streamed() {
         r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"streamed"},"finish_reason":"stop"}]}"#,
     ]);
     assert_eq!(choice.content, "streamed", "not doubled");
+    // Streamed reasoning (or refusal) counts as streamed too.
+    let choice = one_choice(&[
+        &delta(r#"{"reasoning_content":"think"}"#),
+        r#"{"choices":[{"index":0,"message":{"role":"assistant","reasoning_content":"think"},"finish_reason":"length"}]}"#,
+    ]);
+    assert_eq!(choice.reasoning.as_deref(), Some("think"), "not doubled");
+    let choice = one_choice(&[
+        &delta(r#"{"refusal":"No."}"#),
+        r#"{"choices":[{"index":0,"message":{"role":"assistant","refusal":"No."},"finish_reason":"stop"}]}"#,
+    ]);
+    assert_eq!(choice.refusal.as_deref(), Some("No."), "not doubled");
 }
 
 #[test]
