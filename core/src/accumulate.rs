@@ -320,6 +320,9 @@ impl Accumulator {
                 if let Ok(v) = serde_json::from_str::<Value>(raw.get()) {
                     if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
                         if let Ok(u) = serde_json::from_value::<Usage>(u.clone()) {
+                            if self.usage.is_none() {
+                                events.push_back(StreamEvent::Usage(u.clone()));
+                            }
                             self.nested_usage = Some(u);
                         }
                     }
@@ -396,6 +399,9 @@ impl Accumulator {
         if let Some(raw) = view.usage {
             if raw.get() != "null" && self.nested_usage.is_none() {
                 if let Ok(u) = serde_json::from_str::<Usage>(raw.get()) {
+                    if self.usage.is_none() {
+                        events.push_back(StreamEvent::Usage(u.clone()));
+                    }
                     self.nested_usage = Some(u);
                 }
             }

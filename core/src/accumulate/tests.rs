@@ -270,11 +270,19 @@ fn nested_usage_is_the_fallback() {
         ),
     ];
     for (chunks, total) in cases {
-        let (c, _) = accumulate(chunks);
+        let (c, events) = accumulate(chunks);
         assert_eq!(
             c.usage.as_ref().and_then(|u| u.total_tokens),
             *total,
             "{chunks:?}"
+        );
+        let last_reported = events.iter().rev().find_map(|e| match e {
+            StreamEvent::Usage(u) => u.total_tokens,
+            _ => None,
+        });
+        assert_eq!(
+            last_reported, *total,
+            "{chunks:?}: the events tell the same"
         );
     }
     let (c, _) = accumulate(&[groq_last]);

@@ -337,6 +337,15 @@ fn check_events_match(name: &str, events: &[StreamEvent], completion: &Completio
         from_result.sort();
         assert_eq!(from_events, from_result, "{name}: argument events");
     }
+    let last_usage = events.iter().rev().find_map(|e| match e {
+        StreamEvent::Usage(u) => Some(u),
+        _ => None,
+    });
+    assert_eq!(
+        last_usage,
+        completion.usage.as_ref(),
+        "{name}: usage events"
+    );
     let done_events = events.iter().filter(|e| **e == StreamEvent::Done).count();
     assert_eq!(
         done_events,
