@@ -273,8 +273,17 @@ impl Accumulator {
         events: &mut VecDeque<StreamEvent>,
     ) -> Result<(), ChunkError> {
         let view = chunk::parse(json).map_err(|e| malformed(e.to_string(), json))?;
-        if let Some(err) = view.error {
-            let value: Value = serde_json::from_str(err.get()).unwrap_or(Value::Null);
+        // `"error": false`, `""` or `{}` carry no error (some servers send such placeholders).
+        let error = view
+            .error
+            .map(|raw| serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null));
+        let error = error.filter(|v| match v {
+            Value::Object(o) => !o.is_empty(),
+            Value::String(s) => !s.is_empty(),
+            Value::Null | Value::Bool(false) => false,
+            _ => true,
+        });
+        if let Some(value) = error {
             let api = match &value {
                 Value::Object(_) => {
                     serde_json::from_value(value.clone()).unwrap_or_else(|_| ApiError {
@@ -310,8 +319,12 @@ impl Accumulator {
             }
         }
         // Rule 6: usage is the last non-null top-level usage, else a nested one (x_groq.usage).
-        if let Some(raw) = view.usage {
-            let usage = parse_usage(raw, json)?;
+        // Usage is metadata: one the provider shaped oddly (floats, negatives) is skipped rather
+        // than failing the answer.
+        if let Some(usage) = view
+            .usage
+            .and_then(|raw| serde_json::from_str::<Usage>(raw.get()).ok())
+        {
             events.push_back(StreamEvent::Usage(usage.clone()));
             self.usage = Some(usage);
         }
@@ -467,10 +480,6 @@ fn malformed(error: String, json: &str) -> ChunkError {
         error,
         payload: crate::text::shorten(json, PAYLOAD_SHOWN).into_owned(),
     }
-}
-
-fn parse_usage(raw: &RawValue, json: &str) -> Result<Usage, ChunkError> {
-    serde_json::from_str::<Usage>(raw.get()).map_err(|e| malformed(format!("bad usage: {e}"), json))
 }
 
 fn non_empty<'s>(s: &'s Option<Str<'_>>) -> Option<&'s str> {

@@ -185,7 +185,6 @@ fn malformed_chunks_are_errors_with_a_short_payload() {
         "null",
         "{\"choices\":",
         r#"{"choices":[{"delta":{"content":5}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{}}],"usage":"lots"}"#,
         r#"{"choices":[{"index":0,"logprobs":{"content":[}}]}"#,
     ] {
         match Accumulator::new().handle_chunk(bad, &mut VecDeque::new()) {
@@ -884,4 +883,20 @@ fn to_message_ids_are_unique_per_choice() {
         .map(|t| t.id)
         .collect();
     assert_eq!(ids, ["call_0_0", "call_0_1", "call_1_0"]);
+}
+
+#[test]
+fn odd_usage_and_empty_error_placeholders_do_not_fail_the_answer() {
+    for chunk in [
+        r#"{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":"lots"}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"prompt_tokens":1.5}}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"a"}}],"error":false}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"a"}}],"error":{}}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"a"}}],"error":""}"#,
+    ] {
+        let mut acc = Accumulator::new();
+        acc.handle_chunk(chunk, &mut VecDeque::new()).unwrap();
+        assert_eq!(acc.choices().next().unwrap().content, "a", "{chunk}");
+        assert!(acc.usage().is_none());
+    }
 }
