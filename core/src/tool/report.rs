@@ -1,12 +1,11 @@
 //! The texts of the built-in tools' outcomes that the other modules do not render: file-system
-//! failures, confirmations of writes, fetch and spawn failures, unknown skills.
+//! failures, confirmations of writes, fetch and spawn failures, skills.
 //!
 //! The drivers observe what happened (an `std::io::Error`, a byte count) and call these, so
 //! the model reads the same words from either driver. Paths are shown as the model sent them,
 //! since that is the name it knows the file by.
 
 use super::ToolOutput;
-use super::builtin::WEB_FETCH_TIMEOUT_SECS;
 use std::io::ErrorKind;
 
 /// What a tool was doing when a file-system call failed.
@@ -106,10 +105,11 @@ pub fn edited_file(path: &str, replacements: usize) -> ToolOutput {
     ))
 }
 
-/// Reports that `web_fetch` got no response within its timeout.
-pub fn fetch_timed_out(url: &str) -> ToolOutput {
+/// Reports that `web_fetch` got no complete response within its timeout of `secs` seconds
+/// (normally [`WEB_FETCH_TIMEOUT_SECS`](super::builtin::WEB_FETCH_TIMEOUT_SECS)).
+pub fn fetch_timed_out(url: &str, secs: u64) -> ToolOutput {
     ToolOutput::error(format!(
-        "fetching {url} failed: no complete response within {WEB_FETCH_TIMEOUT_SECS} s"
+        "fetching {url} failed: no complete response within {secs} s"
     ))
 }
 
@@ -122,6 +122,16 @@ pub fn fetch_failed(url: &str, detail: &str) -> ToolOutput {
 /// Reports that `run_command` could not start the shell.
 pub fn spawn_failed(err: &std::io::Error) -> ToolOutput {
     ToolOutput::error(format!("could not start the command with sh: {err}"))
+}
+
+/// Returns a skill's instructions for `load_skill`: its SKILL.md body, or a note when the
+/// body is empty (an empty tool result confuses some providers).
+pub fn skill_body(name: &str, body: &str) -> ToolOutput {
+    if body.trim().is_empty() {
+        ToolOutput::ok(format!("(the skill '{name}' has no instructions)"))
+    } else {
+        ToolOutput::ok(body)
+    }
 }
 
 /// Reports a `load_skill` call for a skill that does not exist, listing the ones that do.
@@ -207,13 +217,26 @@ mod tests {
             not_a_directory("f"),
             edit_missing_file("f"),
             edit_not_text("f"),
-            fetch_timed_out("http://x"),
+            fetch_timed_out("http://x", 30),
             fetch_failed("http://x", "connection refused"),
             spawn_failed(&Error::from(ErrorKind::NotFound)),
         ] {
             assert!(out.is_error, "{}", out.content);
         }
-        assert!(fetch_timed_out("http://x").content.contains("30 s"));
+        assert!(
+            fetch_timed_out("http://x", 30)
+                .content
+                .contains("within 30 s")
+        );
+    }
+
+    #[test]
+    fn skill_bodies() {
+        assert_eq!(skill_body("a", "do x\n"), ToolOutput::ok("do x\n"));
+        assert_eq!(
+            skill_body("a", " \n"),
+            ToolOutput::ok("(the skill 'a' has no instructions)")
+        );
     }
 
     #[test]
