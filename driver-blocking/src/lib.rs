@@ -2,3 +2,4 @@
 #[cfg(feature = "mock")]
 pub mod mock;
 pub mod tool;
+pub mod tools;
