@@ -11,6 +11,7 @@ pub mod client;
 pub mod mock;
 pub mod runner;
 pub mod tool;
+pub mod tools;
 
 pub use client::{ChatEvents, Client, ClientConfig, ClientError, Response, Transport};
 pub use runner::{Runner, TurnOutcome};

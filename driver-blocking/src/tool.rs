@@ -1,7 +1,7 @@
 //! The `Tool` trait and the toolbox the runner dispatches calls to.
 
 use hrns_core::tool::{ToolOutput, ToolSpec};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -38,6 +38,20 @@ pub struct ToolContext {
     pub workspace: PathBuf,
     /// Set when the user cancels; long-running tools check it and stop.
     pub cancel: CancelFlag,
+}
+
+impl ToolContext {
+    /// Returns a context for `workspace`, made absolute and canonical (symbolic links resolved),
+    /// with a fresh cancellation flag. Fails when the workspace does not exist.
+    ///
+    /// The built-in tools rely on the root being canonical: a root that is itself reached
+    /// through a symbolic link would make every write look like an escape.
+    pub fn new(workspace: impl AsRef<Path>) -> std::io::Result<Self> {
+        Ok(ToolContext {
+            workspace: std::fs::canonicalize(workspace)?,
+            cancel: CancelFlag::new(),
+        })
+    }
 }
 
 /// A tool the model can call. Implement it to add your own; the built-ins are in

@@ -215,7 +215,8 @@ fn list_files() -> ToolSpec {
                 "type": "string",
                 "description": "A glob that paths relative to `dir` must match: `*` matches \
                                 within one path segment, `**` across segments, `?` one \
-                                character; e.g. `**/*.rs` or `src/*.toml`. Default: all files.",
+                                character, `{rs,toml}` either alternative; e.g. `**/*.rs` or \
+                                `src/*.toml`. Default: all files.",
             },
         }),
         &[],

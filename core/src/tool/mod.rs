@@ -8,9 +8,13 @@
 //! - [`builtin`]: names, JSON Schemas, argument types and limits of the built-in tools;
 //! - [`args`]: decoding a tool call's JSON arguments, with errors the model can act on;
 //! - [`edit`]: the exact-match replacement behind `edit_file`;
+//! - [`glob`]: the glob patterns of `list_files`;
 //! - [`truncate`]: head+tail truncation of text, and bounded capture of streaming output;
+//! - [`page`]: a page of a text file, rendered from its bytes as they are read;
 //! - [`path`]: lexical path normalisation and workspace confinement;
-//! - [`render`]: the text the model sees for command, file, listing and fetch results.
+//! - [`render`]: the text the model sees for command, file, listing and fetch results;
+//! - [`report`]: the text of file-system failures, write confirmations and other outcomes;
+//! - [`url`]: the check that `web_fetch` makes before any network IO.
 //!
 //! Nothing here touches the file system, the network, processes or clocks.
 
@@ -19,9 +23,13 @@ use serde::{Deserialize, Serialize};
 pub mod args;
 pub mod builtin;
 pub mod edit;
+pub mod glob;
+pub mod page;
 pub mod path;
 pub mod render;
+pub mod report;
 pub mod truncate;
+pub mod url;
 
 /// What running a tool can do to the world, which decides whether it needs approval.
 ///

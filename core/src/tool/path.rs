@@ -9,8 +9,10 @@
 //! the workspace by its name but may point anywhere. That check needs the file system and so
 //! belongs to the driver: after [`confine`] succeeds, the driver canonicalises the deepest
 //! ancestor of the path that exists, joins the remaining (not yet existing) components, and
-//! calls [`check_resolved`] with the result.
+//! calls [`check_resolved`] with the result. [`WriteTarget`] holds the bookkeeping of that walk,
+//! so the driver only does the lookups.
 
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 /// Why a path was refused; the `Display` text is written for the model.
@@ -164,6 +166,119 @@ pub fn check_resolved(root: &Path, resolved: &Path) -> Result<(), PathError> {
     }
 }
 
+/// Resolves a path the model wants to write, symbolic links included, with the driver doing
+/// the file-system lookups.
+///
+/// [`WriteTarget::new`] confines the path lexically ([`confine`]). Then the driver
+/// canonicalises [`WriteTarget::probe`] (following every link on the way):
+/// - when that succeeds, [`WriteTarget::resolve`] joins the canonical probe with the
+///   components that did not exist and checks the result with [`check_resolved`], giving the
+///   real path to write;
+/// - when the probe does not exist, the driver calls [`WriteTarget::handle_missing`] and tries
+///   again with the parent;
+/// - any other failure is the driver's to report.
+///
+/// ```
+/// # use hrns_core::tool::path::WriteTarget;
+/// # use std::path::{Path, PathBuf};
+/// # fn canonicalize(p: &Path) -> std::io::Result<PathBuf> {
+/// #     if p == Path::new("/w") { Ok(p.into()) } else { Err(std::io::ErrorKind::NotFound.into()) }
+/// # }
+/// let mut target = WriteTarget::new(Path::new("/w"), "new/dir/file.txt")?;
+/// let real = loop {
+///     match canonicalize(target.probe()) {
+///         Ok(canonical) => break target.resolve(&canonical)?,
+///         Err(e) if e.kind() == std::io::ErrorKind::NotFound && target.handle_missing() => {}
+///         Err(e) => panic!("report {e} for {}", target.probe().display()),
+///     }
+/// };
+/// assert_eq!(real, Path::new("/w/new/dir/file.txt"));
+/// # Ok::<(), hrns_core::tool::path::PathError>(())
+/// ```
+///
+/// A final component that is a dangling symbolic link does not exist for this walk, so the
+/// real path is the link itself; an atomic write (rename over it) then replaces the link
+/// rather than writing through it, and never leaves the workspace. The check is only as good
+/// as the moment it is made: a link created between the check and the write is not seen.
+#[derive(Debug, Clone)]
+pub struct WriteTarget {
+    root: PathBuf,
+    probe: PathBuf,
+    /// Names below `probe` that do not exist, the deepest first.
+    missing: Vec<OsString>,
+}
+
+impl WriteTarget {
+    /// Confines `requested` to the workspace `root` (absolute and canonical); see [`confine`].
+    pub fn new(root: &Path, requested: &str) -> Result<WriteTarget, PathError> {
+        let confined = confine(root, requested)?;
+        Ok(WriteTarget {
+            root: root.to_path_buf(),
+            probe: confined,
+            missing: Vec::new(),
+        })
+    }
+
+    /// Returns the path the driver should canonicalise next: the confined path first, then its
+    /// ancestors as they turn out not to exist.
+    pub fn probe(&self) -> &Path {
+        &self.probe
+    }
+
+    /// Records that the probe does not exist and moves to its parent. Returns `false`, leaving
+    /// the probe alone, when the probe is the workspace root itself (which must exist).
+    pub fn handle_missing(&mut self) -> bool {
+        if self.probe == normalize_lexically(&self.root) {
+            return false;
+        }
+        match (self.probe.file_name(), self.probe.parent()) {
+            (Some(name), Some(parent)) => {
+                self.missing.push(name.to_os_string());
+                self.probe = parent.to_path_buf();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Returns the real path to write: `canonical_probe` (the canonical form of
+    /// [`WriteTarget::probe`]) joined with the components that did not exist, after checking
+    /// that it is inside the workspace ([`PathError::SymlinkEscape`] otherwise).
+    pub fn resolve(&self, canonical_probe: &Path) -> Result<PathBuf, PathError> {
+        let mut real = canonical_probe.to_path_buf();
+        for name in self.missing.iter().rev() {
+            real.push(name);
+        }
+        check_resolved(&self.root, &real)?;
+        Ok(real)
+    }
+}
+
+/// Returns a relative path with `/` between its components, lossily decoded.
+///
+/// `.`, `..` and root components are written as they are (`a/../b` stays so).
+pub fn slash_path(path: &Path) -> String {
+    let mut out = String::new();
+    for component in path.components() {
+        let part = component.as_os_str().to_string_lossy();
+        if !out.is_empty() && !out.ends_with('/') {
+            out.push('/');
+        }
+        out.push_str(&part);
+    }
+    out
+}
+
+/// Returns how to show `path` to the model: relative to the workspace `root` when it is
+/// inside it (`src/main.rs`, or `.` for the root itself), absolute otherwise.
+pub fn display_path(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+        Ok(rel) => slash_path(rel),
+        Err(_) => slash_path(path),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,6 +427,51 @@ mod tests {
         );
         assert!(check_resolved(root, Path::new("/w/../etc")).is_err());
         assert!(check_resolved(root, Path::new("w/a")).is_err());
+    }
+
+    #[test]
+    fn write_target_walks_up_to_an_existing_ancestor() {
+        let root = Path::new("/w");
+        let mut target = WriteTarget::new(root, "a/b/c.txt").unwrap();
+        assert_eq!(target.probe(), Path::new("/w/a/b/c.txt"));
+        assert!(target.handle_missing());
+        assert_eq!(target.probe(), Path::new("/w/a/b"));
+        assert!(target.handle_missing());
+        assert!(target.handle_missing());
+        assert_eq!(target.probe(), root);
+        assert!(!target.handle_missing(), "the root is the end of the walk");
+        assert_eq!(target.probe(), root);
+        assert_eq!(target.resolve(root), Ok(PathBuf::from("/w/a/b/c.txt")));
+
+        // `a` is a link inside the workspace, `b` one leading out of it.
+        let mut target = WriteTarget::new(root, "a/new.txt").unwrap();
+        assert!(target.handle_missing());
+        assert_eq!(
+            target.resolve(Path::new("/w/real")),
+            Ok(PathBuf::from("/w/real/new.txt"))
+        );
+        assert!(matches!(
+            target.resolve(Path::new("/etc")),
+            Err(PathError::SymlinkEscape { ref resolved, .. }) if resolved == Path::new("/etc/new.txt")
+        ));
+        // The file itself is a link leading out.
+        let target = WriteTarget::new(root, "link").unwrap();
+        assert!(target.resolve(Path::new("/etc/passwd")).is_err());
+        assert!(matches!(
+            WriteTarget::new(root, "../x"),
+            Err(PathError::OutsideWorkspace { .. })
+        ));
+    }
+
+    #[test]
+    fn paths_for_the_model() {
+        let root = Path::new("/w");
+        assert_eq!(display_path(root, Path::new("/w/src/a.rs")), "src/a.rs");
+        assert_eq!(display_path(root, Path::new("/w")), ".");
+        assert_eq!(display_path(root, Path::new("/etc/passwd")), "/etc/passwd");
+        assert_eq!(display_path(root, Path::new("/w2/x")), "/w2/x");
+        assert_eq!(slash_path(Path::new("a/./b/../c")), "a/b/../c");
+        assert_eq!(slash_path(Path::new("")), "");
     }
 
     proptest! {

@@ -5,10 +5,8 @@
 //! produced it. Every function bounds its output and says when something was left out.
 
 use super::ToolOutput;
-use super::builtin::{
-    MAX_COMMAND_TIMEOUT_SECS, READ_FILE_DEFAULT_LINES, READ_FILE_MAX_CHARS,
-    READ_FILE_MAX_LINE_CHARS, WEB_FETCH_MAX_CHARS,
-};
+use super::builtin::{MAX_COMMAND_TIMEOUT_SECS, WEB_FETCH_MAX_CHARS};
+use super::page::TextPager;
 use super::truncate::{lossy_text, truncate_head_tail};
 use std::fmt::Write as _;
 
@@ -121,88 +119,18 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
 /// Each line is shown as `    12\tline` (the number right-aligned in six columns), with a
 /// trailing `\r` removed (and the CRLF line endings mentioned once). The page starts at line
 /// `offset` (default 1) and has at most `limit` lines (default
-/// [`READ_FILE_DEFAULT_LINES`]) and about
-/// [`READ_FILE_MAX_CHARS`] characters; lines longer than
-/// [`READ_FILE_MAX_LINE_CHARS`] are cut. When lines
+/// [`READ_FILE_DEFAULT_LINES`](super::builtin::READ_FILE_DEFAULT_LINES)) and about
+/// [`READ_FILE_MAX_CHARS`](super::builtin::READ_FILE_MAX_CHARS) characters; lines longer than
+/// [`READ_FILE_MAX_LINE_CHARS`](super::builtin::READ_FILE_MAX_LINE_CHARS) are cut. When lines
 /// remain, a closing note gives the range shown and the offset to continue from. An offset
 /// past the end is an error that says how many lines the file has. Linear in `text`.
+///
+/// This is [`TextPager`] fed the whole text at once, without its binary check; drivers
+/// reading a file use the pager directly, so they need not hold the whole file.
 pub fn render_read(text: &str, offset: Option<u64>, limit: Option<u64>) -> ToolOutput {
-    let first = offset.unwrap_or(1).max(1);
-    let limit = limit.unwrap_or(READ_FILE_DEFAULT_LINES).max(1);
-    let end = first.saturating_add(limit); // one past the last line wanted
-    let mut out = String::new();
-    let (mut out_chars, mut total, mut last_shown) = (0usize, 0u64, 0u64);
-    let (mut cut_lines, mut crlf, mut full) = (0u64, false, false);
-    let body = text.strip_suffix('\n').unwrap_or(text);
-    let lines = (!text.is_empty()).then(|| body.split('\n'));
-    for (number, line) in (1u64..).zip(lines.into_iter().flatten()) {
-        total = number;
-        if number < first || number >= end || full {
-            continue;
-        }
-        let line = match line.strip_suffix('\r') {
-            Some(stripped) => {
-                crlf = true;
-                stripped
-            }
-            None => line,
-        };
-        let (shown, omitted) = match line.char_indices().nth(READ_FILE_MAX_LINE_CHARS) {
-            None => (line, 0),
-            Some((cut, _)) => (&line[..cut], line[cut..].chars().count()),
-        };
-        let shown_chars = if omitted > 0 {
-            READ_FILE_MAX_LINE_CHARS
-        } else {
-            shown.chars().count()
-        };
-        if last_shown > 0 && out_chars + shown_chars + 8 > READ_FILE_MAX_CHARS {
-            full = true;
-            continue;
-        }
-        let start = out.len();
-        let _ = write!(out, "{number:>6}\t{shown}");
-        if omitted > 0 {
-            cut_lines += 1;
-            let _ = write!(out, " [... line cut, {omitted} more characters]");
-        }
-        out.push('\n');
-        out_chars += shown_chars + (out.len() - start - shown.len());
-        last_shown = number;
-    }
-    if total == 0 {
-        return if first == 1 {
-            ToolOutput::ok("(the file is empty)")
-        } else {
-            ToolOutput::error(format!(
-                "offset {first} is past the end of the file, which is empty"
-            ))
-        };
-    }
-    if first > total {
-        let s = if total == 1 { "" } else { "s" };
-        return ToolOutput::error(format!(
-            "offset {first} is past the end of the file, which has {total} line{s}"
-        ));
-    }
-    if last_shown < total {
-        let _ = writeln!(
-            out,
-            "[lines {first}-{last_shown} of {total}; call read_file with offset={} to continue]",
-            last_shown + 1
-        );
-    }
-    if cut_lines > 0 {
-        let s = if cut_lines == 1 { " was" } else { "s were" };
-        let _ = writeln!(
-            out,
-            "[{cut_lines} line{s} longer than {READ_FILE_MAX_LINE_CHARS} characters and cut]"
-        );
-    }
-    if crlf {
-        out.push_str("[the file has \\r\\n line endings, not shown above]\n");
-    }
-    ToolOutput::ok(out)
+    let mut pager = TextPager::new_without_binary_check(offset, limit);
+    pager.feed(text.as_bytes());
+    pager.finish()
 }
 
 /// Renders the result of `list_files`: sorted, deduplicated paths, one a line.
@@ -399,6 +327,7 @@ fn decode_windows_1252(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool::builtin::{READ_FILE_MAX_CHARS, READ_FILE_MAX_LINE_CHARS};
 
     fn outcome(exit_code: Option<i32>, stdout: &str, stderr: &str) -> CommandOutcome {
         CommandOutcome {

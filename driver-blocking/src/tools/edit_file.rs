@@ -1,0 +1,180 @@
+//! `edit_file`: hrns-core's exact-match edit, written back atomically inside the workspace.
+
+use super::write_file::{resolve_for_write, write_atomically};
+use super::{builtin_spec, refused};
+use crate::tool::{Tool, ToolContext};
+use hrns_core::tool::args::decode_args;
+use hrns_core::tool::builtin::{EDIT_FILE, EditFileArgs};
+use hrns_core::tool::edit::apply_edit;
+use hrns_core::tool::render::looks_binary;
+use hrns_core::tool::report::{
+    FsOp, edit_missing_file, edit_not_text, edited_file, fs_error, is_a_directory,
+    not_a_regular_file,
+};
+use hrns_core::tool::{ToolOutput, ToolSpec};
+use std::io::ErrorKind;
+
+/// The `edit_file` tool.
+///
+/// Confined like [`WriteFile`](super::WriteFile), symbolic links included. The file is read
+/// whole, refused unless it is UTF-8 text, edited with [`apply_edit`] (exactly one match
+/// unless `replace_all`; zero or several matches are errors that say so, and leave the file
+/// alone), and written back atomically with its permissions kept.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EditFile;
+
+impl Tool for EditFile {
+    fn spec(&self) -> ToolSpec {
+        builtin_spec(EDIT_FILE)
+    }
+
+    fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput {
+        edit(arguments, ctx).unwrap_or_else(|refusal| refusal)
+    }
+}
+
+fn edit(arguments: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
+    let args: EditFileArgs = decode_args(EDIT_FILE, arguments).map_err(refused)?;
+    let shown = args.path.as_str();
+    let real = resolve_for_write(ctx, shown)?;
+    let metadata = match std::fs::metadata(&real) {
+        Ok(metadata) => metadata,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Err(edit_missing_file(shown)),
+        Err(e) => return Err(fs_error(FsOp::Read, shown, &e)),
+    };
+    if metadata.is_dir() {
+        return Err(is_a_directory(shown));
+    }
+    if !metadata.is_file() {
+        return Err(not_a_regular_file(shown));
+    }
+    let bytes = std::fs::read(&real).map_err(|e| fs_error(FsOp::Read, shown, &e))?;
+    if looks_binary(&bytes) {
+        return Err(edit_not_text(shown));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| edit_not_text(shown))?;
+    let replace_all = args.replace_all.unwrap_or(false);
+    let edited =
+        apply_edit(&text, &args.old_string, &args.new_string, replace_all).map_err(refused)?;
+    write_atomically(
+        &real,
+        edited.content.as_bytes(),
+        Some(metadata.permissions()),
+    )
+    .map_err(|e| fs_error(FsOp::Write, shown, &e))?;
+    Ok(edited_file(shown, edited.replacements))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_util::{call, workspace};
+    use serde_json::json;
+    use std::fs;
+    use std::os::unix::fs::{PermissionsExt as _, symlink};
+
+    #[test]
+    fn replaces_one_or_all_matches() {
+        let (dir, ctx) = workspace();
+        let file = dir.path().join("main.rs");
+        fs::write(&file, "fn a() {}\nfn b() {}\n").unwrap();
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o640)).unwrap();
+        let out = call(
+            &EditFile,
+            &ctx,
+            json!({"path": "main.rs", "old_string": "fn b", "new_string": "fn c"}),
+        );
+        assert_eq!(
+            out,
+            ToolOutput::ok("edited 'main.rs': replaced 1 occurrence")
+        );
+        assert_eq!(fs::read_to_string(&file).unwrap(), "fn a() {}\nfn c() {}\n");
+        assert_eq!(
+            fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+
+        let out = call(
+            &EditFile,
+            &ctx,
+            json!({"path": "main.rs", "old_string": "fn", "new_string": "pub fn", "replace_all": true}),
+        );
+        assert_eq!(out.content, "edited 'main.rs': replaced 2 occurrences");
+        assert_eq!(
+            fs::read_to_string(&file).unwrap(),
+            "pub fn a() {}\npub fn c() {}\n"
+        );
+    }
+
+    #[test]
+    fn zero_or_several_matches_leave_the_file_alone() {
+        let (dir, ctx) = workspace();
+        let file = dir.path().join("f.txt");
+        fs::write(&file, "x\nfoo\nfoo\n").unwrap();
+        let out = call(
+            &EditFile,
+            &ctx,
+            json!({"path": "f.txt", "old_string": "foo", "new_string": "bar"}),
+        );
+        assert!(out.is_error);
+        assert!(
+            out.content.contains("found 2 times (at lines 2, 3)"),
+            "{}",
+            out.content
+        );
+        let out = call(
+            &EditFile,
+            &ctx,
+            json!({"path": "f.txt", "old_string": "nope", "new_string": "bar"}),
+        );
+        assert!(out.is_error);
+        assert!(out.content.contains("was not found"), "{}", out.content);
+        let out = call(
+            &EditFile,
+            &ctx,
+            json!({"path": "f.txt", "old_string": "", "new_string": "bar"}),
+        );
+        assert!(out.is_error && out.content.contains("old_string is empty"));
+        assert_eq!(fs::read_to_string(&file).unwrap(), "x\nfoo\nfoo\n");
+    }
+
+    #[test]
+    fn refuses_binary_missing_directories_and_escapes() {
+        let (dir, ctx) = workspace();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("s.txt");
+        fs::write(&secret, "secret").unwrap();
+        symlink(&secret, dir.path().join("link")).unwrap();
+        symlink(outside.path(), dir.path().join("out")).unwrap();
+        fs::write(dir.path().join("bin"), b"ab\0secret").unwrap();
+        let mut late_latin1 = "a\n".repeat(10_000).into_bytes();
+        late_latin1.extend_from_slice(b"secret caf\xe9\n");
+        fs::write(dir.path().join("latin1.txt"), &late_latin1).unwrap();
+        fs::create_dir(dir.path().join("d")).unwrap();
+        let cases = [
+            ("bin", "not a text file"),
+            ("latin1.txt", "not a text file"),
+            (
+                "missing.txt",
+                "does not exist; to create a file, use write_file",
+            ),
+            ("d", "is a directory"),
+            ("link", "symbolic link"),
+            ("out/s.txt", "symbolic link"),
+            ("../s.txt", "outside the workspace"),
+            (secret.to_str().unwrap(), "outside the workspace"),
+            ("a\u{0}", "NUL byte"),
+        ];
+        for (path, expected) in cases {
+            let out = call(
+                &EditFile,
+                &ctx,
+                json!({"path": path, "old_string": "secret", "new_string": "pwned"}),
+            );
+            assert!(out.is_error, "{path}");
+            assert!(out.content.contains(expected), "{path}: {}", out.content);
+        }
+        assert_eq!(fs::read_to_string(&secret).unwrap(), "secret");
+        assert_eq!(fs::read(dir.path().join("bin")).unwrap(), b"ab\0secret");
+    }
+}

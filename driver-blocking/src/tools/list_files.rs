@@ -1,0 +1,206 @@
+//! `list_files`: a directory walk honouring .gitignore, filtered by hrns-core's globs.
+
+use super::{builtin_spec, refused};
+use crate::tool::{Tool, ToolContext};
+use hrns_core::tool::args::decode_args;
+use hrns_core::tool::builtin::{LIST_FILES, LIST_FILES_CAP, ListFilesArgs};
+use hrns_core::tool::glob::Glob;
+use hrns_core::tool::path::{display_path, resolve, slash_path};
+use hrns_core::tool::render::render_file_list;
+use hrns_core::tool::report::{FsOp, fs_error, not_a_directory};
+use hrns_core::tool::{ToolOutput, ToolSpec};
+use ignore::WalkBuilder;
+
+/// The `list_files` tool.
+///
+/// Walks `dir` (default the workspace root; listing is read-only, so any directory the user
+/// can read is allowed) with the `ignore` crate: hidden files and directories are skipped, and
+/// `.gitignore`, `.ignore` and git's exclude files are honoured even outside a git repository.
+/// Symbolic links are listed, not followed. Files (not directories) whose path relative to
+/// `dir` matches `pattern` ([`Glob`]) are returned, relative to the workspace root when inside
+/// it, sorted and capped by [`render_file_list`]. Entries that cannot be read are skipped; the
+/// walk stops early when the call is cancelled.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListFiles;
+
+impl Tool for ListFiles {
+    fn spec(&self) -> ToolSpec {
+        builtin_spec(LIST_FILES)
+    }
+
+    fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput {
+        list(arguments, ctx).unwrap_or_else(|refusal| refusal)
+    }
+}
+
+fn list(arguments: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
+    let args: ListFilesArgs = decode_args(LIST_FILES, arguments).map_err(refused)?;
+    let shown = args.dir.as_deref().unwrap_or(".");
+    let dir = resolve(&ctx.workspace, shown).map_err(refused)?;
+    let glob = args
+        .pattern
+        .as_deref()
+        .map(Glob::new)
+        .transpose()
+        .map_err(refused)?;
+    let metadata = std::fs::metadata(&dir).map_err(|e| fs_error(FsOp::List, shown, &e))?;
+    if !metadata.is_dir() {
+        return Err(not_a_directory(shown));
+    }
+    let mut paths = Vec::new();
+    for entry in WalkBuilder::new(&dir).require_git(false).build() {
+        if ctx.cancel.is_cancelled() {
+            break;
+        }
+        let Ok(entry) = entry else { continue };
+        if entry.file_type().is_none_or(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(&dir) else {
+            continue;
+        };
+        if glob
+            .as_ref()
+            .is_none_or(|g| g.matches(&slash_path(relative)))
+        {
+            paths.push(display_path(&ctx.workspace, entry.path()));
+        }
+    }
+    Ok(render_file_list(paths, LIST_FILES_CAP))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_util::{call, workspace};
+    use serde_json::json;
+    use std::fs;
+    use std::path::Path;
+
+    fn touch(root: &Path, path: &str) {
+        let path = root.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, "x").unwrap();
+    }
+
+    #[test]
+    fn lists_sorted_files_honouring_gitignore_without_git() {
+        let (dir, ctx) = workspace();
+        let root = dir.path();
+        for path in [
+            "b.rs",
+            "a.txt",
+            "src/main.rs",
+            "src/lib/mod.rs",
+            "target/debug/out",
+            "logs/x.log",
+            "keep.log",
+            ".hidden/secret",
+            ".env",
+        ] {
+            touch(root, path);
+        }
+        fs::write(root.join(".gitignore"), "target/\n*.log\n!keep.log\n").unwrap();
+        assert!(!root.join(".git").exists());
+        let out = call(&ListFiles, &ctx, json!({}));
+        assert_eq!(
+            out,
+            ToolOutput::ok("a.txt\nb.rs\nkeep.log\nsrc/lib/mod.rs\nsrc/main.rs\n")
+        );
+    }
+
+    #[test]
+    fn filters_by_glob_relative_to_dir() {
+        let (dir, ctx) = workspace();
+        for path in [
+            "b.rs",
+            "Cargo.toml",
+            "src/main.rs",
+            "src/lib/mod.rs",
+            "src/x.md",
+        ] {
+            touch(dir.path(), path);
+        }
+        let cases = [
+            (
+                json!({"pattern": "**/*.rs"}),
+                "b.rs\nsrc/lib/mod.rs\nsrc/main.rs\n",
+            ),
+            (json!({"pattern": "*.rs"}), "b.rs\n"),
+            (json!({"pattern": "*.{rs,toml}"}), "Cargo.toml\nb.rs\n"),
+            (json!({"dir": "src", "pattern": "*.rs"}), "src/main.rs\n"),
+            (
+                json!({"dir": "src/", "pattern": "**"}),
+                "src/lib/mod.rs\nsrc/main.rs\nsrc/x.md\n",
+            ),
+            (json!({"dir": "./src/lib"}), "src/lib/mod.rs\n"),
+            (json!({"pattern": "*.py"}), "no files matched"),
+        ];
+        for (args, expected) in cases {
+            let out = call(&ListFiles, &ctx, args.clone());
+            assert_eq!(out, ToolOutput::ok(expected), "{args}");
+        }
+        let out = call(&ListFiles, &ctx, json!({"pattern": "src/[ab"}));
+        assert!(out.is_error && out.content.contains("no closing ']'"));
+    }
+
+    #[test]
+    fn lists_outside_the_workspace_with_absolute_paths() {
+        let (_dir, ctx) = workspace();
+        let other = tempfile::tempdir().unwrap();
+        touch(other.path(), "o.txt");
+        let other_dir = fs::canonicalize(other.path()).unwrap();
+        let out = call(
+            &ListFiles,
+            &ctx,
+            json!({"dir": other_dir.to_str().unwrap()}),
+        );
+        assert_eq!(
+            out.content,
+            format!("{}\n", other_dir.join("o.txt").display())
+        );
+    }
+
+    #[test]
+    fn refuses_files_missing_dirs_and_bad_paths() {
+        let (dir, ctx) = workspace();
+        touch(dir.path(), "f.txt");
+        let cases = [
+            (json!({"dir": "f.txt"}), "is a file, not a directory"),
+            (json!({"dir": "nope"}), "does not exist"),
+            (json!({"dir": "a\u{0}"}), "NUL byte"),
+            (json!({"dir": ""}), "empty"),
+        ];
+        for (args, expected) in cases {
+            let out = call(&ListFiles, &ctx, args.clone());
+            assert!(out.is_error, "{args}");
+            assert!(out.content.contains(expected), "{args}: {}", out.content);
+        }
+    }
+
+    #[test]
+    fn symlinks_are_listed_not_followed() {
+        let (dir, ctx) = workspace();
+        let other = tempfile::tempdir().unwrap();
+        touch(other.path(), "deep/secret.txt");
+        std::os::unix::fs::symlink(other.path(), dir.path().join("link")).unwrap();
+        let out = call(&ListFiles, &ctx, json!({}));
+        assert_eq!(out.content, "link\n");
+    }
+
+    #[test]
+    fn long_listings_are_capped() {
+        let (dir, ctx) = workspace();
+        for i in 0..LIST_FILES_CAP + 5 {
+            fs::write(dir.path().join(format!("f{i:05}")), "").unwrap();
+        }
+        let out = call(&ListFiles, &ctx, json!({}));
+        assert!(!out.is_error);
+        assert_eq!(out.content.lines().count(), LIST_FILES_CAP + 1);
+        assert!(
+            out.content.contains("[5 more paths not shown"),
+            "{}",
+            out.content
+        );
+    }
+}

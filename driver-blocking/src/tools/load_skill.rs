@@ -1,0 +1,127 @@
+//! `load_skill`: the instructions of a skill the CLI discovered.
+
+use super::{builtin_spec, refused};
+use crate::tool::{Tool, ToolContext};
+use hrns_core::tool::args::decode_args;
+use hrns_core::tool::builtin::{LOAD_SKILL, LoadSkillArgs};
+use hrns_core::tool::report::{skill_body, unknown_skill};
+use hrns_core::tool::{ToolOutput, ToolSpec};
+
+/// A skill: a name, a one-line description for the system prompt, and the instructions the
+/// model loads on demand (the body of its SKILL.md, after the frontmatter).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    /// The name the model asks for.
+    pub name: String,
+    /// What the skill is for, as listed in the system prompt.
+    pub description: String,
+    /// The instructions `load_skill` returns.
+    pub body: String,
+}
+
+impl Skill {
+    /// Returns a skill from its parts.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        body: impl Into<String>,
+    ) -> Self {
+        Skill {
+            name: name.into(),
+            description: description.into(),
+            body: body.into(),
+        }
+    }
+}
+
+/// The `load_skill` tool: returns the body of a skill by its exact name.
+///
+/// The skills are given at construction (the CLI discovers the SKILL.md files; this tool
+/// reads no files). An unknown name is an error result listing the available names.
+#[derive(Debug, Clone, Default)]
+pub struct LoadSkill {
+    skills: Vec<Skill>,
+}
+
+impl LoadSkill {
+    /// Returns the tool for these skills; of several with the same name, the last one given
+    /// is kept (so later sources override earlier ones).
+    pub fn new(skills: impl IntoIterator<Item = Skill>) -> Self {
+        let mut kept: Vec<Skill> = Vec::new();
+        for skill in skills {
+            kept.retain(|k| k.name != skill.name);
+            kept.push(skill);
+        }
+        LoadSkill { skills: kept }
+    }
+
+    /// The skills this tool serves, for the system prompt's list.
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills
+    }
+}
+
+impl Tool for LoadSkill {
+    fn spec(&self) -> ToolSpec {
+        builtin_spec(LOAD_SKILL)
+    }
+
+    fn run(&self, arguments: &str, _ctx: &ToolContext) -> ToolOutput {
+        let args: LoadSkillArgs = match decode_args(LOAD_SKILL, arguments) {
+            Ok(args) => args,
+            Err(e) => return refused(e),
+        };
+        match self.skills.iter().find(|s| s.name == args.name) {
+            Some(skill) => skill_body(&skill.name, &skill.body),
+            None => unknown_skill(&args.name, self.skills.iter().map(|s| s.name.as_str())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_util::{call, workspace};
+    use serde_json::json;
+
+    fn tool() -> LoadSkill {
+        LoadSkill::new([
+            Skill::new("pdf", "read PDFs", "old body"),
+            Skill::new("git", "use git well", "1. commit often\n"),
+            Skill::new("pdf", "read PDFs", "Use pdftotext.\n"),
+            Skill::new("empty", "nothing", ""),
+        ])
+    }
+
+    #[test]
+    fn returns_the_body_of_a_known_skill() {
+        let (_dir, ctx) = workspace();
+        let tool = tool();
+        assert_eq!(tool.skills().len(), 3);
+        let out = call(&tool, &ctx, json!({"name": "pdf"}));
+        assert_eq!(out, ToolOutput::ok("Use pdftotext.\n"));
+        let out = call(&tool, &ctx, json!({"name": "empty"}));
+        assert_eq!(
+            out,
+            ToolOutput::ok("(the skill 'empty' has no instructions)")
+        );
+    }
+
+    #[test]
+    fn unknown_names_list_the_available_skills() {
+        let (_dir, ctx) = workspace();
+        for name in ["nope", "PDF", "", "../pdf"] {
+            let out = call(&tool(), &ctx, json!({ "name": name }));
+            assert_eq!(
+                out,
+                ToolOutput::error(format!(
+                    "there is no skill named '{name}'; the available skills are: empty, git, pdf"
+                ))
+            );
+        }
+        let out = call(&LoadSkill::default(), &ctx, json!({"name": "x"}));
+        assert!(out.is_error && out.content.contains("no skills are available"));
+        let out = call(&tool(), &ctx, json!({}));
+        assert!(out.is_error && out.content.contains("`name`"));
+    }
+}

@@ -1,0 +1,135 @@
+//! The built-in tools on std: thin IO around `hrns_core::tool`.
+//!
+//! Each tool decodes its arguments with [`decode_args`](hrns_core::tool::args::decode_args), does its file-system, process or
+//! network IO here, and leaves every decision and every text to `hrns_core::tool`: paths are
+//! confined by [`hrns_core::tool::path`], pages rendered by [`hrns_core::tool::page`], output
+//! captured by [`hrns_core::tool::truncate::HeadTail`], and so on. The async driver implements
+//! the same tools on tokio around the same functions.
+//!
+//! | tool | here | effect |
+//! | --- | --- | --- |
+//! | `read_file` | [`ReadFile`] | reads any file the user can read, paged, streamed |
+//! | `list_files` | [`ListFiles`] | walks a directory honouring .gitignore, filters by glob |
+//! | `write_file` | [`WriteFile`] | atomic write inside the workspace |
+//! | `edit_file` | [`EditFile`] | exact-match edit inside the workspace, written atomically |
+//! | `run_command` | [`RunCommand`] | `sh -c` in its own process group, with a timeout |
+//! | `web_fetch` | [`WebFetch`] | http(s) GET with a timeout and a size cap |
+//! | `load_skill` | [`LoadSkill`] | the body of a skill the CLI discovered |
+//!
+//! Relative paths are taken from [`ToolContext::workspace`](crate::tool::ToolContext), which
+//! must be canonical ([`ToolContext::new`](crate::tool::ToolContext::new) makes it so).
+
+use crate::tool::Toolbox;
+use hrns_core::tool::ToolOutput;
+use hrns_core::tool::ToolSpec;
+use hrns_core::tool::builtin::builtin_specs;
+use std::sync::OnceLock;
+
+mod edit_file;
+mod list_files;
+mod load_skill;
+mod read_file;
+mod run_command;
+mod web_fetch;
+mod write_file;
+
+pub use edit_file::EditFile;
+pub use list_files::ListFiles;
+pub use load_skill::{LoadSkill, Skill};
+pub use read_file::ReadFile;
+pub use run_command::RunCommand;
+pub use web_fetch::WebFetch;
+pub use write_file::WriteFile;
+
+/// Returns a toolbox with all built-in tools; `load_skill` is included only when there are
+/// skills to load.
+///
+/// Filter it with [`Toolbox::retain`] for an agent's tool map, and add your own tools with
+/// [`Toolbox::add`].
+pub fn builtin_toolbox(skills: Vec<Skill>) -> Toolbox {
+    let mut toolbox = Toolbox::new();
+    toolbox
+        .add(ReadFile)
+        .add(ListFiles)
+        .add(WriteFile)
+        .add(EditFile)
+        .add(RunCommand)
+        .add(WebFetch::new());
+    if !skills.is_empty() {
+        toolbox.add(LoadSkill::new(skills));
+    }
+    toolbox
+}
+
+/// Returns the built-in spec called `name`, built once.
+fn builtin_spec(name: &str) -> ToolSpec {
+    static SPECS: OnceLock<Vec<ToolSpec>> = OnceLock::new();
+    SPECS
+        .get_or_init(builtin_specs)
+        .iter()
+        .find(|spec| spec.name == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("hrns-core has no built-in tool named {name}"))
+}
+
+/// Turns a refusal from hrns-core (bad arguments, a path, URL or glob error) into the error
+/// result the model sees.
+fn refused(err: impl std::fmt::Display) -> ToolOutput {
+    ToolOutput::error(err.to_string())
+}
+
+#[cfg(test)]
+mod test_util {
+    use crate::tool::{Tool, ToolContext};
+    use hrns_core::tool::ToolOutput;
+    use tempfile::TempDir;
+
+    /// A fresh workspace in a temporary directory, and a context for it.
+    pub(super) fn workspace() -> (TempDir, ToolContext) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ctx = ToolContext::new(dir.path()).expect("canonical temp dir");
+        (dir, ctx)
+    }
+
+    /// Calls `tool` with JSON arguments.
+    pub(super) fn call(tool: &dyn Tool, ctx: &ToolContext, args: serde_json::Value) -> ToolOutput {
+        tool.run(&args.to_string(), ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hrns_core::tool::builtin::{LOAD_SKILL, READ_FILE};
+
+    #[test]
+    fn the_toolbox_has_every_builtin_in_order() {
+        let names: Vec<String> = builtin_toolbox(Vec::new())
+            .specs()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        let mut expected: Vec<String> = builtin_specs().into_iter().map(|s| s.name).collect();
+        expected.retain(|n| n != LOAD_SKILL);
+        assert_eq!(names, expected);
+
+        let skill = Skill::new("s", "does s", "body");
+        let toolbox = builtin_toolbox(vec![skill]);
+        assert_eq!(toolbox.specs(), builtin_specs());
+        assert_eq!(builtin_spec(READ_FILE), builtin_specs()[0]);
+    }
+
+    #[test]
+    fn bad_arguments_are_results() {
+        let (_dir, ctx) = test_util::workspace();
+        let toolbox = builtin_toolbox(vec![Skill::new("s", "", "")]);
+        for spec in toolbox.specs() {
+            let tool = toolbox.get(&spec.name).unwrap();
+            for raw in ["[]", "{\"nope\": 1}", "{", "\"x\""] {
+                let out = tool.run(raw, &ctx);
+                assert!(out.is_error, "{} {raw}: {}", spec.name, out.content);
+                assert!(out.content.starts_with(&spec.name), "{}", out.content);
+            }
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! `web_fetch`: an http(s) GET on ureq with a timeout and a size cap.
+
+use super::{builtin_spec, refused};
+use crate::tool::{Tool, ToolContext};
+use hrns_core::tool::args::decode_args;
+use hrns_core::tool::builtin::{
+    WEB_FETCH, WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT_SECS, WebFetchArgs,
+};
+use hrns_core::tool::render::render_fetch;
+use hrns_core::tool::report::{fetch_failed, fetch_timed_out};
+use hrns_core::tool::url::check_fetch_url;
+use hrns_core::tool::{ToolOutput, ToolSpec};
+use std::io::{ErrorKind, Read as _};
+use std::time::Duration;
+
+/// What `web_fetch` tells servers it accepts: text first.
+const ACCEPT: &str = "text/html, text/plain, text/markdown, application/json;q=0.9, */*;q=0.5";
+
+/// The `web_fetch` tool.
+///
+/// Checks the URL with [`check_fetch_url`] before any IO (http and https with a host only),
+/// then GETs it with one timeout for the whole exchange (default
+/// [`WEB_FETCH_TIMEOUT_SECS`]), following redirects. At most [`WEB_FETCH_MAX_BYTES`] of the
+/// (decompressed) body are read; the rest is left unread and a note says the body was cut.
+/// Every status is a result, rendered by [`render_fetch`]: 2xx as text, others as errors that
+/// show the start of the body. The call cannot be cancelled; the timeout bounds it.
+#[derive(Clone)]
+pub struct WebFetch {
+    agent: ureq::Agent,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for WebFetch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebFetch")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for WebFetch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WebFetch {
+    /// Returns the tool with the default timeout of [`WEB_FETCH_TIMEOUT_SECS`].
+    pub fn new() -> Self {
+        Self::with_timeout(Duration::from_secs(WEB_FETCH_TIMEOUT_SECS))
+    }
+
+    /// Returns the tool with another timeout for the whole exchange (connect to last byte).
+    pub fn with_timeout(timeout: Duration) -> Self {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .user_agent(concat!("hrns/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
+            .build();
+        WebFetch {
+            agent: ureq::Agent::new_with_config(config),
+            timeout,
+        }
+    }
+
+    fn fetch(&self, url: &str) -> ToolOutput {
+        let timed_out = || fetch_timed_out(url, self.timeout.as_secs().max(1));
+        let response = match self.agent.get(url).header("accept", ACCEPT).call() {
+            Ok(response) => response,
+            Err(ureq::Error::Timeout(_)) => return timed_out(),
+            Err(e) => return fetch_failed(url, &e.to_string()),
+        };
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let mut body = Vec::new();
+        let limit = WEB_FETCH_MAX_BYTES as u64 + 1;
+        let read = response
+            .into_body()
+            .into_reader()
+            .take(limit)
+            .read_to_end(&mut body);
+        if let Err(e) = read {
+            return if is_timeout(&e) {
+                timed_out()
+            } else {
+                fetch_failed(url, &e.to_string())
+            };
+        }
+        let truncated_at = (body.len() > WEB_FETCH_MAX_BYTES).then(|| {
+            body.truncate(WEB_FETCH_MAX_BYTES);
+            WEB_FETCH_MAX_BYTES
+        });
+        render_fetch(status, content_type.as_deref(), &body, truncated_at)
+    }
+}
+
+/// Whether a body read failed because the exchange ran out of time.
+fn is_timeout(e: &std::io::Error) -> bool {
+    e.kind() == ErrorKind::TimedOut
+        || e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+            .is_some_and(|inner| matches!(inner, ureq::Error::Timeout(_)))
+}
+
+impl Tool for WebFetch {
+    fn spec(&self) -> ToolSpec {
+        builtin_spec(WEB_FETCH)
+    }
+
+    fn run(&self, arguments: &str, _ctx: &ToolContext) -> ToolOutput {
+        let args: WebFetchArgs = match decode_args(WEB_FETCH, arguments) {
+            Ok(args) => args,
+            Err(e) => return refused(e),
+        };
+        match check_fetch_url(&args.url) {
+            Ok(url) => self.fetch(url),
+            Err(e) => refused(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_util::{call, workspace};
+    use serde_json::json;
+    use std::io::{BufRead as _, BufReader, Write as _};
+    use std::net::TcpListener;
+    use std::sync::mpsc;
+    use std::thread::JoinHandle;
+    use std::time::Instant;
+
+    /// Serves one connection on 127.0.0.1 with `response` (head and body), and hands back the
+    /// request line it got.
+    fn serve_once(response: Vec<u8>) -> (String, JoinHandle<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream);
+            let mut request_line = String::new();
+            reader.read_line(&mut request_line).unwrap();
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap() > 2 {
+                line.clear();
+            }
+            // The client may stop reading a large body; a failed write is expected then.
+            let _ = reader.get_mut().write_all(&response);
+            request_line
+        });
+        (url, server)
+    }
+
+    fn response(status: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
+        let mut out = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\
+             connection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        out.extend_from_slice(body);
+        out
+    }
+
+    #[test]
+    fn fetches_a_page() {
+        let (_dir, ctx) = workspace();
+        let (url, server) = serve_once(response("200 OK", "text/plain; charset=utf-8", b"hi!"));
+        let out = call(
+            &WebFetch::new(),
+            &ctx,
+            json!({"url": format!("{url}/page?q=1")}),
+        );
+        assert_eq!(
+            out,
+            ToolOutput::ok("HTTP 200, text/plain; charset=utf-8, 3 bytes\n\nhi!")
+        );
+        assert_eq!(server.join().unwrap(), "GET /page?q=1 HTTP/1.1\r\n");
+    }
+
+    #[test]
+    fn non_2xx_statuses_are_error_results() {
+        let (_dir, ctx) = workspace();
+        let (url, server) = serve_once(response("404 Not Found", "text/html", b"no such page"));
+        let out = call(&WebFetch::new(), &ctx, json!({ "url": url }));
+        assert_eq!(
+            out,
+            ToolOutput::error("HTTP 404, text/html, 12 bytes\n\nno such page")
+        );
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn oversize_bodies_are_cut() {
+        let (_dir, ctx) = workspace();
+        let body = vec![b'a'; WEB_FETCH_MAX_BYTES + 100_000];
+        let (url, server) = serve_once(response("200 OK", "text/plain", &body));
+        let out = call(&WebFetch::new(), &ctx, json!({ "url": url }));
+        assert!(!out.is_error);
+        assert!(
+            out.content.starts_with(&format!(
+                "HTTP 200, text/plain, {WEB_FETCH_MAX_BYTES} bytes (body cut)"
+            )),
+            "{}",
+            &out.content[..100]
+        );
+        assert!(out.content.ends_with(&format!(
+            "[the body was cut at {WEB_FETCH_MAX_BYTES} bytes]"
+        )));
+        assert!(out.content.len() < 110_000);
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn refuses_other_schemes_before_any_io() {
+        let (_dir, ctx) = workspace();
+        let cases = [
+            ("file:///etc/passwd", "scheme 'file' is not supported"),
+            ("ftp://example.com/x", "scheme 'ftp' is not supported"),
+            (
+                "javascript:alert(1)",
+                "scheme 'javascript' is not supported",
+            ),
+            ("http:///etc/passwd", "has no host"),
+            ("example.com", "has no scheme"),
+            ("", "the url is empty"),
+        ];
+        for (url, expected) in cases {
+            let out = call(&WebFetch::new(), &ctx, json!({ "url": url }));
+            assert!(out.is_error, "{url}");
+            assert!(out.content.contains(expected), "{url}: {}", out.content);
+            assert!(!out.content.contains("root:"), "nothing was read");
+        }
+    }
+
+    #[test]
+    fn connection_failures_and_timeouts_are_results() {
+        let (_dir, ctx) = workspace();
+        // A port nobody listens on: bind, note it, close.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let out = call(
+            &WebFetch::new(),
+            &ctx,
+            json!({"url": format!("http://127.0.0.1:{port}/")}),
+        );
+        assert!(out.is_error);
+        assert!(
+            out.content.starts_with("fetching http://127.0.0.1:"),
+            "{}",
+            out.content
+        );
+
+        // A server that accepts and never answers.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/slow", listener.local_addr().unwrap());
+        let (done, wait_done) = mpsc::channel::<()>();
+        let server = std::thread::spawn(move || {
+            let (_stream, _) = listener.accept().unwrap();
+            let _ = wait_done.recv_timeout(Duration::from_secs(10));
+        });
+        let started = Instant::now();
+        let out = call(
+            &WebFetch::with_timeout(Duration::from_millis(500)),
+            &ctx,
+            json!({ "url": url }),
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(
+            out,
+            ToolOutput::error(format!(
+                "fetching {url} failed: no complete response within 1 s"
+            ))
+        );
+        done.send(()).unwrap();
+        server.join().unwrap();
+    }
+}
