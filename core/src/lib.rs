@@ -68,6 +68,7 @@
 
 pub mod accumulate;
 mod chunk;
+pub mod config;
 pub mod history;
 pub mod http;
 pub mod session;
