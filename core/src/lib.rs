@@ -67,8 +67,10 @@
 #![warn(missing_docs)]
 
 pub mod accumulate;
+pub mod agent;
 mod chunk;
 pub mod config;
+pub mod frontmatter;
 pub mod history;
 pub mod http;
 pub mod session;
