@@ -1,5 +1,5 @@
 //! The YAML frontmatter of `AGENT.md` and `SKILL.md` files, shared by [`agent`](crate::agent)
-//! and `skill`.
+//! and [`skill`](crate::skill).
 //!
 //! A file with frontmatter starts with a line `---` (after an optional byte-order mark), then
 //! YAML, then another line `---`; everything after that line is the body:
