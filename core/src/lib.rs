@@ -67,10 +67,15 @@
 #![warn(missing_docs)]
 
 pub mod accumulate;
+pub mod agent;
 mod chunk;
+pub mod config;
+pub mod frontmatter;
 pub mod history;
 pub mod http;
+pub mod prompt;
 pub mod session;
+pub mod skill;
 pub mod sse;
 pub mod stream;
 mod text;

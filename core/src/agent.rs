@@ -1,0 +1,243 @@
+//! Agents: a named system prompt with the set of tools it may use.
+//!
+//! hrns has three built-in agents ([`builtin_agents`]): Builder, with all tools; Explorer, which
+//! reads and answers; and Planner, which reads and answers with a plan. Users add or replace
+//! agents with `AGENT.md` files (the CLI reads `./.hrns/agents/*/AGENT.md` and
+//! `~/.hrns/agents/*/AGENT.md` and hands the text to [`parse_agent_md`]):
+//!
+//! ```text
+//! ---
+//! name: Reviewer
+//! description: Reviews the current change and reports bugs, without editing.
+//! tools:
+//!   "*": true
+//!   write_file: false
+//!   edit_file: false
+//! ---
+//! You review code changes. …
+//! ```
+//!
+//! `name` is required, `description` optional, the body is the prompt. `tools` maps tool names to
+//! `true` or `false`; `"*"` (quoted, since a bare `*` is YAML alias syntax) sets the default for
+//! the tools not named. Other keys are ignored, so files written for other harnesses still load.
+//! [`resolve_agents`] merges the three sources by name, and the chosen agent's [`ToolFilter`]
+//! decides which tools are offered to the model.
+
+use crate::frontmatter::{self, FrontmatterError};
+use crate::tool::ToolSpec;
+use crate::tool::builtin::{EDIT_FILE, RUN_COMMAND, WRITE_FILE};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// An agent: who the model is told to be and which tools it gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agent {
+    /// The name users pick it by (`--agent`, `/agent`); matched case-insensitively.
+    pub name: String,
+    /// One line on what it is for, shown in `/agents`; may be empty.
+    pub description: String,
+    /// The agent's part of the system prompt.
+    pub prompt: String,
+    /// Which tools the agent may use.
+    pub tools: ToolFilter,
+    /// Where it was defined.
+    pub source: AgentSource,
+}
+
+/// Where an [`Agent`] was defined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentSource {
+    /// Built into hrns.
+    BuiltIn,
+    /// An `AGENT.md` file, by the path the CLI gave.
+    File(String),
+}
+
+/// Which tools an agent may use: a default for all tools plus per-tool exceptions.
+///
+/// Built from the frontmatter `tools` map: `"*"` sets the default (allowed when absent) and
+/// every other entry overrides it for one tool. So `{"*": true, "run_command": false}` is every
+/// tool but `run_command`, `{"*": false, "read_file": true}` is `read_file` only, and
+/// `{"run_command": false}` alone is the same as the first. Names of tools that do not exist are
+/// kept and do no harm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFilter {
+    default: bool,
+    overrides: BTreeMap<String, bool>,
+}
+
+impl ToolFilter {
+    /// The key that sets the default.
+    pub const WILDCARD: &'static str = "*";
+
+    /// Every tool.
+    pub fn all() -> Self {
+        ToolFilter {
+            default: true,
+            overrides: BTreeMap::new(),
+        }
+    }
+
+    /// Every tool but the ones named.
+    pub fn all_except(denied: &[&str]) -> Self {
+        ToolFilter {
+            default: true,
+            overrides: denied.iter().map(|n| ((*n).to_owned(), false)).collect(),
+        }
+    }
+
+    /// The filter a frontmatter `tools` map describes; `None` (no map) allows every tool.
+    pub fn from_map(map: Option<BTreeMap<String, bool>>) -> Self {
+        let mut overrides = map.unwrap_or_default();
+        let default = overrides.remove(Self::WILDCARD).unwrap_or(true);
+        ToolFilter { default, overrides }
+    }
+
+    /// Whether the tool called `name` is allowed; names are compared exactly.
+    pub fn allows(&self, name: &str) -> bool {
+        self.overrides.get(name).copied().unwrap_or(self.default)
+    }
+
+    /// Keeps only the allowed tools of `tools`, in their order.
+    pub fn filter(&self, mut tools: Vec<ToolSpec>) -> Vec<ToolSpec> {
+        tools.retain(|t| self.allows(&t.name));
+        tools
+    }
+}
+
+impl Default for ToolFilter {
+    fn default() -> Self {
+        ToolFilter::all()
+    }
+}
+
+/// The tools the read-only built-in agents may not use.
+const WRITE_TOOLS: [&str; 3] = [WRITE_FILE, EDIT_FILE, RUN_COMMAND];
+
+const BUILDER_PROMPT: &str = "\
+You are hrns, a coding agent working in the user's terminal on the project in the working \
+directory. You can read, list, create and edit files, run commands and fetch web pages.
+
+Understand before you change: read the code involved and follow the project's conventions. \
+Make focused changes that do what was asked and nothing more; prefer edit_file for changing \
+existing files and write_file for new ones. After a change, build and run the relevant tests or \
+checks when the project has them, and fix what you broke. Do not undo changes you did not make, \
+and ask before anything destructive or outside the workspace. If the request is unclear, ask \
+one short question instead of guessing.
+
+End with a brief summary of what you changed and anything left to do.";
+
+const EXPLORER_PROMPT: &str = "\
+You are hrns in Explorer mode: you answer questions about the project in the working directory \
+without changing anything. You can read and list files and fetch web pages; you cannot write or \
+edit files or run commands.
+
+Look around before answering: list the relevant directories, search for the names involved and \
+read the files that matter. Ground every claim in what you read and cite file paths (with line \
+numbers where it helps) so the user can check. Say plainly when something is uncertain or could \
+not be found instead of guessing. Keep answers as short as the question allows.";
+
+const PLANNER_PROMPT: &str = "\
+You are hrns in Planner mode: you design changes to the project in the working directory but do \
+not make them. You can read and list files and fetch web pages; you cannot write or edit files \
+or run commands.
+
+Study the code involved first. Then answer with a plan: the goal, the files and functions to \
+change and how, the order of the steps, the risks and open questions, and how to test the \
+result. The plan is your answer in this conversation, not a file. Make it concrete enough that \
+someone else (or hrns in Builder mode) can carry it out step by step, and ask the user about \
+decisions that are theirs to make.";
+
+/// The built-in agents, in this order: Builder (all tools), Explorer and Planner (neither may use
+/// `write_file`, `edit_file` or `run_command`).
+pub fn builtin_agents() -> Vec<Agent> {
+    let agent = |name: &str, description: &str, prompt: &str, tools| Agent {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        prompt: prompt.to_owned(),
+        tools,
+        source: AgentSource::BuiltIn,
+    };
+    vec![
+        agent(
+            "Builder",
+            "Writes and changes code, runs commands and tests; all tools.",
+            BUILDER_PROMPT,
+            ToolFilter::all(),
+        ),
+        agent(
+            "Explorer",
+            "Answers questions about the code; reads, never writes or runs commands.",
+            EXPLORER_PROMPT,
+            ToolFilter::all_except(&WRITE_TOOLS),
+        ),
+        agent(
+            "Planner",
+            "Studies the code and answers with a step-by-step plan; never writes or runs commands.",
+            PLANNER_PROMPT,
+            ToolFilter::all_except(&WRITE_TOOLS),
+        ),
+    ]
+}
+
+/// The frontmatter fields an `AGENT.md` may have.
+#[derive(Deserialize)]
+struct AgentMeta {
+    name: Option<String>,
+    description: Option<String>,
+    tools: Option<BTreeMap<String, bool>>,
+}
+
+/// Parses the text of an `AGENT.md` file; `path` is where it came from, for messages and
+/// [`AgentSource::File`].
+///
+/// The frontmatter needs `name` (one line); `description` and `tools` are optional, and the body
+/// (which may be empty) is the prompt. Errors name the path and, for YAML problems, the line.
+pub fn parse_agent_md(text: &str, path: &str) -> Result<Agent, FrontmatterError> {
+    let parsed = frontmatter::parse::<AgentMeta>(text, path)?;
+    let meta = parsed.meta;
+    Ok(Agent {
+        name: frontmatter::required_line(meta.name, "name", path)?,
+        description: meta.description.unwrap_or_default().trim().to_owned(),
+        prompt: parsed.body,
+        tools: ToolFilter::from_map(meta.tools),
+        source: AgentSource::File(path.to_owned()),
+    })
+}
+
+/// Merges agents from all sources: a project agent replaces a user agent or built-in of the
+/// same name (compared case-insensitively), and a user agent replaces a built-in.
+///
+/// The result keeps the built-ins' order, each in place even when replaced, then the other user
+/// agents, then the other project agents. Within one list the first agent of a name wins, so the
+/// caller should pass each list in a stable order (sorted by path).
+pub fn resolve_agents(builtins: Vec<Agent>, project: Vec<Agent>, user: Vec<Agent>) -> Vec<Agent> {
+    let mut merged: Vec<Agent> = Vec::new();
+    for layer in [builtins, user, project] {
+        let mut seen: Vec<String> = Vec::new();
+        for agent in layer {
+            let key = agent.name.to_lowercase();
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            match merged.iter_mut().find(|a| same_name(&a.name, &agent.name)) {
+                Some(slot) => *slot = agent,
+                None => merged.push(agent),
+            }
+        }
+    }
+    merged
+}
+
+/// Finds the agent called `name`, ignoring case.
+pub fn find_agent<'a>(agents: &'a [Agent], name: &str) -> Option<&'a Agent> {
+    agents.iter().find(|a| same_name(&a.name, name))
+}
+
+fn same_name(a: &str, b: &str) -> bool {
+    a == b || a.to_lowercase() == b.to_lowercase()
+}
+
+#[cfg(test)]
+mod tests;

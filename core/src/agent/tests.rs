@@ -1,0 +1,219 @@
+use super::*;
+use crate::tool::builtin::{LIST_FILES, LOAD_SKILL, READ_FILE, WEB_FETCH, builtin_specs};
+
+const REVIEWER: &str = "---
+name: Reviewer
+description: Reviews the current change.
+model: some-model
+color: red
+tools:
+  \"*\": true
+  write_file: false
+  edit_file: false
+---
+
+You review code changes.
+
+Report bugs first.
+";
+
+fn map(entries: &[(&str, bool)]) -> Option<BTreeMap<String, bool>> {
+    Some(entries.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect())
+}
+
+fn file_agent(name: &str, path: &str) -> Agent {
+    parse_agent_md(&format!("---\nname: {name}\n---\nprompt of {path}"), path).unwrap()
+}
+
+#[test]
+fn builtins() {
+    let agents = builtin_agents();
+    let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["Builder", "Explorer", "Planner"]);
+    let all: Vec<String> = builtin_specs().into_iter().map(|t| t.name).collect();
+    for agent in &agents {
+        assert_eq!(agent.source, AgentSource::BuiltIn);
+        assert!(agent.prompt.len() > 200, "{}", agent.name);
+        assert!(!agent.description.is_empty());
+        for tool in [READ_FILE, LIST_FILES, WEB_FETCH, LOAD_SKILL] {
+            assert!(agent.tools.allows(tool), "{} {tool}", agent.name);
+        }
+    }
+    assert!(all.iter().all(|t| agents[0].tools.allows(t)));
+    for agent in &agents[1..] {
+        for tool in [WRITE_FILE, EDIT_FILE, RUN_COMMAND] {
+            assert!(!agent.tools.allows(tool), "{} {tool}", agent.name);
+        }
+        let offered: Vec<String> = agent
+            .tools
+            .filter(builtin_specs())
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(offered, [READ_FILE, LIST_FILES, WEB_FETCH, LOAD_SKILL]);
+    }
+}
+
+#[test]
+fn tool_filter_rules() {
+    let none = ToolFilter::from_map(None);
+    assert!(none.allows("anything"));
+    assert_eq!(none, ToolFilter::all());
+
+    let f = ToolFilter::from_map(map(&[("*", true), ("run_command", false)]));
+    assert!(f.allows("read_file") && !f.allows("run_command"));
+    assert_eq!(f, ToolFilter::from_map(map(&[("run_command", false)])));
+    assert_eq!(f, ToolFilter::all_except(&["run_command"]));
+
+    let only = ToolFilter::from_map(map(&[
+        ("*", false),
+        ("read_file", true),
+        ("no_such_tool", true),
+    ]));
+    assert!(only.allows("read_file") && only.allows("no_such_tool"));
+    assert!(!only.allows("list_files") && !only.allows("Read_File"));
+    let offered: Vec<String> = only
+        .filter(builtin_specs())
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(offered, [READ_FILE]);
+
+    let nothing = ToolFilter::from_map(map(&[("*", false)]));
+    assert!(nothing.filter(builtin_specs()).is_empty());
+    assert!(ToolFilter::from_map(map(&[])).allows("x"));
+}
+
+#[test]
+fn parses_an_agent_file() {
+    let agent = parse_agent_md(REVIEWER, ".hrns/agents/reviewer/AGENT.md").unwrap();
+    assert_eq!(agent.name, "Reviewer");
+    assert_eq!(agent.description, "Reviews the current change.");
+    assert_eq!(
+        agent.prompt,
+        "You review code changes.\n\nReport bugs first."
+    );
+    assert_eq!(
+        agent.tools,
+        ToolFilter::all_except(&[WRITE_FILE, EDIT_FILE])
+    );
+    assert_eq!(
+        agent.source,
+        AgentSource::File(".hrns/agents/reviewer/AGENT.md".into())
+    );
+}
+
+#[test]
+fn bom_and_crlf_give_the_same_agent() {
+    let crlf = format!("\u{feff}{}", REVIEWER.replace('\n', "\r\n"));
+    let a = parse_agent_md(REVIEWER, "p").unwrap();
+    let b = parse_agent_md(&crlf, "p").unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn minimal_agent() {
+    let agent = parse_agent_md("---\nname: ' x '\n---\n", "p").unwrap();
+    assert_eq!(agent.name, "x");
+    assert_eq!(agent.description, "");
+    assert_eq!(agent.prompt, "");
+    assert_eq!(agent.tools, ToolFilter::all());
+}
+
+#[test]
+fn bad_agent_files() {
+    let path = "/home/u/.hrns/agents/bad/AGENT.md";
+    let cases: &[(&str, &str)] = &[
+        ("", "no frontmatter"),
+        ("You are a reviewer.", "no frontmatter"),
+        ("---\nname: x\nYou are…", "never closes"),
+        ("---\n---\nbody", "has no `name`"),
+        ("---\ndescription: d\n---\nbody", "has no `name`"),
+        ("---\nname: \"\"\n---\n", "has no `name`"),
+        ("---\nname: |\n  two\n  lines\n---\n", "single line"),
+        ("---\nname: x\ntools: [read_file]\n---\n", "line 3"),
+        ("---\nname: x\ntools: read_file\n---\n", "invalid type"),
+        ("---\nname: x\ntools:\n  read_file: yes\n---\n", "line 4"),
+        ("---\nname: [a]\n---\n", "invalid type"),
+        ("---\nname: x\ntools:\n  *: true\n---\n", "quote it"),
+        ("---\nname: x\n  bad indent: 1\n---\n", "line"),
+    ];
+    for (text, needle) in cases {
+        let e = parse_agent_md(text, path).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with(path), "{msg}");
+        assert!(msg.contains(needle), "{text:?}: {msg}");
+    }
+}
+
+#[test]
+fn alias_bomb_in_tools_is_refused() {
+    let mut yaml = String::from("name: x\na0: &a0 [t, t, t, t, t, t, t, t]\n");
+    for i in 1..10 {
+        let p = i - 1;
+        yaml.push_str(&format!(
+            "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+        ));
+    }
+    let text = format!("---\n{yaml}tools: *a9\n---\n");
+    assert!(matches!(
+        parse_agent_md(&text, "p"),
+        Err(FrontmatterError::Yaml { .. })
+    ));
+}
+
+#[test]
+fn large_prompt_is_fine() {
+    let body = "Do the thing.\n".repeat(80_000);
+    let agent = parse_agent_md(&format!("---\nname: big\n---\n{body}"), "p").unwrap();
+    assert_eq!(agent.prompt.len(), body.len() - 1);
+}
+
+#[test]
+fn precedence_project_user_builtin() {
+    let agents = resolve_agents(
+        builtin_agents(),
+        vec![
+            file_agent("explorer", "project/explorer"),
+            file_agent("Shared", "project/shared"),
+            file_agent("Proj", "project/proj"),
+            file_agent("PROJ", "project/proj-dup"),
+        ],
+        vec![
+            file_agent("Explorer", "user/explorer"),
+            file_agent("Planner", "user/planner"),
+            file_agent("shared", "user/shared"),
+            file_agent("Mine", "user/mine"),
+        ],
+    );
+    let summary: Vec<(&str, String)> = agents
+        .iter()
+        .map(|a| {
+            let src = match &a.source {
+                AgentSource::BuiltIn => "builtin".to_owned(),
+                AgentSource::File(p) => p.clone(),
+            };
+            (a.name.as_str(), src)
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("Builder", "builtin".to_owned()),
+            ("explorer", "project/explorer".to_owned()),
+            ("Planner", "user/planner".to_owned()),
+            ("Shared", "project/shared".to_owned()),
+            ("Mine", "user/mine".to_owned()),
+            ("Proj", "project/proj".to_owned()),
+        ]
+    );
+    assert_eq!(
+        find_agent(&agents, "EXPLORER").unwrap().prompt,
+        "prompt of project/explorer"
+    );
+    assert_eq!(
+        find_agent(&agents, "builder").unwrap().source,
+        AgentSource::BuiltIn
+    );
+    assert!(find_agent(&agents, "nobody").is_none());
+}

@@ -1,0 +1,120 @@
+use super::*;
+use crate::agent::{AgentSource, ToolFilter, builtin_agents};
+
+fn agent(prompt: &str) -> Agent {
+    Agent {
+        name: "Test".into(),
+        description: String::new(),
+        prompt: prompt.into(),
+        tools: ToolFilter::all(),
+        source: AgentSource::BuiltIn,
+    }
+}
+
+fn skill(name: &str, description: &str) -> Skill {
+    Skill {
+        name: name.into(),
+        description: description.into(),
+        body: "secret body".into(),
+        path: format!("skills/{name}/SKILL.md"),
+    }
+}
+
+fn tools(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| (*n).to_owned()).collect()
+}
+
+#[test]
+fn full_prompt() {
+    let agent = agent("  You are a test agent.\n\nBe brief.\n");
+    let skills = [
+        skill("pdf", "Reads PDFs.\n  Use for PDF files."),
+        skill("notes", "Writes notes."),
+    ];
+    let tools = tools(&["read_file", "load_skill"]);
+    let ctx = PromptContext {
+        agent: &agent,
+        skills: &skills,
+        cwd: "/home/me/my project",
+        os: "linux",
+        date: Some("2025-01-31"),
+        tools: &tools,
+    };
+    let expected = "You are a test agent.\n\nBe brief.\n\n\
+# Environment\n\
+- Working directory: /home/me/my project\n\
+- Operating system: linux\n\
+- Date: 2025-01-31\n\n\
+# Skills\n\
+Skills are instructions for particular tasks. When a task matches a skill's description, call \
+`load_skill` with the skill's name to read its instructions before you start, and follow them.\n\
+- pdf: Reads PDFs. Use for PDF files.\n\
+- notes: Writes notes.";
+    let prompt = compose_system_prompt(&ctx);
+    assert_eq!(prompt, expected);
+    assert!(!prompt.contains("secret body"));
+    assert_eq!(compose_system_prompt(&ctx), prompt);
+}
+
+#[test]
+fn skills_need_load_skill_and_skills() {
+    let agent = agent("A.");
+    let skills = [skill("pdf", "Reads PDFs.")];
+    let without = tools(&["read_file"]);
+    let with = tools(&["load_skill"]);
+    let base = PromptContext {
+        agent: &agent,
+        skills: &skills,
+        cwd: "/w",
+        os: "macos",
+        date: None,
+        tools: &without,
+    };
+    let expected = "A.\n\n# Environment\n- Working directory: /w\n- Operating system: macos";
+    assert_eq!(compose_system_prompt(&base), expected);
+    let no_skills = PromptContext {
+        skills: &[],
+        tools: &with,
+        ..base
+    };
+    assert_eq!(compose_system_prompt(&no_skills), expected);
+    let both = PromptContext {
+        tools: &with,
+        ..base
+    };
+    assert!(compose_system_prompt(&both).ends_with("\n- pdf: Reads PDFs."));
+}
+
+#[test]
+fn empty_agent_prompt_and_line_breaks_in_facts() {
+    let agent = agent("  \n");
+    let ctx = PromptContext {
+        agent: &agent,
+        skills: &[],
+        cwd: "/a\nb",
+        os: "linux",
+        date: Some("today"),
+        tools: &[],
+    };
+    assert_eq!(
+        compose_system_prompt(&ctx),
+        "# Environment\n- Working directory: /a b\n- Operating system: linux\n- Date: today"
+    );
+}
+
+#[test]
+fn builtin_agents_compose() {
+    for agent in builtin_agents() {
+        let ctx = PromptContext {
+            agent: &agent,
+            skills: &[],
+            cwd: "/w",
+            os: "linux",
+            date: None,
+            tools: &[],
+        };
+        let prompt = compose_system_prompt(&ctx);
+        assert!(prompt.starts_with(agent.prompt.as_str()));
+        assert!(prompt.ends_with("- Operating system: linux"));
+    }
+}
