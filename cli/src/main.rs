@@ -1,1 +1,85 @@
-fn main() {}
+//! The `hrns` binary: the interactive terminal UI, one-shot `exec`, and the commands around them.
+
+mod cli;
+mod commands;
+mod debug_sse;
+mod exec;
+mod onboarding;
+mod output;
+mod paths;
+mod record;
+mod sessions;
+mod setup;
+mod style;
+
+use clap::{CommandFactory, Parser};
+use cli::{Cli, Command, DebugCommand};
+use std::process::ExitCode;
+
+/// Exit codes: 0 done, 1 model or tool failure, 2 usage or config error, 130 interrupted.
+pub(crate) mod exit {
+    pub(crate) const FAILURE: u8 = 1;
+    pub(crate) const USAGE: u8 = 2;
+    pub(crate) const INTERRUPTED: u8 = 130;
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let g = &cli.global;
+    let result = match &cli.command {
+        Some(Command::Debug {
+            command: DebugCommand::Sse { file },
+        }) => return debug_sse(file.clone()),
+        Some(Command::Completions { shell }) => {
+            clap_complete::generate(*shell, &mut Cli::command(), "hrns", &mut std::io::stdout());
+            Ok(0)
+        }
+        Some(Command::Exec(args)) => exec::run(g, args),
+        Some(Command::Replay(args)) => commands::replay(g, args),
+        Some(Command::Models) => commands::models(g),
+        Some(Command::Providers) => commands::providers(g),
+        Some(Command::Agents) => commands::agents(g),
+        Some(Command::Skills) => commands::skills(),
+        Some(Command::Sessions { command }) => commands::sessions(command.as_ref()),
+        None => {
+            let _ = Cli::command().print_help();
+            Ok(0)
+        }
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            let s = style::Style::stderr();
+            eprintln!("{} {}", s.error("hrns:"), e.message);
+            ExitCode::from(e.code)
+        }
+    }
+}
+
+fn debug_sse(file: Option<std::path::PathBuf>) -> ExitCode {
+    let result = match file.as_deref() {
+        None => debug_sse::summarize(std::io::stdin().lock()),
+        Some(p) if p.as_os_str() == "-" => debug_sse::summarize(std::io::stdin().lock()),
+        Some(p) => match std::fs::File::open(p) {
+            Ok(f) => debug_sse::summarize(f),
+            Err(e) => {
+                eprintln!("hrns: cannot read {}: {e}", p.display());
+                return ExitCode::from(exit::USAGE);
+            }
+        },
+    };
+    match result {
+        Ok((json, ok)) => {
+            println!("{json}");
+            if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(exit::FAILURE)
+            }
+        }
+        Err(e) => {
+            eprintln!("hrns: reading the stream failed: {e}");
+            ExitCode::from(exit::FAILURE)
+        }
+    }
+}

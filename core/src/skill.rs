@@ -34,6 +34,22 @@ pub struct Skill {
     pub path: String,
 }
 
+impl Skill {
+    /// A skill from its parts, not read from a file (embedders, tests).
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        body: impl Into<String>,
+    ) -> Self {
+        Skill {
+            name: name.into(),
+            description: description.into(),
+            body: body.into(),
+            path: String::new(),
+        }
+    }
+}
+
 /// The frontmatter fields a `SKILL.md` may have.
 #[derive(Deserialize)]
 struct SkillMeta {

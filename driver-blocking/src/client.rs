@@ -282,7 +282,7 @@ fn malformed(e: &serde_json::Error, body: &[u8]) -> StreamError {
 }
 
 /// Maps a ureq error to the core's transport error classes.
-pub(crate) fn transport_error(e: &ureq::Error) -> TransportError {
+pub fn transport_error(e: &ureq::Error) -> TransportError {
     use TransportErrorKind as K;
     let kind = match e {
         ureq::Error::Timeout(_) | ureq::Error::BodyStalled => K::Timeout,
@@ -305,7 +305,7 @@ pub(crate) fn transport_error(e: &ureq::Error) -> TransportError {
 }
 
 /// Maps an IO error while reading or writing to a transport error.
-pub(crate) fn io_error(e: &std::io::Error) -> TransportError {
+pub fn io_error(e: &std::io::Error) -> TransportError {
     use TransportErrorKind as K;
     use std::io::ErrorKind as E;
     let kind = match e.kind() {

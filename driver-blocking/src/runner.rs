@@ -35,14 +35,13 @@ pub enum TurnOutcome {
 /// Runs turns of a [`Session`] against a [`Client`] with a [`Toolbox`].
 ///
 /// ```no_run
-/// use hrns_blocking::{Client, ClientConfig, Runner, ToolContext, Toolbox};
+/// use hrns_blocking::{Client, ClientConfig, Runner, ToolContext};
 /// use hrns_core::session::{ApprovalPolicy, Event, Provider, Session, SessionConfig};
 ///
 /// let provider = Provider::new("http://127.0.0.1:11434/v1", None);
 /// let client = Client::new(provider.clone(), &ClientConfig::default());
 /// let workspace = std::env::current_dir()?.canonicalize()?;
-/// let toolbox = Toolbox::new(); // add the built-in tools or your own
-
+/// let toolbox = hrns_blocking::tools::builtin_toolbox(Vec::new());
 /// let mut config = SessionConfig::new(provider, "llama3");
 /// config.tools = toolbox.specs();
 /// config.approval = ApprovalPolicy::Auto;

@@ -124,31 +124,6 @@ pub fn spawn_failed(err: &std::io::Error) -> ToolOutput {
     ToolOutput::error(format!("could not start the command with sh: {err}"))
 }
 
-/// Returns a skill's instructions for `load_skill`: its SKILL.md body, or a note when the
-/// body is empty (an empty tool result confuses some providers).
-pub fn skill_body(name: &str, body: &str) -> ToolOutput {
-    if body.trim().is_empty() {
-        ToolOutput::ok(format!("(the skill '{name}' has no instructions)"))
-    } else {
-        ToolOutput::ok(body)
-    }
-}
-
-/// Reports a `load_skill` call for a skill that does not exist, listing the ones that do.
-pub fn unknown_skill<'a>(name: &str, available: impl IntoIterator<Item = &'a str>) -> ToolOutput {
-    let mut names: Vec<&str> = available.into_iter().collect();
-    names.sort_unstable();
-    if names.is_empty() {
-        return ToolOutput::error(format!(
-            "there is no skill named '{name}'; no skills are available"
-        ));
-    }
-    ToolOutput::error(format!(
-        "there is no skill named '{name}'; the available skills are: {}",
-        names.join(", ")
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,27 +202,6 @@ mod tests {
             fetch_timed_out("http://x", 30)
                 .content
                 .contains("within 30 s")
-        );
-    }
-
-    #[test]
-    fn skill_bodies() {
-        assert_eq!(skill_body("a", "do x\n"), ToolOutput::ok("do x\n"));
-        assert_eq!(
-            skill_body("a", " \n"),
-            ToolOutput::ok("(the skill 'a' has no instructions)")
-        );
-    }
-
-    #[test]
-    fn unknown_skills_list_the_others() {
-        assert_eq!(
-            unknown_skill("x", ["pdf", "git"]).content,
-            "there is no skill named 'x'; the available skills are: git, pdf"
-        );
-        assert_eq!(
-            unknown_skill("x", []).content,
-            "there is no skill named 'x'; no skills are available"
         );
     }
 }

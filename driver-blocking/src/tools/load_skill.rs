@@ -4,35 +4,9 @@ use super::{builtin_spec, refused};
 use crate::tool::{Tool, ToolContext};
 use hrns_core::tool::args::decode_args;
 use hrns_core::tool::builtin::{LOAD_SKILL, LoadSkillArgs};
-use hrns_core::tool::report::{skill_body, unknown_skill};
 use hrns_core::tool::{ToolOutput, ToolSpec};
 
-/// A skill: a name, a one-line description for the system prompt, and the instructions the
-/// model loads on demand (the body of its SKILL.md, after the frontmatter).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skill {
-    /// The name the model asks for.
-    pub name: String,
-    /// What the skill is for, as listed in the system prompt.
-    pub description: String,
-    /// The instructions `load_skill` returns.
-    pub body: String,
-}
-
-impl Skill {
-    /// Returns a skill from its parts.
-    pub fn new(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        body: impl Into<String>,
-    ) -> Self {
-        Skill {
-            name: name.into(),
-            description: description.into(),
-            body: body.into(),
-        }
-    }
-}
+pub use hrns_core::skill::Skill;
 
 /// The `load_skill` tool: returns the body of a skill by its exact name.
 ///
@@ -71,10 +45,7 @@ impl Tool for LoadSkill {
             Ok(args) => args,
             Err(e) => return refused(e),
         };
-        match self.skills.iter().find(|s| s.name == args.name) {
-            Some(skill) => skill_body(&skill.name, &skill.body),
-            None => unknown_skill(&args.name, self.skills.iter().map(|s| s.name.as_str())),
-        }
+        hrns_core::skill::load_skill(&self.skills, &args.name)
     }
 }
 

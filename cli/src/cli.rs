@@ -1,0 +1,155 @@
+//! The command line: every command, flag and its help.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+const EXAMPLES: &str = "\
+Examples:
+  hrns                                   Open the interactive terminal UI
+  hrns exec \"Add a --verbose flag\"       One turn, answer streamed to stdout
+  echo \"Summarise README.md\" | hrns exec  Prompt from stdin
+  hrns exec --json \"List the files\"      One JSON event per line
+  hrns exec --approval read-only \"Review src/\"
+  hrns replay examples/demo.record       A recorded tool-using turn, no provider needed
+  hrns models                            Models of the current provider
+  hrns debug sse response.txt            What hrns makes of a raw SSE body
+
+Without a config file, OPENAI_API_KEY, OPENAI_BASE_URL and HRNS_MODEL are enough.
+Config: $XDG_CONFIG_HOME/hrns/config.json (default ~/.config/hrns/config.json).";
+
+/// hrns: a terminal coding agent for any OpenAI-compatible endpoint.
+#[derive(Debug, Parser)]
+#[command(name = "hrns", version, about, after_help = EXAMPLES, propagate_version = true)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: Global,
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+/// Options that every command takes.
+#[derive(Debug, Clone, Args, Default)]
+pub(crate) struct Global {
+    /// Provider to use (a name from the config file).
+    #[arg(long, short = 'p', global = true, env = "HRNS_PROVIDER")]
+    pub(crate) provider: Option<String>,
+    /// Model to use (overrides the provider's default).
+    #[arg(long, short = 'm', global = true)]
+    pub(crate) model: Option<String>,
+    /// Agent to use: Builder, Explorer, Planner, or one from an AGENT.md.
+    #[arg(long, short = 'a', global = true)]
+    pub(crate) agent: Option<String>,
+    /// Which tool calls run without asking.
+    #[arg(long, global = true, value_enum)]
+    pub(crate) approval: Option<ApprovalArg>,
+    /// Config file to read and write instead of the default.
+    #[arg(long, global = true, value_name = "PATH", env = "HRNS_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
+}
+
+/// The approval policy on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ApprovalArg {
+    /// Only read-only tools run; others are refused.
+    ReadOnly,
+    /// Read-only tools run; others wait for a yes (needs a terminal).
+    Ask,
+    /// Every tool runs.
+    Auto,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Run one turn: the prompt (or stdin) in, the answer out.
+    Exec(ExecArgs),
+    /// Re-run a recorded turn without a network, running tools for real, and report where
+    /// the requests differ from the recording.
+    Replay(ReplayArgs),
+    /// List the models of the current provider.
+    Models,
+    /// List the configured providers.
+    Providers,
+    /// List the agents (built-in and from AGENT.md files).
+    Agents,
+    /// List the skills found in SKILL.md files.
+    Skills,
+    /// List saved sessions, or export one.
+    Sessions {
+        #[command(subcommand)]
+        command: Option<SessionsCommand>,
+    },
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Tools for looking at what hrns does.
+    Debug {
+        #[command(subcommand)]
+        command: DebugCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum DebugCommand {
+    /// Run a raw SSE response body (a file, or stdin) through hrns's stream decoder and print
+    /// the result as one JSON object. Exit 0 when it decoded, 1 when it did not.
+    Sse {
+        /// The file; stdin when absent or `-`.
+        file: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionsCommand {
+    /// Write a readable transcript of a session to stdout.
+    Export {
+        /// The session id (or a unique prefix of it).
+        id: String,
+        /// The transcript format.
+        #[arg(long, value_enum, default_value_t = ExportFormat::Md)]
+        format: ExportFormat,
+    },
+}
+
+/// Transcript formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ExportFormat {
+    /// Markdown.
+    Md,
+    /// JSON: the header and the messages.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ExecArgs {
+    /// The prompt; read from stdin when absent or `-`.
+    pub(crate) prompt: Option<String>,
+    /// Print one JSON event per line on stdout instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Save every request and response of the run to FILE (the key is never written).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record: Option<PathBuf>,
+    /// Stop after this many model requests in the turn.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub(crate) max_steps: u32,
+    /// Continue the most recent session started in this directory.
+    #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
+    pub(crate) continue_: bool,
+    /// Continue the session with this id (see `hrns sessions`).
+    #[arg(long, value_name = "ID")]
+    pub(crate) resume: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReplayArgs {
+    /// The recording made with `hrns exec --record`.
+    pub(crate) file: PathBuf,
+    /// Print one JSON event per line on stdout instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Exit with 1 when a request differs from the recording.
+    #[arg(long)]
+    pub(crate) strict: bool,
+}

@@ -1,0 +1,228 @@
+//! The listing commands (`models`, `providers`, `agents`, `skills`, `sessions`) and `replay`.
+
+use crate::cli::{ExportFormat, Global, ReplayArgs, SessionsCommand};
+use crate::exec::{exit_code, run_turn};
+use crate::record::Recording;
+use crate::sessions;
+use crate::setup::{CliError, ConfigFile, Discovered, approval};
+use crate::style::Style;
+use hrns_blocking::{Client, ClientConfig, ToolContext, Transport};
+use hrns_core::session::{ApprovalPolicy, Session};
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+/// `hrns models`: the current provider's models, one per line.
+pub(crate) fn models(global: &Global) -> Result<u8, CliError> {
+    let file = ConfigFile::load(global.config.as_deref())?;
+    let setup = crate::onboarding::resolve_or_onboard(global, file)?;
+    let client = Client::new(
+        setup.provider.to_provider(),
+        &ClientConfig {
+            skip_verify: setup.provider.skip_verify,
+            ..ClientConfig::default()
+        },
+    );
+    let models = client.list_models().map_err(|e| {
+        CliError::failure(format!(
+            "cannot list the models of `{}`: {e}",
+            setup.provider.name
+        ))
+    })?;
+    for m in models {
+        let mark = if m.id == setup.provider.model {
+            " *"
+        } else {
+            ""
+        };
+        println!("{}{mark}", m.id);
+    }
+    Ok(0)
+}
+
+/// `hrns providers`: the configured providers; `*` marks the current one.
+pub(crate) fn providers(global: &Global) -> Result<u8, CliError> {
+    let file = ConfigFile::load(global.config.as_deref())?;
+    if file.config.providers.is_empty() {
+        eprintln!(
+            "no providers in {}; run `hrns` in a terminal to add one",
+            file.path.display()
+        );
+        return Ok(0);
+    }
+    for (name, entry) in &file.config.providers {
+        let current = if file.config.current_provider.as_deref() == Some(name.as_str()) {
+            "*"
+        } else {
+            " "
+        };
+        let model = entry.model.as_deref().unwrap_or("-");
+        println!("{current} {name}\t{}\t{model}", entry.url);
+    }
+    Ok(0)
+}
+
+/// `hrns agents`.
+pub(crate) fn agents(global: &Global) -> Result<u8, CliError> {
+    let file = ConfigFile::load(global.config.as_deref())?;
+    let found = scan();
+    let current = global
+        .agent
+        .clone()
+        .or(file.config.current_agent.clone())
+        .unwrap_or_else(|| "Builder".into());
+    for a in &found.agents {
+        let mark = if a.name.eq_ignore_ascii_case(&current) {
+            "*"
+        } else {
+            " "
+        };
+        let source = match &a.source {
+            hrns_core::agent::AgentSource::BuiltIn => "built-in".to_owned(),
+            hrns_core::agent::AgentSource::File(p) => p.clone(),
+        };
+        println!("{mark} {}\t{}\t({source})", a.name, a.description);
+    }
+    warn(&found);
+    Ok(0)
+}
+
+/// `hrns skills`.
+pub(crate) fn skills() -> Result<u8, CliError> {
+    let found = scan();
+    if found.skills.is_empty() {
+        eprintln!("no skills found (SKILL.md in ./.agents/skills/*/ or ~/.agents/skills/*/)");
+    }
+    for s in &found.skills {
+        println!("{}\t{}\t({})", s.name, s.description, s.path);
+    }
+    warn(&found);
+    Ok(0)
+}
+
+fn scan() -> Discovered {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    Discovered::scan(&cwd, crate::paths::home().as_deref())
+}
+
+fn warn(found: &Discovered) {
+    for w in &found.warnings {
+        eprintln!("hrns: warning: {w}");
+    }
+}
+
+/// `hrns sessions` and `hrns sessions export`.
+pub(crate) fn sessions(command: Option<&SessionsCommand>) -> Result<u8, CliError> {
+    let dir = crate::paths::state_dir()
+        .map_err(CliError::usage)?
+        .join("sessions");
+    match command {
+        None => {
+            let files = sessions::files(&dir);
+            if files.is_empty() {
+                eprintln!("no saved sessions in {}", dir.display());
+            }
+            for path in files.iter().take(50) {
+                if let Some(s) = sessions::summarize(path) {
+                    let first = s
+                        .first_user_message
+                        .as_deref()
+                        .map(|m| crate::output::one_line(m, 60))
+                        .unwrap_or_default();
+                    println!(
+                        "{}  {}  {}  {} messages  {}",
+                        s.header.id, s.header.started, s.header.cwd, s.messages, first
+                    );
+                }
+            }
+            Ok(0)
+        }
+        Some(SessionsCommand::Export { id, format }) => {
+            let path = sessions::find(&dir, id).map_err(CliError::usage)?;
+            let loaded = sessions::load(&path).map_err(|e| CliError::usage(e.to_string()))?;
+            for w in &loaded.warnings {
+                eprintln!("hrns: warning: {w}");
+            }
+            match format {
+                ExportFormat::Md => print!("{}", sessions::to_markdown(&loaded)),
+                ExportFormat::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&sessions::to_json(&loaded)).unwrap_or_default()
+                ),
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// `hrns replay FILE`: the recorded turn again, tools run for real, differences reported.
+pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError> {
+    let recording = Recording::load(&args.file).map_err(|e| CliError::usage(e.to_string()))?;
+    let header = recording.header.clone();
+    let recorded = recording.len();
+    let cwd = std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .map_err(|e| CliError::usage(format!("cannot use the current directory: {e}")))?;
+    let discovered = Discovered::scan(&cwd, crate::paths::home().as_deref());
+    let mut toolbox = hrns_blocking::tools::builtin_toolbox(discovered.skills.clone());
+    toolbox.retain(|name| header.tools.iter().any(|t| t == name));
+    let recorded_policy = match header.approval.as_str() {
+        "read-only" => ApprovalPolicy::ReadOnly,
+        "ask" if std::io::stdin().is_terminal() => ApprovalPolicy::Ask,
+        "ask" => ApprovalPolicy::ReadOnly,
+        _ => ApprovalPolicy::Auto,
+    };
+    let policy = approval(global.approval, recorded_policy);
+    let provider = hrns_core::session::Provider::new("http://replay.invalid/v1", None);
+    let mut config = hrns_core::session::SessionConfig::new(provider, header.model.clone());
+    config.system_prompt = header.system_prompt.clone();
+    config.tools = toolbox.specs();
+    config.approval = policy;
+    let replayer = Arc::new(recording.into_replayer());
+    let transport: Arc<dyn Transport> = Arc::clone(&replayer) as Arc<dyn Transport>;
+    let mut session = Session::new(config);
+    let s = Style::stderr();
+    eprintln!(
+        "{}",
+        s.harness(&format!(
+            "replaying {} ({recorded} recorded requests)",
+            args.file.display()
+        ))
+    );
+    eprintln!("{} {}", s.harness(">"), header.prompt);
+    let ctx = ToolContext {
+        workspace: cwd,
+        cancel: Default::default(),
+    };
+    let outcome = run_turn(
+        transport,
+        &toolbox,
+        ctx,
+        &mut session,
+        &header.prompt,
+        args.json,
+        policy,
+        None,
+    );
+    let (served, differences, left) = replayer.report();
+    if differences.is_empty() && left == 0 {
+        eprintln!(
+            "{}",
+            s.ok(&format!("replay: {served} requests, all as recorded"))
+        );
+    } else {
+        eprintln!(
+            "{}",
+            s.harness(&format!(
+                "replay: {served} requests served, {left} recorded requests unused"
+            ))
+        );
+        for d in &differences {
+            eprintln!("  {} {d}", s.error("differs:"));
+        }
+    }
+    let code = exit_code(&outcome);
+    if code == 0 && args.strict && (!differences.is_empty() || left > 0) {
+        return Ok(crate::exit::FAILURE);
+    }
+    Ok(code)
+}

@@ -1,0 +1,262 @@
+//! `hrns exec`: one turn, the prompt from the argument or stdin, the answer streamed to stdout.
+
+use crate::cli::{ExecArgs, Global};
+use crate::output::{HumanPrinter, print_json};
+use crate::record::{Header, Recorder};
+use crate::sessions::{self, SessionHeader, SessionLog};
+use crate::setup::{CliError, ConfigFile, approval};
+use hrns_blocking::{
+    CancelFlag, Client, ClientConfig, Runner, ToolContext, Transport, TurnOutcome,
+};
+use hrns_core::session::{Approval, ApprovalPolicy, Event, Session, ToolRun};
+use std::io::{IsTerminal, Read, Write};
+use std::sync::Arc;
+
+/// How an exec run ended, as a process exit code.
+pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
+    let prompt = read_prompt(args.prompt.as_deref())?;
+    let file = ConfigFile::load(global.config.as_deref())?;
+    let setup = crate::onboarding::resolve_or_onboard(global, file)?;
+    setup.print_warnings();
+    let policy = approval(global.approval, ApprovalPolicy::Auto);
+    if policy == ApprovalPolicy::Ask && !std::io::stdin().is_terminal() {
+        return Err(CliError::usage(
+            "--approval ask needs a terminal to ask on, and stdin is not one; use --approval read-only or auto",
+        ));
+    }
+    let toolbox = setup.toolbox();
+    let mut config = setup.session_config(&toolbox, policy);
+    config.max_steps = args.max_steps.max(1);
+
+    let state = crate::paths::state_dir().ok();
+    let sessions_dir = state.as_ref().map(|s| s.join("sessions"));
+    let cwd = setup.workspace.display().to_string();
+    let resumed = match (&args.resume, args.continue_, &sessions_dir) {
+        (Some(id), _, Some(dir)) => Some(sessions::find(dir, id).map_err(CliError::usage)?),
+        (None, true, Some(dir)) => Some(sessions::latest_in(dir, &cwd).ok_or_else(|| {
+            CliError::usage(format!(
+                "no saved session in {cwd} to continue; start one without --continue"
+            ))
+        })?),
+        (Some(_), _, None) | (None, true, None) => {
+            return Err(CliError::usage(
+                "cannot find the state directory for saved sessions; set HOME or XDG_STATE_HOME",
+            ));
+        }
+        (None, false, _) => None,
+    };
+    let (mut session, mut log) = match resumed {
+        Some(path) => {
+            let loaded = sessions::load(&path).map_err(|e| CliError::usage(e.to_string()))?;
+            for w in &loaded.warnings {
+                eprintln!("hrns: warning: {w}");
+            }
+            let session = Session::with_history(config.clone(), loaded.messages)
+                .map_err(|e| CliError::usage(format!("cannot resume {}: {e}", path.display())))?;
+            let log = SessionLog::append_to(&path, &loaded.header.id).ok();
+            (session, log)
+        }
+        None => {
+            let log = sessions_dir.as_ref().and_then(|dir| {
+                SessionLog::create(
+                    dir,
+                    SessionHeader {
+                        hrns_session: sessions::SESSION_VERSION,
+                        id: String::new(),
+                        started: String::new(),
+                        cwd: cwd.clone(),
+                        provider: setup.provider.name.clone(),
+                        model: setup.provider.model.clone(),
+                        agent: setup.agent.name.clone(),
+                    },
+                )
+                .map_err(|e| eprintln!("hrns: warning: the session is not saved: {e}"))
+                .ok()
+            });
+            (Session::new(config.clone()), log)
+        }
+    };
+
+    let client = Client::new(
+        setup.provider.to_provider(),
+        &ClientConfig {
+            skip_verify: setup.provider.skip_verify,
+            ..ClientConfig::default()
+        },
+    );
+    let transport: Arc<dyn Transport> = match &args.record {
+        Some(path) => {
+            let header = Header {
+                hrns_record: crate::record::RECORD_VERSION,
+                prompt: prompt.clone(),
+                model: config.model.clone(),
+                system_prompt: config.system_prompt.clone(),
+                tools: config.tools.iter().map(|t| t.name.clone()).collect(),
+                approval: policy_name(policy).to_owned(),
+                agent: setup.agent.name.clone(),
+            };
+            Arc::new(
+                Recorder::create(path, &header, Arc::new(client)).map_err(|e| {
+                    CliError::usage(format!(
+                        "cannot create the recording {}: {e}",
+                        path.display()
+                    ))
+                })?,
+            )
+        }
+        None => Arc::new(client),
+    };
+
+    let cancel = CancelFlag::new();
+    install_interrupt(&cancel);
+    let ctx = ToolContext {
+        workspace: setup.workspace.clone(),
+        cancel,
+    };
+    let outcome = run_turn(
+        transport,
+        &toolbox,
+        ctx,
+        &mut session,
+        &prompt,
+        args.json,
+        policy,
+        log.as_mut(),
+    );
+    if let (Some(log), false) = (&log, args.json) {
+        if std::io::stderr().is_terminal() {
+            let s = crate::style::Style::stderr();
+            eprintln!(
+                "{}",
+                s.dim(&format!(
+                    "session {} (hrns exec --resume {} to continue)",
+                    log.id(),
+                    log.id()
+                ))
+            );
+        }
+    }
+    Ok(exit_code(&outcome))
+}
+
+/// Runs one turn with the printers of `exec`; shared with `replay`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_turn(
+    transport: Arc<dyn Transport>,
+    toolbox: &hrns_blocking::Toolbox,
+    ctx: ToolContext,
+    session: &mut Session,
+    prompt: &str,
+    json: bool,
+    policy: ApprovalPolicy,
+    mut log: Option<&mut SessionLog>,
+) -> TurnOutcome {
+    let mut runner = Runner::new(transport, toolbox, ctx);
+    if policy == ApprovalPolicy::Ask {
+        runner = runner.approve_with(ask_on_terminal);
+    }
+    let mut printer = HumanPrinter::new();
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    runner.run(session, prompt, |event: &Event| {
+        if let Some(log) = log.as_deref_mut() {
+            if let Err(e) = log.record(event) {
+                eprintln!("hrns: warning: saving the session failed: {e}");
+            }
+        }
+        if json {
+            print_json(event, &mut stdout.lock());
+        } else {
+            printer.print(event, &mut stdout.lock(), &mut stderr.lock());
+        }
+    })
+}
+
+/// The exit code of a turn's outcome.
+pub(crate) fn exit_code(outcome: &TurnOutcome) -> u8 {
+    match outcome {
+        TurnOutcome::Finished => 0,
+        TurnOutcome::Failed(_) => crate::exit::FAILURE,
+        TurnOutcome::Cancelled => crate::exit::INTERRUPTED,
+    }
+}
+
+fn policy_name(p: ApprovalPolicy) -> &'static str {
+    match p {
+        ApprovalPolicy::ReadOnly => "read-only",
+        ApprovalPolicy::Ask => "ask",
+        ApprovalPolicy::Auto => "auto",
+    }
+}
+
+/// The prompt from the argument, or stdin when it is absent or `-`.
+fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
+    let text = match arg {
+        Some(p) if p != "-" => p.to_owned(),
+        _ => {
+            let stdin = std::io::stdin();
+            if stdin.is_terminal() {
+                return Err(CliError::usage(
+                    "give a prompt: `hrns exec \"…\"`, or pipe one in: `echo … | hrns exec`",
+                ));
+            }
+            let mut text = String::new();
+            stdin
+                .lock()
+                .take(16 * 1024 * 1024)
+                .read_to_string(&mut text)
+                .map_err(|e| CliError::usage(format!("cannot read the prompt from stdin: {e}")))?;
+            text
+        }
+    };
+    if text.trim().is_empty() {
+        return Err(CliError::usage("the prompt is empty"));
+    }
+    Ok(text)
+}
+
+/// Ctrl-C cancels the turn cleanly; a second Ctrl-C exits at once.
+fn install_interrupt(cancel: &CancelFlag) {
+    let cancel = cancel.clone();
+    let _ = ctrlc::set_handler(move || {
+        if cancel.is_cancelled() {
+            std::process::exit(i32::from(crate::exit::INTERRUPTED));
+        }
+        cancel.cancel();
+    });
+}
+
+/// Asks on the terminal: `y` once, `a` always for this tool, `n` (with an optional reason).
+fn ask_on_terminal(run: &ToolRun) -> Approval {
+    let s = crate::style::Style::stderr();
+    let mut err = std::io::stderr();
+    let _ = write!(
+        err,
+        "{} {} {}\n{} ",
+        s.harness("allow"),
+        s.tool(&run.name),
+        s.args(&crate::output::one_line(&run.arguments, 200)),
+        s.harness("[y]es / [a]lways for this tool / [n]o (optionally: n <reason>):")
+    );
+    let _ = err.flush();
+    let mut line = String::new();
+    if std::io::stdin().read_line(&mut line).unwrap_or(0) == 0 {
+        return Approval::Deny {
+            reason: Some("no answer (end of input)".into()),
+        };
+    }
+    let answer = line.trim();
+    match answer.chars().next().map(|c| c.to_ascii_lowercase()) {
+        Some('y') => Approval::Once,
+        Some('a') => Approval::AlwaysThisTool,
+        _ => {
+            let reason = answer
+                .trim_start_matches(['n', 'N'])
+                .trim_start_matches(|c: char| c.is_alphabetic())
+                .trim();
+            Approval::Deny {
+                reason: (!reason.is_empty()).then(|| reason.to_owned()),
+            }
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! First-run setup: when nothing is configured and a terminal is attached, ask for a provider
+//! (offering local servers found on loopback) and save it. Without a terminal, say what to set.
+
+use crate::cli::Global;
+use crate::setup::{CliError, ConfigFile, Setup, env_var};
+use crate::style::Style;
+use hrns_blocking::{Client, ClientConfig};
+use hrns_core::config::{ENV_API_KEY, ENV_BASE_URL, ProviderEntry};
+use hrns_core::http::Secret;
+use hrns_core::session::Provider;
+use std::io::{BufRead, IsTerminal, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+/// Local servers worth looking for, by port.
+const LOCAL_SERVERS: &[(&str, &str, u16)] = &[
+    ("ollama", "Ollama", 11434),
+    ("lmstudio", "LM Studio", 1234),
+    ("llamacpp", "llama.cpp", 8080),
+    ("vllm", "vLLM", 8000),
+];
+
+/// Resolves the run's setup; runs onboarding first when nothing is configured and a terminal is
+/// attached.
+pub(crate) fn resolve_or_onboard(global: &Global, file: ConfigFile) -> Result<Setup, CliError> {
+    let nothing_configured = file.config.providers.is_empty()
+        && env_var(ENV_API_KEY).is_none()
+        && env_var(ENV_BASE_URL).is_none();
+    if !nothing_configured {
+        return Setup::resolve(global, file);
+    }
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(CliError::usage(format!(
+            "no provider is configured. Set {ENV_API_KEY} (and {ENV_BASE_URL} and HRNS_MODEL for other endpoints), \
+             write {} , or run `hrns` in a terminal to set one up.",
+            file.path.display()
+        )));
+    }
+    let mut file = file;
+    onboard(
+        &mut file,
+        &mut std::io::stdin().lock(),
+        &mut std::io::stderr(),
+    )?;
+    Setup::resolve(global, file)
+}
+
+/// Asks for a provider on `input`/`out` and saves it to the config file.
+pub(crate) fn onboard(
+    file: &mut ConfigFile,
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    let s = Style::stderr();
+    let io = |e: std::io::Error| CliError::usage(format!("setup was interrupted: {e}"));
+    writeln!(
+        out,
+        "{}",
+        s.harness("Welcome to hrns. Let's set up a provider (an OpenAI-compatible endpoint).")
+    )
+    .map_err(io)?;
+    let found = find_local_servers();
+    let mut chosen: Option<(String, String)> = None;
+    for (name, label, url) in &found {
+        if ask_yes(
+            input,
+            out,
+            &format!("Found {label} at {url}. Use it? [Y/n] "),
+            true,
+        )
+        .map_err(io)?
+        {
+            chosen = Some(((*name).to_owned(), url.clone()));
+            break;
+        }
+    }
+    let (name, url, key) = match chosen {
+        Some((name, url)) => (name, url, None),
+        None => {
+            let name = ask(input, out, "Name for this provider [openai]: ").map_err(io)?;
+            let name = if name.is_empty() {
+                "openai".to_owned()
+            } else {
+                name
+            };
+            let url = ask(input, out, "Base URL [https://api.openai.com/v1]: ").map_err(io)?;
+            let url = if url.is_empty() {
+                "https://api.openai.com/v1".to_owned()
+            } else {
+                url
+            };
+            let key = ask_secret(out, "API key (hidden; empty for none): ").map_err(io)?;
+            (name, url, (!key.is_empty()).then_some(key))
+        }
+    };
+    let skip_verify = url.starts_with("https://")
+        && !url.contains("api.openai.com")
+        && ask_yes(
+            input,
+            out,
+            "Skip TLS certificate checks (only for self-signed local servers)? [y/N] ",
+            false,
+        )
+        .map_err(io)?;
+    let provider = Provider::new(url.clone(), key.clone().map(Secret::new));
+    let client = Client::new(
+        provider,
+        &ClientConfig {
+            skip_verify,
+            connect_timeout: Duration::from_secs(3),
+            read_idle_timeout: Duration::from_secs(10),
+            ..ClientConfig::default()
+        },
+    );
+    let models: Vec<String> = match client.list_models() {
+        Ok(list) => list.into_iter().map(|m| m.id).collect(),
+        Err(e) => {
+            writeln!(
+                out,
+                "{}",
+                s.dim(&format!("(could not list the models: {e})"))
+            )
+            .map_err(io)?;
+            Vec::new()
+        }
+    };
+    let model = choose_model(input, out, &models).map_err(io)?;
+    let mut entry = ProviderEntry::new(url);
+    entry.key = key;
+    entry.model = Some(model);
+    entry.skip_verify = skip_verify;
+    file.config.upsert_provider(name.clone(), entry);
+    file.config
+        .set_current_provider(&name)
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    file.save()?;
+    writeln!(
+        out,
+        "{}",
+        s.harness(&format!(
+            "Saved provider `{name}` to {}.",
+            file.path.display()
+        ))
+    )
+    .map_err(io)?;
+    Ok(())
+}
+
+fn choose_model(
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+    models: &[String],
+) -> std::io::Result<String> {
+    if !models.is_empty() {
+        writeln!(out, "Models:")?;
+        for (i, m) in models.iter().enumerate().take(50) {
+            writeln!(out, "  {:>2}. {m}", i + 1)?;
+        }
+    }
+    loop {
+        let answer = ask(
+            input,
+            out,
+            if models.is_empty() {
+                "Model name: "
+            } else {
+                "Model (number or name) [1]: "
+            },
+        )?;
+        if answer.is_empty() {
+            if let Some(first) = models.first() {
+                return Ok(first.clone());
+            }
+            continue;
+        }
+        if let Ok(n) = answer.parse::<usize>() {
+            if let Some(m) = n.checked_sub(1).and_then(|i| models.get(i)) {
+                return Ok(m.clone());
+            }
+        }
+        return Ok(answer);
+    }
+}
+
+/// Local servers answering on loopback, as `(name, label, base URL)`.
+fn find_local_servers() -> Vec<(&'static str, &'static str, String)> {
+    LOCAL_SERVERS
+        .iter()
+        .filter(|(_, _, port)| {
+            let addr = SocketAddr::from(([127, 0, 0, 1], *port));
+            TcpStream::connect_timeout(&addr, Duration::from_millis(150)).is_ok()
+        })
+        .map(|(name, label, port)| (*name, *label, format!("http://127.0.0.1:{port}/v1")))
+        .collect()
+}
+
+fn ask(input: &mut impl BufRead, out: &mut impl Write, question: &str) -> std::io::Result<String> {
+    write!(out, "{question}")?;
+    out.flush()?;
+    let mut line = String::new();
+    if input.read_line(&mut line)? == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "end of input",
+        ));
+    }
+    Ok(line.trim().to_owned())
+}
+
+fn ask_yes(
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+    question: &str,
+    default: bool,
+) -> std::io::Result<bool> {
+    let a = ask(input, out, question)?;
+    Ok(match a.chars().next().map(|c| c.to_ascii_lowercase()) {
+        Some('y') => true,
+        Some('n') => false,
+        _ => default,
+    })
+}
+
+/// Reads a secret without echoing it when stdin is a terminal.
+fn ask_secret(out: &mut impl Write, question: &str) -> std::io::Result<String> {
+    write!(out, "{question}")?;
+    out.flush()?;
+    rpassword::read_password().map(|s| s.trim().to_owned())
+}

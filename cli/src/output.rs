@@ -1,0 +1,218 @@
+//! The two printers of `exec` over the same events: text for people, JSON lines for programs.
+
+use crate::style::Style;
+use hrns_core::session::{Event, ToolStatus};
+use std::io::Write;
+
+/// Shortens one line of text to `max` characters for a status line.
+pub(crate) fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+/// Prints events for a person: answer text on stdout as it arrives, everything else on stderr.
+#[derive(Debug)]
+pub(crate) struct HumanPrinter {
+    err: Style,
+    /// Whether the last thing written to stdout ended a line.
+    at_line_start: bool,
+    in_reasoning: bool,
+}
+
+impl HumanPrinter {
+    pub(crate) fn new() -> Self {
+        HumanPrinter {
+            err: Style::stderr(),
+            at_line_start: true,
+            in_reasoning: false,
+        }
+    }
+
+    fn end_reasoning(&mut self, err: &mut impl Write) {
+        if self.in_reasoning {
+            let _ = writeln!(err);
+            self.in_reasoning = false;
+        }
+    }
+
+    fn end_text(&mut self, out: &mut impl Write) {
+        if !self.at_line_start {
+            let _ = writeln!(out);
+            let _ = out.flush();
+            self.at_line_start = true;
+        }
+    }
+
+    /// Prints one event.
+    pub(crate) fn print(&mut self, event: &Event, out: &mut impl Write, err: &mut impl Write) {
+        let s = self.err;
+        match event {
+            Event::TextDelta { text } | Event::RefusalDelta { text } => {
+                self.end_reasoning(err);
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+                self.at_line_start = text.ends_with('\n');
+            }
+            Event::ReasoningDelta { text } => {
+                if !self.in_reasoning {
+                    let _ = write!(err, "{}", s.dim("thinking: "));
+                    self.in_reasoning = true;
+                }
+                let _ = write!(err, "{}", s.dim(text));
+            }
+            Event::ToolCall {
+                name, arguments, ..
+            } => {
+                self.end_reasoning(err);
+                self.end_text(out);
+                let _ = writeln!(
+                    err,
+                    "{} {} {}",
+                    s.harness("●"),
+                    s.tool(name),
+                    s.args(&one_line(arguments, 100))
+                );
+            }
+            Event::ToolResult { status, output, .. } => {
+                let first = output.content.lines().next().unwrap_or("");
+                let lines = output.content.lines().count();
+                let more = if lines > 1 {
+                    format!(" (+{} lines)", lines - 1)
+                } else {
+                    String::new()
+                };
+                let mark = match status {
+                    ToolStatus::Ok => s.ok("ok"),
+                    _ => s.error(&status_text(*status)),
+                };
+                let _ = writeln!(
+                    err,
+                    "  {} {mark}: {}{more}",
+                    s.harness("⎿"),
+                    one_line(first, 100)
+                );
+            }
+            Event::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
+                let _ = writeln!(
+                    err,
+                    "{}",
+                    s.harness(&format!(
+                        "retrying (attempt {attempt}) in {:.1} s: {}",
+                        *delay_ms as f64 / 1000.0,
+                        one_line(reason, 200)
+                    ))
+                );
+            }
+            Event::OptionDropped { field, .. } => {
+                let _ = writeln!(
+                    err,
+                    "{}",
+                    s.harness(&format!(
+                        "the provider rejected `{field}`; sent again without it"
+                    ))
+                );
+            }
+            Event::TurnFinished { finish_reason, .. } => {
+                self.end_reasoning(err);
+                self.end_text(out);
+                if let Some(reason) = finish_reason {
+                    if reason.as_str() == "length" {
+                        let _ = writeln!(
+                            err,
+                            "{}",
+                            s.error("the answer was cut off by the token limit")
+                        );
+                    } else if reason.as_str() == "content_filter" {
+                        let _ = writeln!(
+                            err,
+                            "{}",
+                            s.error("the provider's content filter stopped the answer")
+                        );
+                    }
+                }
+            }
+            Event::TurnFailed { error } => {
+                self.end_reasoning(err);
+                self.end_text(out);
+                let _ = writeln!(err, "{} {error}", s.error("error:"));
+            }
+            Event::TurnCancelled => {
+                self.end_reasoning(err);
+                self.end_text(out);
+                let _ = writeln!(err, "{}", s.harness("cancelled"));
+            }
+            _ => {}
+        }
+        let _ = err.flush();
+    }
+}
+
+/// What a status is called in a result line.
+pub(crate) fn status_text(status: ToolStatus) -> String {
+    serde_json::to_value(status)
+        .ok()
+        .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+        .unwrap_or_else(|| "error".into())
+}
+
+/// Prints each event as one JSON line.
+pub(crate) fn print_json(event: &Event, out: &mut impl Write) {
+    if let Ok(line) = serde_json::to_string(event) {
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hrns_core::tool::ToolOutput;
+
+    #[test]
+    fn human_output_separates_text_and_activity() {
+        let mut p = HumanPrinter {
+            err: Style::plain(),
+            at_line_start: true,
+            in_reasoning: false,
+        };
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        for e in [
+            Event::ReasoningDelta { text: "hmm".into() },
+            Event::TextDelta { text: "Hel".into() },
+            Event::TextDelta { text: "lo".into() },
+            Event::ToolCall {
+                id: "c".into(),
+                name: "read_file".into(),
+                arguments: "{\"path\":\n\"a\"}".into(),
+            },
+            Event::ToolResult {
+                id: "c".into(),
+                name: "read_file".into(),
+                status: ToolStatus::DeniedByPolicy,
+                output: ToolOutput::error("no\nmore"),
+            },
+        ] {
+            p.print(&e, &mut out, &mut err);
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), "Hello\n");
+        let err = String::from_utf8(err).unwrap();
+        assert!(err.contains("thinking: hmm\n"));
+        assert!(err.contains("● read_file {\"path\": \"a\"}"), "{err}");
+        assert!(err.contains("⎿ denied by policy: no (+1 lines)"), "{err}");
+    }
+
+    #[test]
+    fn one_line_cuts_long_text() {
+        assert_eq!(one_line("a\n b", 10), "a b");
+        assert_eq!(one_line("abcdef", 4), "abc…");
+    }
+}

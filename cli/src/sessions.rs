@@ -1,0 +1,530 @@
+//! Saved sessions: every conversation appended, event by event, to a JSON Lines file under
+//! `$XDG_STATE_HOME/hrns/sessions/`, so it can be listed, resumed and exported.
+//!
+//! A file is a header line, then one line per event (`{"event": …}`). The history of a session
+//! is the sequence of its `message` events; a run that was killed mid-turn is repaired on load
+//! the way cancellation repairs it. Each line is written with one `write` call and flushed, so
+//! a crash loses at most the line being written, and a torn last line is skipped on load.
+
+use hrns_core::history;
+use hrns_core::session::Event;
+use hrns_core::wire::{Message, Role};
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// The version of the session file format.
+pub(crate) const SESSION_VERSION: u32 = 1;
+
+/// The first line of a session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SessionHeader {
+    /// Always [`SESSION_VERSION`].
+    pub(crate) hrns_session: u32,
+    /// The short id used to resume it.
+    pub(crate) id: String,
+    /// When it started (RFC 3339, UTC).
+    pub(crate) started: String,
+    /// The working directory.
+    pub(crate) cwd: String,
+    /// The provider's name.
+    pub(crate) provider: String,
+    /// The model.
+    pub(crate) model: String,
+    /// The agent.
+    pub(crate) agent: String,
+}
+
+/// One line after the header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Entry {
+    event: Event,
+}
+
+/// Appends a session's events to its file.
+#[derive(Debug)]
+pub(crate) struct SessionLog {
+    file: File,
+    #[cfg_attr(not(test), allow(dead_code))]
+    path: PathBuf,
+    id: String,
+}
+
+impl SessionLog {
+    /// Creates a new session file in `dir` (created if needed) and writes its header. The name
+    /// is the start time and a short id; `create_new` keeps concurrent processes apart.
+    pub(crate) fn create(dir: &Path, mut header: SessionHeader) -> io::Result<SessionLog> {
+        std::fs::create_dir_all(dir)?;
+        let now = SystemTime::now();
+        let stamp = humantime::format_rfc3339_seconds(now).to_string();
+        header.started = stamp.clone();
+        let file_stamp = stamp.replace(':', "-").trim_end_matches('Z').to_owned();
+        let mut seed = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0) as u64
+            ^ (u64::from(std::process::id()) << 32);
+        for _ in 0..16 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let id = format!("{:06x}", (seed >> 40) & 0xff_ffff);
+            let path = dir.join(format!("{file_stamp}_{id}.jsonl"));
+            match OpenOptions::new().append(true).create_new(true).open(&path) {
+                Ok(file) => {
+                    header.id = id.clone();
+                    let mut log = SessionLog { file, path, id };
+                    log.write_line(&serde_json::to_string(&header).map_err(io::Error::other)?)?;
+                    return Ok(log);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::other("could not pick a free session file name"))
+    }
+
+    /// Opens an existing session file to append to it (a resumed session).
+    pub(crate) fn append_to(path: &Path, id: &str) -> io::Result<SessionLog> {
+        let file = OpenOptions::new().append(true).open(path)?;
+        Ok(SessionLog {
+            file,
+            path: path.to_owned(),
+            id: id.to_owned(),
+        })
+    }
+
+    /// The session's id.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The file.
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one event and flushes it. Deltas are not saved: the messages carry the text.
+    pub(crate) fn record(&mut self, event: &Event) -> io::Result<()> {
+        if matches!(
+            event,
+            Event::TextDelta { .. }
+                | Event::ReasoningDelta { .. }
+                | Event::RefusalDelta { .. }
+                | Event::ToolCallStreaming { .. }
+        ) {
+            return Ok(());
+        }
+        let line = serde_json::to_string(&Entry {
+            event: event.clone(),
+        })
+        .map_err(io::Error::other)?;
+        self.write_line(&line)
+    }
+
+    fn write_line(&mut self, line: &str) -> io::Result<()> {
+        let mut buf = String::with_capacity(line.len() + 1);
+        buf.push_str(line);
+        buf.push('\n');
+        self.file.write_all(buf.as_bytes())?;
+        self.file.flush()
+    }
+}
+
+/// A session read back.
+#[derive(Debug, Clone)]
+pub(crate) struct LoadedSession {
+    pub(crate) header: SessionHeader,
+    /// Every saved event, in order (the TUI shows a resumed conversation from them).
+    #[allow(dead_code)]
+    pub(crate) events: Vec<Event>,
+    /// The history, repaired so it can be sent again.
+    pub(crate) messages: Vec<Message>,
+    /// Problems met while loading (a torn last line), for a warning.
+    pub(crate) warnings: Vec<String>,
+}
+
+/// Why a session file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LoadError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: String, source: io::Error },
+    #[error("{path}: not an hrns session file ({message})")]
+    NotASession { path: String, message: String },
+}
+
+/// Reads a session file. Lines that do not parse are skipped with a warning (a torn last line
+/// after a crash); complete lines are never lost.
+pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
+    let shown = path.display().to_string();
+    let file = File::open(path).map_err(|source| LoadError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let mut lines = BufReader::new(file).split(b'\n');
+    let first = match lines.next() {
+        Some(Ok(l)) => l,
+        Some(Err(source)) => {
+            return Err(LoadError::Io {
+                path: shown,
+                source,
+            });
+        }
+        None => {
+            return Err(LoadError::NotASession {
+                path: shown,
+                message: "the file is empty".into(),
+            });
+        }
+    };
+    let header: SessionHeader =
+        serde_json::from_slice(&first).map_err(|e| LoadError::NotASession {
+            path: shown.clone(),
+            message: e.to_string(),
+        })?;
+    let mut events = Vec::new();
+    let mut warnings = Vec::new();
+    for (n, line) in lines.enumerate() {
+        let line = line.map_err(|source| LoadError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Entry>(&line) {
+            Ok(e) => events.push(e.event),
+            Err(e) => warnings.push(format!(
+                "{shown}:{}: skipped an unreadable line ({e})",
+                n + 2
+            )),
+        }
+    }
+    let mut messages: Vec<Message> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Message { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    history::repair(&mut messages);
+    Ok(LoadedSession {
+        header,
+        events,
+        messages,
+        warnings,
+    })
+}
+
+/// One row of `hrns sessions`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Summary {
+    pub(crate) header: SessionHeader,
+    pub(crate) path: PathBuf,
+    pub(crate) first_user_message: Option<String>,
+    pub(crate) messages: usize,
+}
+
+/// Summarises a session file without keeping its events: the header, the first user message
+/// and the number of messages. Lines are only parsed when they hold a message.
+pub(crate) fn summarize(path: &Path) -> Option<Summary> {
+    let file = File::open(path).ok()?;
+    let mut lines = BufReader::new(file).split(b'\n');
+    let header: SessionHeader = serde_json::from_slice(&lines.next()?.ok()?).ok()?;
+    let mut first_user_message = None;
+    let mut messages = 0;
+    for line in lines.map_while(Result::ok) {
+        if !contains(&line, br#""type":"message""#) {
+            continue;
+        }
+        messages += 1;
+        if first_user_message.is_none() && contains(&line, br#""role":"user""#) {
+            if let Ok(Entry {
+                event: Event::Message { message },
+            }) = serde_json::from_slice(&line)
+            {
+                if message.role == Role::User {
+                    first_user_message = Some(message.text());
+                }
+            }
+        }
+    }
+    Some(Summary {
+        header,
+        path: path.to_owned(),
+        first_user_message,
+        messages,
+    })
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The session files in `dir`, newest first (names start with the start time).
+pub(crate) fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files.reverse();
+    files
+}
+
+/// Finds a session by id (or a unique prefix of it, or its file name).
+pub(crate) fn find(dir: &Path, id: &str) -> Result<PathBuf, String> {
+    let id = id.trim();
+    if id.is_empty() {
+        return Err("give a session id (see `hrns sessions`)".into());
+    }
+    let matches: Vec<PathBuf> = files(dir)
+        .into_iter()
+        .filter(|p| {
+            let name = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let short = name.rsplit('_').next().unwrap_or("");
+            short.starts_with(id) || name == id
+        })
+        .collect();
+    match matches.len() {
+        0 => Err(format!(
+            "no session `{id}` in {}; `hrns sessions` lists them",
+            dir.display()
+        )),
+        1 => Ok(matches.into_iter().next().expect("one match")),
+        n => Err(format!("`{id}` matches {n} sessions; give more of the id")),
+    }
+}
+
+/// The most recent session started in `cwd`.
+pub(crate) fn latest_in(dir: &Path, cwd: &str) -> Option<PathBuf> {
+    files(dir).into_iter().find(|p| {
+        File::open(p)
+            .ok()
+            .and_then(|f| BufReader::new(f).split(b'\n').next()?.ok())
+            .and_then(|l| serde_json::from_slice::<SessionHeader>(&l).ok())
+            .is_some_and(|h| h.cwd == cwd)
+    })
+}
+
+/// A readable Markdown transcript.
+pub(crate) fn to_markdown(s: &LoadedSession) -> String {
+    let h = &s.header;
+    let mut out = format!(
+        "# hrns session {}\n\n- started: {}\n- directory: `{}`\n- provider: {}, model: {}, agent: {}\n",
+        h.id, h.started, h.cwd, h.provider, h.model, h.agent
+    );
+    for m in &s.messages {
+        match m.role {
+            Role::User => out.push_str(&format!("\n## User\n\n{}\n", m.text())),
+            Role::Assistant => {
+                out.push_str("\n## Assistant\n\n");
+                if let Some(r) = m.reasoning_content.as_deref().filter(|r| !r.is_empty()) {
+                    out.push_str(&format!("> {}\n\n", r.replace('\n', "\n> ")));
+                }
+                let text = m.text();
+                if !text.is_empty() {
+                    out.push_str(&format!("{text}\n"));
+                }
+                for c in &m.tool_calls {
+                    out.push_str(&format!(
+                        "\n**Tool call** `{}`\n\n```json\n{}\n```\n",
+                        c.function.name, c.function.arguments
+                    ));
+                }
+            }
+            Role::Tool => {
+                let text = m.text();
+                let fence = fence_for(&text);
+                out.push_str(&format!("\n**Tool result**\n\n{fence}\n{text}\n{fence}\n"));
+            }
+            Role::System | Role::Developer | Role::Function => {}
+        }
+    }
+    out
+}
+
+/// A code fence longer than any run of backticks in `text`, so the text cannot close it.
+fn fence_for(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
+/// A JSON transcript: the header and the messages.
+pub(crate) fn to_json(s: &LoadedSession) -> serde_json::Value {
+    serde_json::json!({"header": s.header, "messages": s.messages})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hrns_core::tool::ToolOutput;
+    use hrns_core::wire::{FunctionCall, ToolCall};
+
+    fn header() -> SessionHeader {
+        SessionHeader {
+            hrns_session: SESSION_VERSION,
+            id: String::new(),
+            started: String::new(),
+            cwd: "/w".into(),
+            provider: "p".into(),
+            model: "m".into(),
+            agent: "Builder".into(),
+        }
+    }
+
+    fn tool_turn() -> Vec<Event> {
+        let mut call = Message::assistant("");
+        call.content = None;
+        call.tool_calls = vec![ToolCall {
+            id: "c1".into(),
+            kind: "function".into(),
+            function: FunctionCall {
+                name: "read_file".into(),
+                arguments: "{\"path\":\"a\"}".into(),
+                extra: Default::default(),
+            },
+            extra: Default::default(),
+        }];
+        vec![
+            Event::TurnStarted { turn: 1 },
+            Event::Message {
+                message: Message::user("read a"),
+            },
+            Event::TextDelta { text: "x".into() },
+            Event::Message { message: call },
+            Event::ToolResult {
+                id: "c1".into(),
+                name: "read_file".into(),
+                status: hrns_core::session::ToolStatus::Ok,
+                output: ToolOutput::ok("A"),
+            },
+            Event::Message {
+                message: Message::tool("c1", "A"),
+            },
+            Event::Message {
+                message: Message::assistant("a says A"),
+            },
+            Event::TurnFinished {
+                finish_reason: None,
+                usage: Default::default(),
+            },
+        ]
+    }
+
+    #[test]
+    fn round_trip_of_a_tool_using_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::create(dir.path(), header()).unwrap();
+        for e in tool_turn() {
+            log.record(&e).unwrap();
+        }
+        let loaded = load(log.path()).unwrap();
+        assert_eq!(loaded.header.id, log.id());
+        assert_eq!(loaded.messages.len(), 4);
+        assert!(loaded.warnings.is_empty());
+        assert_eq!(loaded.events.len(), 7, "deltas are not saved");
+        let s = summarize(log.path()).unwrap();
+        assert_eq!(s.first_user_message.as_deref(), Some("read a"));
+        assert_eq!(s.messages, 4);
+        let md = to_markdown(&loaded);
+        assert!(
+            md.contains("## User\n\nread a")
+                && md.contains("`read_file`")
+                && md.contains("a says A"),
+            "{md}"
+        );
+        assert_eq!(to_json(&loaded)["messages"].as_array().unwrap().len(), 4);
+        assert_eq!(find(dir.path(), &log.id()[..3]).unwrap(), log.path());
+        assert_eq!(latest_in(dir.path(), "/w").unwrap(), log.path());
+        assert!(latest_in(dir.path(), "/elsewhere").is_none());
+    }
+
+    #[test]
+    fn every_truncation_of_the_last_line_loads_the_complete_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::create(dir.path(), header()).unwrap();
+        for e in tool_turn() {
+            log.record(&e).unwrap();
+        }
+        let full = std::fs::read(log.path()).unwrap();
+        let last_start = full[..full.len() - 1]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .unwrap()
+            + 1;
+        let complete = load(log.path()).unwrap().events.len();
+        // Every cut inside the last line (its newline aside: without it the line is complete).
+        for cut in last_start..full.len() - 1 {
+            let p = dir.path().join("cut.jsonl");
+            std::fs::write(&p, &full[..cut]).unwrap();
+            let loaded = load(&p).unwrap();
+            assert_eq!(loaded.events.len(), complete - 1, "cut at {cut}");
+            assert_eq!(
+                loaded.warnings.len(),
+                usize::from(cut > last_start),
+                "cut at {cut}"
+            );
+            history::validate(&loaded.messages).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_session_saved_mid_turn_is_repaired() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::create(dir.path(), header()).unwrap();
+        for e in tool_turn().into_iter().take(5) {
+            log.record(&e).unwrap();
+        }
+        let loaded = load(log.path()).unwrap();
+        assert_eq!(loaded.messages.len(), 3);
+        assert_eq!(loaded.messages[2].tool_call_id.as_deref(), Some("c1"));
+        history::validate(&loaded.messages).unwrap();
+    }
+
+    #[test]
+    fn bad_files_are_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.jsonl");
+        std::fs::write(&p, "").unwrap();
+        assert!(load(&p).unwrap_err().to_string().contains("empty"));
+        std::fs::write(&p, "{\"nope\":1}\n").unwrap();
+        assert!(
+            load(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("not an hrns session")
+        );
+        assert!(find(dir.path(), "zzz").unwrap_err().contains("no session"));
+        assert!(summarize(&p).is_none());
+    }
+
+    #[test]
+    fn concurrent_logs_get_separate_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: Vec<PathBuf> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        SessionLog::create(dir.path(), header())
+                            .unwrap()
+                            .path()
+                            .to_owned()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let unique: std::collections::HashSet<_> = paths.iter().collect();
+        assert_eq!(unique.len(), 8);
+    }
+}

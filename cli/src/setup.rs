@@ -1,0 +1,291 @@
+//! Everything a run is set up from: the config file, the provider, agents, skills, tools and the
+//! system prompt. Shared by `exec`, `replay` and the TUI.
+
+use crate::cli::{ApprovalArg, Global};
+use crate::paths;
+use hrns_blocking::{Toolbox, tools};
+use hrns_core::agent::{self, Agent};
+use hrns_core::config::{Config, ResolvedProvider, Selection};
+use hrns_core::prompt::{PromptContext, compose_system_prompt};
+use hrns_core::session::{ApprovalPolicy, SessionConfig};
+use hrns_core::skill::{self, Skill};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A failure of the command line itself, with the exit code it ends in.
+#[derive(Debug)]
+pub(crate) struct CliError {
+    pub(crate) message: String,
+    pub(crate) code: u8,
+}
+
+impl CliError {
+    /// A usage or config error (exit 2).
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+            code: crate::exit::USAGE,
+        }
+    }
+
+    /// A failure of the work itself (exit 1).
+    pub(crate) fn failure(message: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+            code: crate::exit::FAILURE,
+        }
+    }
+}
+
+/// The config file as loaded.
+#[derive(Debug)]
+pub(crate) struct ConfigFile {
+    pub(crate) path: PathBuf,
+    pub(crate) config: Config,
+}
+
+impl ConfigFile {
+    /// Loads the config from `--config` or the default place. A missing file is an empty
+    /// config; an unreadable or corrupt one is an error naming the file and line, and the file
+    /// is left alone.
+    pub(crate) fn load(explicit: Option<&Path>) -> Result<ConfigFile, CliError> {
+        let path = match explicit {
+            Some(p) => p.to_owned(),
+            None => paths::config_file().map_err(CliError::usage)?,
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let config = Config::parse(&text).map_err(|e| {
+                    CliError::usage(format!(
+                        "{}:{}:{}: the config file is not valid: {e}\nFix or move the file; hrns does not overwrite a config it cannot read.",
+                        path.display(),
+                        e.line(),
+                        e.column()
+                    ))
+                })?;
+                Ok(ConfigFile { path, config })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ConfigFile {
+                path,
+                config: Config::default(),
+            }),
+            Err(e) => Err(CliError::usage(format!(
+                "cannot read the config file {}: {e}",
+                path.display()
+            ))),
+        }
+    }
+
+    /// Saves the config atomically (a temporary file renamed over it) with mode 0600, keeping
+    /// keys hrns does not know.
+    pub(crate) fn save(&self) -> Result<(), CliError> {
+        let fail = |e: &dyn std::fmt::Display| {
+            CliError::failure(format!(
+                "cannot save the config to {}: {e}",
+                self.path.display()
+            ))
+        };
+        let dir = self
+            .path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail(&e))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| fail(&e))?;
+        }
+        tmp.write_all(self.config.to_json_pretty().as_bytes())
+            .map_err(|e| fail(&e))?;
+        tmp.write_all(b"\n").map_err(|e| fail(&e))?;
+        tmp.as_file().sync_all().map_err(|e| fail(&e))?;
+        tmp.persist(&self.path).map_err(|e| fail(&e.error))?;
+        Ok(())
+    }
+}
+
+/// Reads an environment variable the way config resolution wants it.
+pub(crate) fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Agents and skills found on disk, with the problems met (reported, never fatal).
+#[derive(Debug, Default)]
+pub(crate) struct Discovered {
+    pub(crate) agents: Vec<Agent>,
+    pub(crate) skills: Vec<Skill>,
+    pub(crate) warnings: Vec<String>,
+}
+
+impl Discovered {
+    /// Looks for `AGENT.md` in `./.hrns/agents/*/` and `~/.hrns/agents/*/`, and `SKILL.md` in
+    /// `./.agents/skills/*/` and `~/.agents/skills/*/`.
+    pub(crate) fn scan(cwd: &Path, home: Option<&Path>) -> Discovered {
+        let mut d = Discovered::default();
+        let project_agents =
+            d.read_all(&cwd.join(".hrns/agents"), "AGENT.md", agent::parse_agent_md);
+        let user_agents = home
+            .map(|h| d.read_all(&h.join(".hrns/agents"), "AGENT.md", agent::parse_agent_md))
+            .unwrap_or_default();
+        d.agents = agent::resolve_agents(agent::builtin_agents(), project_agents, user_agents);
+        let project_skills = d.read_all(
+            &cwd.join(".agents/skills"),
+            "SKILL.md",
+            skill::parse_skill_md,
+        );
+        let user_skills = home
+            .map(|h| d.read_all(&h.join(".agents/skills"), "SKILL.md", skill::parse_skill_md))
+            .unwrap_or_default();
+        d.skills = skill::resolve_skills(project_skills, user_skills);
+        d
+    }
+
+    fn read_all<T, E: std::fmt::Display>(
+        &mut self,
+        dir: &Path,
+        file: &str,
+        parse: impl Fn(&str, &str) -> Result<T, E>,
+    ) -> Vec<T> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path().join(file))
+            .filter(|p| p.is_file())
+            .collect();
+        paths.sort();
+        let mut out = Vec::new();
+        for path in paths {
+            let shown = path.display().to_string();
+            match std::fs::read(&path) {
+                Ok(bytes) if bytes.len() > 1024 * 1024 => self
+                    .warnings
+                    .push(format!("{shown}: skipped, larger than 1 MiB")),
+                Ok(bytes) => match std::str::from_utf8(&bytes) {
+                    Ok(text) => match parse(text, &shown) {
+                        Ok(v) => out.push(v),
+                        Err(e) => self.warnings.push(format!("skipped {e}")),
+                    },
+                    Err(_) => self
+                        .warnings
+                        .push(format!("{shown}: skipped, not UTF-8 text")),
+                },
+                Err(e) => self.warnings.push(format!("{shown}: skipped, {e}")),
+            }
+        }
+        out
+    }
+}
+
+/// A fully resolved run: provider, agent, skills, tools and prompt.
+#[derive(Debug)]
+pub(crate) struct Setup {
+    /// The config file, kept for commands that change it (the TUI's `/connect`, `/provider`).
+    #[allow(dead_code)]
+    pub(crate) file: ConfigFile,
+    pub(crate) provider: ResolvedProvider,
+    pub(crate) discovered: Discovered,
+    pub(crate) agent: Agent,
+    pub(crate) workspace: PathBuf,
+}
+
+impl Setup {
+    /// Resolves the provider and agent for `global` from an already loaded config.
+    pub(crate) fn resolve(global: &Global, file: ConfigFile) -> Result<Setup, CliError> {
+        let selection = Selection {
+            provider: global.provider.as_deref(),
+            model: global.model.as_deref(),
+        };
+        let provider = file
+            .config
+            .resolve(&selection, &env_var)
+            .map_err(|e| CliError::usage(format!("{e}")))?;
+        let workspace = std::env::current_dir()
+            .and_then(|d| d.canonicalize())
+            .map_err(|e| CliError::usage(format!("cannot use the current directory: {e}")))?;
+        let discovered = Discovered::scan(&workspace, paths::home().as_deref());
+        let wanted = global
+            .agent
+            .clone()
+            .or_else(|| file.config.current_agent.clone())
+            .unwrap_or_else(|| "Builder".to_owned());
+        let agent = agent::find_agent(&discovered.agents, &wanted)
+            .cloned()
+            .ok_or_else(|| {
+                let names: Vec<&str> = discovered.agents.iter().map(|a| a.name.as_str()).collect();
+                CliError::usage(format!(
+                    "there is no agent `{wanted}`; pick one of: {}",
+                    names.join(", ")
+                ))
+            })?;
+        Ok(Setup {
+            file,
+            provider,
+            discovered,
+            agent,
+            workspace,
+        })
+    }
+
+    /// The tools of this run: the built-ins the agent allows, with `load_skill` when there are
+    /// skills.
+    pub(crate) fn toolbox(&self) -> Toolbox {
+        let mut toolbox = tools::builtin_toolbox(self.discovered.skills.clone());
+        let skills = !self.discovered.skills.is_empty();
+        toolbox.retain(|name| {
+            self.agent.tools.allows(name)
+                && (skills || name != hrns_core::tool::builtin::LOAD_SKILL)
+        });
+        toolbox
+    }
+
+    /// The session configuration for `toolbox` under `approval`.
+    pub(crate) fn session_config(
+        &self,
+        toolbox: &Toolbox,
+        approval: ApprovalPolicy,
+    ) -> SessionConfig {
+        let specs = toolbox.specs();
+        let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+        let cwd = self.workspace.display().to_string();
+        let today = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+        let prompt = compose_system_prompt(&PromptContext {
+            agent: &self.agent,
+            skills: &self.discovered.skills,
+            cwd: &cwd,
+            os: std::env::consts::OS,
+            date: Some(&today[..10]),
+            tools: &names,
+        });
+        let mut config =
+            SessionConfig::new(self.provider.to_provider(), self.provider.model.clone());
+        config.system_prompt = Some(prompt);
+        config.tools = specs;
+        config.approval = approval;
+        config.seed = std::process::id().into();
+        config
+    }
+
+    /// Prints the problems met while discovering agents and skills.
+    pub(crate) fn print_warnings(&self) {
+        let s = crate::style::Style::stderr();
+        for w in &self.discovered.warnings {
+            eprintln!("{} {w}", s.harness("hrns: warning:"));
+        }
+    }
+}
+
+/// The approval policy from the flag, with a default.
+pub(crate) fn approval(arg: Option<ApprovalArg>, default: ApprovalPolicy) -> ApprovalPolicy {
+    match arg {
+        Some(ApprovalArg::ReadOnly) => ApprovalPolicy::ReadOnly,
+        Some(ApprovalArg::Ask) => ApprovalPolicy::Ask,
+        Some(ApprovalArg::Auto) => ApprovalPolicy::Auto,
+        None => default,
+    }
+}

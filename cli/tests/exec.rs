@@ -1,0 +1,505 @@
+//! `hrns` end to end: the built binary against the mock provider over loopback.
+
+use hrns_blocking::mock::{MockProvider, Reply};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const KEY: &str = "sk-e2e-NEVERSHOWN-31337";
+
+/// A sandbox: its own HOME, XDG dirs and working directory.
+struct Env {
+    root: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        for d in ["home", "config", "state", "work"] {
+            std::fs::create_dir_all(root.path().join(d)).unwrap();
+        }
+        Env { root }
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.root.path().join(p)
+    }
+
+    fn work(&self) -> PathBuf {
+        self.path("work")
+    }
+
+    fn config_file(&self) -> PathBuf {
+        self.path("config/hrns/config.json")
+    }
+
+    fn write(&self, p: &str, text: &str) -> PathBuf {
+        let path = self.path(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn cmd(&self, mock: Option<&MockProvider>) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_hrns"));
+        c.current_dir(self.work())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("XDG_CONFIG_HOME", self.path("config"))
+            .env("XDG_STATE_HOME", self.path("state"))
+            .stdin(Stdio::null());
+        if let Some(m) = mock {
+            c.env("OPENAI_BASE_URL", m.base_url())
+                .env("OPENAI_API_KEY", KEY)
+                .env("HRNS_MODEL", "mock-model");
+        }
+        c
+    }
+
+    fn run(&self, mock: Option<&MockProvider>, args: &[&str]) -> Output {
+        self.cmd(mock).args(args).output().unwrap()
+    }
+
+    fn run_stdin(&self, mock: Option<&MockProvider>, args: &[&str], stdin: &str) -> Output {
+        let mut child = self
+            .cmd(mock)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_no_key(o: &Output) {
+    assert!(
+        !stdout(o).contains(KEY) && !stderr(o).contains(KEY),
+        "key leaked:\n{}\n{}",
+        stdout(o),
+        stderr(o)
+    );
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn exec_streams_text_to_stdout() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("Hello from the mock.")]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "say hello"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Hello from the mock.\n");
+    assert_no_key(&out);
+    let req = &mock.requests()[0];
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let body = req.json();
+    assert_eq!(body["model"], "mock-model");
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["messages"][0]["role"], "system");
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "user", "content": "say hello"})
+    );
+}
+
+#[test]
+fn exec_json_prints_one_event_per_line() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "--json", "hi"]);
+    assert_eq!(out.status.code(), Some(0));
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.first().unwrap()["type"], "turn_started");
+    assert_eq!(events.last().unwrap()["type"], "turn_finished");
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "ok");
+    assert_no_key(&out);
+}
+
+#[test]
+fn exec_reads_the_prompt_from_stdin() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("got it")]).unwrap();
+    let out = env.run_stdin(Some(&mock), &["exec"], "from a pipe\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        mock.requests()[0].json()["messages"][1]["content"],
+        "from a pipe\n"
+    );
+    let out = env.run_stdin(Some(&mock), &["exec", "-"], "   \n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("empty"));
+}
+
+#[test]
+fn exec_runs_tools_and_reports_activity_on_stderr() {
+    let env = Env::new();
+    env.write("work/notes.txt", "the secret word is pineapple\n");
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("call_1", "read_file", r#"{"path":"notes.txt"}"#)]),
+        Reply::text_answer("The word is pineapple."),
+    ])
+    .unwrap();
+    let out = env.run(Some(&mock), &["exec", "what is the word?"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "The word is pineapple.\n");
+    assert!(stderr(&out).contains("read_file"), "{}", stderr(&out));
+    let second = mock.requests()[1].json();
+    let tool_msg = &second["messages"][3];
+    assert_eq!(tool_msg["role"], "tool");
+    assert!(tool_msg["content"].as_str().unwrap().contains("pineapple"));
+}
+
+#[test]
+fn exit_codes() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::error(401, "bad key")]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("bad key"));
+    assert_no_key(&out);
+    // Nothing configured and no terminal: a usage error that says what to set.
+    let out = env.run(None, &["exec", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("OPENAI_API_KEY"), "{}", stderr(&out));
+    // `ask` needs a terminal.
+    let out = env.run(Some(&mock), &["exec", "--approval", "ask", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("terminal"));
+    // Unknown flags are usage errors too.
+    let out = env.run(Some(&mock), &["exec", "--nope"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn go_shaped_config_file_is_read_and_flags_select() {
+    let env = Env::new();
+    let a = MockProvider::start([Reply::text_answer("from a")]).unwrap();
+    let b =
+        MockProvider::start([Reply::text_answer("from b"), Reply::text_answer("b again")]).unwrap();
+    let config = json!({
+        "providers": {
+            "a": {"url": a.base_url(), "key": KEY, "model": "model-a", "skipVerify": false},
+            "b": {"url": b.base_url(), "keyEnv": "B_KEY", "model": "model-b", "skipVerify": false, "custom": 1}
+        },
+        "currentProvider": "a",
+        "currentAgent": "Builder",
+        "theme": "dark"
+    });
+    env.write(
+        "config/hrns/config.json",
+        &serde_json::to_string_pretty(&config).unwrap(),
+    );
+    let out = env.run(None, &["exec", "x"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "from a\n");
+    assert_eq!(a.requests()[0].json()["model"], "model-a");
+    let out = env
+        .cmd(None)
+        .env("B_KEY", "b-secret")
+        .args(["exec", "--provider", "b", "--model", "other", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(b.requests()[0].json()["model"], "other");
+    assert_eq!(
+        b.requests()[0].header("authorization"),
+        Some("Bearer b-secret")
+    );
+    // keyEnv unset: a clear error naming the variable.
+    let out = env.run(None, &["exec", "--provider", "b", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("B_KEY"), "{}", stderr(&out));
+    let out = env.run(None, &["providers"]);
+    assert!(
+        stdout(&out).contains("* a") && stdout(&out).contains("  b"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn corrupt_config_is_reported_and_left_alone() {
+    let env = Env::new();
+    let text = "{\n  \"providers\": {\n    \"a\": {\"url\": \"x\",}\n  }\n}\n";
+    let path = env.write("config/hrns/config.json", text);
+    let out = env.run(None, &["exec", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("{}:3:", path.display())), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    let _ = env.config_file();
+}
+
+#[test]
+fn agents_filter_the_tools_sent() {
+    let env = Env::new();
+    let mock = MockProvider::start([
+        Reply::text_answer("a"),
+        Reply::text_answer("b"),
+        Reply::text_answer("c"),
+    ])
+    .unwrap();
+    assert_eq!(env.run(Some(&mock), &["exec", "x"]).status.code(), Some(0));
+    let all = tool_names(&mock.requests()[0].json());
+    for t in [
+        "read_file",
+        "list_files",
+        "write_file",
+        "edit_file",
+        "run_command",
+    ] {
+        assert!(all.contains(&t.to_owned()), "{all:?}");
+    }
+    assert_eq!(
+        env.run(Some(&mock), &["exec", "--agent", "explorer", "x"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let explorer = tool_names(&mock.requests()[1].json());
+    assert!(explorer.contains(&"read_file".to_owned()));
+    for t in ["write_file", "edit_file", "run_command"] {
+        assert!(!explorer.contains(&t.to_owned()), "{explorer:?}");
+    }
+    env.write(
+        "work/.hrns/agents/reviewer/AGENT.md",
+        "---\nname: Reviewer\ndescription: reads code\ntools:\n  \"*\": false\n  read_file: true\n---\nYou review code carefully.\n",
+    );
+    assert_eq!(
+        env.run(Some(&mock), &["exec", "--agent", "reviewer", "x"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let body = mock.requests()[2].json();
+    assert_eq!(tool_names(&body), ["read_file"]);
+    assert!(
+        body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("You review code carefully.")
+    );
+    let out = env.run(None, &["agents"]);
+    assert!(
+        stdout(&out).contains("Reviewer") && stdout(&out).contains("Planner"),
+        "{}",
+        stdout(&out)
+    );
+    let out = env.run(Some(&mock), &["exec", "--agent", "nobody", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn skills_go_into_the_prompt_and_load_on_demand() {
+    let env = Env::new();
+    env.write(
+        "work/.agents/skills/release/SKILL.md",
+        "---\nname: release\ndescription: How to cut a release of this project\n---\nStep 1: bump the version.\n",
+    );
+    env.write(
+        "work/.agents/skills/broken/SKILL.md",
+        "---\nname: [unclosed\n",
+    );
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c", "load_skill", r#"{"name":"release"}"#)]),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let out = env.run(Some(&mock), &["exec", "cut a release"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("broken"),
+        "bad skill reported: {}",
+        stderr(&out)
+    );
+    let first = mock.requests()[0].json();
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("release") && system.contains("How to cut a release"),
+        "{system}"
+    );
+    assert!(tool_names(&first).contains(&"load_skill".to_owned()));
+    let second = mock.requests()[1].json();
+    assert!(
+        second["messages"][3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Step 1: bump the version.")
+    );
+    let out = env.run(None, &["skills"]);
+    assert!(stdout(&out).contains("release"));
+}
+
+#[test]
+fn record_then_replay_without_a_network() {
+    let env = Env::new();
+    env.write("work/a.txt", "alpha\n");
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":"a.txt"}"#)]),
+        Reply::text_answer("It says alpha."),
+    ])
+    .unwrap();
+    let rec = env.path("run.record");
+    let out = env.run(
+        Some(&mock),
+        &["exec", "--record", rec.to_str().unwrap(), "read a.txt"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert!(!text.contains(KEY), "the key entered the recording");
+    assert!(text.contains("[redacted]"));
+    drop(mock);
+    let out = env.run(None, &["replay", rec.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It says alpha.\n");
+    assert!(stderr(&out).contains("all as recorded"), "{}", stderr(&out));
+    // Change the file the tool reads: the replay reports where the requests differ.
+    env.write("work/a.txt", "beta\n");
+    let out = env.run(None, &["replay", "--strict", rec.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("differs: request 2: messages[3].content"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn shipped_demo_replays() {
+    let env = Env::new();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/demo.record");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = env
+        .cmd(None)
+        .current_dir(repo)
+        .args(["replay", demo.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stdout(&out).is_empty());
+    assert!(stderr(&out).contains("list_files"), "{}", stderr(&out));
+}
+
+#[test]
+fn sessions_are_saved_listed_exported_and_continued() {
+    let env = Env::new();
+    let mock = MockProvider::start([
+        Reply::text_answer("first answer"),
+        Reply::text_answer("second answer"),
+    ])
+    .unwrap();
+    assert_eq!(
+        env.run(Some(&mock), &["exec", "first question"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let list = env.run(None, &["sessions"]);
+    let line = stdout(&list);
+    assert!(
+        line.contains("first question") && line.contains("2 messages"),
+        "{line}"
+    );
+    let id = line.split_whitespace().next().unwrap().to_owned();
+    let out = env.run(None, &["sessions", "export", &id, "--format", "md"]);
+    assert!(
+        stdout(&out).contains("## User\n\nfirst question") && stdout(&out).contains("first answer"),
+        "{}",
+        stdout(&out)
+    );
+    let out = env.run(None, &["sessions", "export", &id, "--format", "json"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["messages"].as_array().unwrap().len(), 2);
+    let out = env.run(Some(&mock), &["exec", "--continue", "and then?"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let msgs = mock.requests()[1].json()["messages"].clone();
+    let texts: Vec<&str> = msgs.as_array().unwrap()[1..]
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["first question", "first answer", "and then?"]);
+    let state = std::fs::read_dir(env.path("state/hrns/sessions"))
+        .unwrap()
+        .count();
+    assert_eq!(state, 1, "continuing appends to the same file");
+    let files: Vec<_> = std::fs::read_dir(env.path("state/hrns/sessions"))
+        .unwrap()
+        .collect();
+    let text = std::fs::read_to_string(files[0].as_ref().unwrap().path()).unwrap();
+    assert!(!text.contains(KEY));
+    let out = env.run(Some(&mock), &["exec", "--resume", "zzzzzz", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn debug_sse_reads_files_and_stdin() {
+    let env = Env::new();
+    let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    let file = env.write("body.txt", body);
+    let out = env.run(None, &["debug", "sse", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["choices"][0]["content"], "Hi");
+    assert_eq!(v["done"], true);
+    let out = env.run_stdin(
+        None,
+        &["debug", "sse"],
+        "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["choices"][0]["content"], "x");
+    assert!(v["error"].as_str().unwrap().contains("ended before"));
+    let out = env.run(None, &["debug", "sse", "/nonexistent/file"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn help_and_completions() {
+    let env = Env::new();
+    let out = env.run(None, &["--help"]);
+    assert!(stdout(&out).contains("Examples:") && stdout(&out).contains("exec"));
+    for shell in ["bash", "zsh", "fish"] {
+        let out = env.run(None, &["completions", shell]);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(stdout(&out).contains("hrns"));
+    }
+}
