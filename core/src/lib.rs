@@ -4,6 +4,9 @@
 
 pub mod accumulate;
 mod chunk;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod sse;
 pub mod stream;
 mod text;
