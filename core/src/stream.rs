@@ -255,12 +255,7 @@ impl ChatStream {
     /// choices, or the error with everything received before it.
     pub fn finish(mut self) -> Result<Completion, StreamFailure> {
         self.feed_eof();
-        loop {
-            match self.poll_event() {
-                Ok(Some(_)) => {}
-                Ok(None) | Err(_) => break,
-            }
-        }
+        while let Ok(Some(_)) = self.poll_event() {}
         match self.state {
             State::Done => Ok(self.acc.into_completion(true)),
             State::Ended => Ok(self.acc.into_completion(false)),
