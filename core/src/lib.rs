@@ -71,6 +71,9 @@ pub mod agent;
 mod chunk;
 pub mod config;
 pub mod frontmatter;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod history;
 pub mod http;
 pub mod prompt;
