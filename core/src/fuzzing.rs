@@ -16,6 +16,9 @@
 //!   (partial) completion holds exactly the text of the content, reasoning and tool-call
 //!   argument deltas that were polled.
 
+mod session;
+pub use session::session;
+
 use crate::sse::{self, DecodeError, Decoder, SseEvent};
 use crate::stream::{ChatStream, StreamError, StreamEvent, StreamFailure};
 use crate::{Completion, FinishReason};
@@ -389,6 +392,14 @@ mod tests {
     #[test]
     fn chat_stream_seeds() {
         run_seeds("chat_stream", super::chat_stream);
+    }
+
+    #[test]
+    fn session_seeds() {
+        for (path, data) in seeds("session") {
+            eprintln!("seed {}", path.display());
+            super::session(&data);
+        }
     }
 
     #[test]
