@@ -1,0 +1,5 @@
+//! The interactive terminal UI's building blocks: styled text and wrapping, the Markdown
+//! renderer, the line editor and its history, slash commands, and the lines the UI shows.
+//! Each part is pure (no terminal IO) so it can be tested on its own; the event loop draws.
+
+pub(crate) mod text;
