@@ -7,3 +7,4 @@ pub(crate) mod editor;
 pub(crate) mod history;
 pub(crate) mod markdown;
 pub(crate) mod text;
+pub(crate) mod view;
