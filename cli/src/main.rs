@@ -11,6 +11,8 @@ mod record;
 mod sessions;
 mod setup;
 mod style;
+#[allow(dead_code)] // the event loop that uses it comes next
+mod tui;
 
 use clap::{CommandFactory, Parser};
 use cli::{Cli, Command, DebugCommand};

@@ -1,0 +1,638 @@
+//! Styled text that knows nothing about the terminal: [`Span`]s of text with a [`SpanStyle`],
+//! [`Line`]s of spans, their display width, word wrapping to a width, and ANSI rendering.
+//!
+//! Widths are display columns (unicode-width) summed over grapheme clusters; ANSI escape
+//! sequences and control characters count as nothing, and [`render_ansi`] and [`wrap`] drop
+//! them from span text, so text from a model cannot move the cursor or change colours.
+
+use std::borrow::Cow;
+use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::UnicodeWidthStr;
+
+/// The colours hrns uses (the original's scheme: harness blue, errors and tool names red,
+/// arguments yellow, success green, reasoning grey).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Color {
+    Red,
+    Green,
+    Yellow,
+    Blue,
+    Magenta,
+    Cyan,
+    Grey,
+}
+
+impl Color {
+    fn sgr(self) -> &'static str {
+        match self {
+            Color::Red => "31",
+            Color::Green => "32",
+            Color::Yellow => "33",
+            Color::Blue => "34",
+            Color::Magenta => "35",
+            Color::Cyan => "36",
+            Color::Grey => "90",
+        }
+    }
+}
+
+/// How a span looks. The default is plain text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct SpanStyle {
+    pub(crate) fg: Option<Color>,
+    pub(crate) bold: bool,
+    pub(crate) dim: bool,
+    pub(crate) italic: bool,
+    pub(crate) underline: bool,
+}
+
+impl SpanStyle {
+    /// Plain text.
+    pub(crate) const PLAIN: SpanStyle = SpanStyle {
+        fg: None,
+        bold: false,
+        dim: false,
+        italic: false,
+        underline: false,
+    };
+
+    /// Plain text in `color`.
+    pub(crate) const fn fg(color: Color) -> SpanStyle {
+        SpanStyle {
+            fg: Some(color),
+            ..SpanStyle::PLAIN
+        }
+    }
+
+    /// This style in `color`.
+    pub(crate) const fn with_fg(self, color: Color) -> SpanStyle {
+        SpanStyle {
+            fg: Some(color),
+            ..self
+        }
+    }
+
+    /// This style, bold.
+    pub(crate) const fn bold(self) -> SpanStyle {
+        SpanStyle { bold: true, ..self }
+    }
+
+    /// This style, dimmed.
+    pub(crate) const fn dim(self) -> SpanStyle {
+        SpanStyle { dim: true, ..self }
+    }
+
+    /// This style, italic.
+    pub(crate) const fn italic(self) -> SpanStyle {
+        SpanStyle {
+            italic: true,
+            ..self
+        }
+    }
+
+    /// This style, underlined.
+    pub(crate) const fn underline(self) -> SpanStyle {
+        SpanStyle {
+            underline: true,
+            ..self
+        }
+    }
+
+    /// The SGR parameters of this style, such as `1;31`; empty for plain text.
+    fn sgr(self) -> String {
+        let mut codes: Vec<&str> = Vec::new();
+        if self.bold {
+            codes.push("1");
+        }
+        if self.dim {
+            codes.push("2");
+        }
+        if self.italic {
+            codes.push("3");
+        }
+        if self.underline {
+            codes.push("4");
+        }
+        if let Some(c) = self.fg {
+            codes.push(c.sgr());
+        }
+        codes.join(";")
+    }
+}
+
+/// A run of text in one style. The text should hold no line breaks.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Span {
+    pub(crate) text: String,
+    pub(crate) style: SpanStyle,
+}
+
+impl Span {
+    /// Text in `style`.
+    pub(crate) fn styled(text: impl Into<String>, style: SpanStyle) -> Span {
+        Span {
+            text: text.into(),
+            style,
+        }
+    }
+
+    /// Unstyled text.
+    pub(crate) fn plain(text: impl Into<String>) -> Span {
+        Span::styled(text, SpanStyle::PLAIN)
+    }
+}
+
+/// One line on the screen: spans side by side.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Line(pub(crate) Vec<Span>);
+
+impl Line {
+    /// An empty line.
+    pub(crate) fn new() -> Line {
+        Line(Vec::new())
+    }
+
+    /// A line of one span.
+    pub(crate) fn styled(text: impl Into<String>, style: SpanStyle) -> Line {
+        Line(vec![Span::styled(text, style)])
+    }
+
+    /// A line of unstyled text.
+    pub(crate) fn plain(text: impl Into<String>) -> Line {
+        Line::styled(text, SpanStyle::PLAIN)
+    }
+
+    /// Appends a span; empty text is skipped.
+    pub(crate) fn push(&mut self, text: impl Into<String>, style: SpanStyle) {
+        let text = text.into();
+        if !text.is_empty() {
+            self.0.push(Span { text, style });
+        }
+    }
+
+    /// Appends the spans of `other`.
+    pub(crate) fn extend(&mut self, other: Line) {
+        self.0
+            .extend(other.0.into_iter().filter(|s| !s.text.is_empty()));
+    }
+
+    /// The display width in columns.
+    pub(crate) fn width(&self) -> usize {
+        self.0.iter().map(|s| width(&s.text)).sum()
+    }
+
+    /// The text without styles (escape sequences and control characters removed).
+    pub(crate) fn plain_text(&self) -> String {
+        self.0.iter().map(|s| clean(&s.text)).collect()
+    }
+
+    /// Whether the line shows nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.iter().all(|s| s.text.is_empty())
+    }
+}
+
+impl From<&str> for Line {
+    fn from(text: &str) -> Line {
+        Line::plain(text)
+    }
+}
+
+/// The text with ANSI escape sequences (CSI, OSC and two-byte `ESC x`) and other control
+/// characters removed; a tab becomes one space. Borrowed when there is nothing to remove.
+pub(crate) fn clean(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => match chars.next() {
+                // CSI: parameters and intermediates up to a final byte in @..~.
+                Some('[') => {
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                // OSC (and the other string sequences): up to BEL or ST (ESC \).
+                Some(']' | 'P' | '_' | '^' | 'X') => {
+                    while let Some(c) = chars.next() {
+                        if c == '\x07' {
+                            break;
+                        }
+                        if c == '\x1b' {
+                            if chars.peek() == Some(&'\\') {
+                                chars.next();
+                            }
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            '\t' => out.push(' '),
+            c if is_control(c) => {}
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn is_control(c: char) -> bool {
+    c.is_control()
+}
+
+/// The display width of `s` in terminal columns: the sum of its grapheme clusters' widths,
+/// with ANSI escape sequences and control characters counting as zero.
+pub(crate) fn width(s: &str) -> usize {
+    clean(s).graphemes(true).map(grapheme_width).sum()
+}
+
+/// The width of one grapheme cluster (a cleaned one: no control characters).
+pub(crate) fn grapheme_width(g: &str) -> usize {
+    UnicodeWidthStr::width(g)
+}
+
+/// The line as text with SGR escapes when `colors` is on, or as plain text when it is off
+/// (the caller passes `false` for `NO_COLOR` or a non-terminal). Each styled span resets the
+/// style after itself, so lines can be printed in any order.
+pub(crate) fn render_ansi(line: &Line, colors: bool) -> String {
+    let mut out = String::new();
+    for span in &line.0 {
+        let text = clean(&span.text);
+        if text.is_empty() {
+            continue;
+        }
+        let sgr = span.style.sgr();
+        if colors && !sgr.is_empty() {
+            out.push_str("\x1b[");
+            out.push_str(&sgr);
+            out.push('m');
+            out.push_str(&text);
+            out.push_str("\x1b[0m");
+        } else {
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
+/// One grapheme cluster with its style and width.
+#[derive(Debug, Clone)]
+struct Cell<'a> {
+    text: &'a str,
+    style: SpanStyle,
+    width: usize,
+    space: bool,
+}
+
+/// Builds lines out of cells, merging neighbours of the same style into one span.
+#[derive(Debug, Default)]
+struct LineBuilder {
+    line: Line,
+    width: usize,
+}
+
+impl LineBuilder {
+    fn push(&mut self, cell: &Cell<'_>) {
+        self.width += cell.width;
+        if let Some(last) = self.line.0.last_mut() {
+            if last.style == cell.style {
+                last.text.push_str(cell.text);
+                return;
+            }
+        }
+        self.line.0.push(Span::styled(cell.text, cell.style));
+    }
+
+    fn take(&mut self) -> Line {
+        self.width = 0;
+        std::mem::take(&mut self.line)
+    }
+}
+
+/// Wraps `line` to `width` columns (at least 1).
+///
+/// Breaks at spaces (dropped at the break) and after wide characters; a word longer than a
+/// line is broken between grapheme clusters. A cluster is never split, and a wide character
+/// that does not fit before the edge moves to the next line (on a line narrower than the
+/// character it stands alone). Styles carry over the break. Continuation lines repeat the
+/// line's leading indentation when it is at most half the width (list items, code). A line
+/// that fits is returned as it is; the result always has at least one line.
+pub(crate) fn wrap(line: &Line, width: usize) -> Vec<Line> {
+    let width = width.max(1);
+    if line.width() <= width {
+        return vec![line.clone()];
+    }
+    let cleaned: Vec<(Cow<'_, str>, SpanStyle)> =
+        line.0.iter().map(|s| (clean(&s.text), s.style)).collect();
+    let cells: Vec<Cell<'_>> = cleaned
+        .iter()
+        .flat_map(|(text, style)| {
+            text.graphemes(true).map(|g| Cell {
+                text: g,
+                style: *style,
+                width: grapheme_width(g),
+                space: g.chars().all(char::is_whitespace),
+            })
+        })
+        .collect();
+    let indent_len = cells.iter().take_while(|c| c.space).count();
+    let indent_width: usize = cells[..indent_len].iter().map(|c| c.width).sum();
+    let indent: &[Cell<'_>] = if indent_len < cells.len() && indent_width * 2 <= width {
+        &cells[..indent_len]
+    } else {
+        &[]
+    };
+
+    let mut out = Vec::new();
+    let mut cur = LineBuilder::default();
+    // Spaces seen since the last word, emitted only if the next word stays on this line.
+    let mut pending: Vec<&Cell<'_>> = Vec::new();
+    let mut fresh = true; // nothing but the indentation on the current line
+    let new_line = |cur: &mut LineBuilder, out: &mut Vec<Line>| {
+        out.push(cur.take());
+        for c in indent {
+            cur.push(c);
+        }
+    };
+
+    // The leading indentation stays on the first line as it is.
+    for c in &cells[..indent_len] {
+        cur.push(c);
+    }
+    let mut i = indent_len;
+    while i < cells.len() {
+        if cells[i].space {
+            pending.push(&cells[i]);
+            i += 1;
+            continue;
+        }
+        // A word: non-space cells up to a space or just after a wide cell.
+        let start = i;
+        while i < cells.len() && !cells[i].space {
+            i += 1;
+            if cells[i - 1].width > 1 {
+                break;
+            }
+        }
+        let word = &cells[start..i];
+        let word_width: usize = word.iter().map(|c| c.width).sum();
+        let pending_width: usize = pending.iter().map(|c| c.width).sum();
+        if cur.width + pending_width + word_width <= width {
+            for c in pending.drain(..) {
+                cur.push(c);
+            }
+        } else if !fresh && indent_width + word_width <= width {
+            pending.clear();
+            new_line(&mut cur, &mut out);
+        } else {
+            // Too long for any line: fill this one and break between clusters.
+            if cur.width + pending_width < width {
+                for c in pending.drain(..) {
+                    cur.push(c);
+                }
+            } else {
+                pending.clear();
+                if !fresh {
+                    new_line(&mut cur, &mut out);
+                }
+            }
+            for c in word {
+                if cur.width + c.width > width && cur.width > 0 {
+                    new_line(&mut cur, &mut out);
+                }
+                cur.push(c);
+            }
+            fresh = false;
+            continue;
+        }
+        for c in word {
+            cur.push(c);
+        }
+        fresh = false;
+    }
+    out.push(cur.take());
+    out
+}
+
+/// Wraps `content` to `width` columns with `first` in front of its first line and `rest` in
+/// front of the others (a bullet and its hanging indent, a quote bar); the content gets the
+/// width left after the wider prefix, at least 1 column.
+pub(crate) fn wrap_prefixed(content: &Line, width: usize, first: &Line, rest: &Line) -> Vec<Line> {
+    let inner = width.saturating_sub(first.width().max(rest.width())).max(1);
+    wrap(content, inner)
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut line = if i == 0 { first.clone() } else { rest.clone() };
+            line.extend(l);
+            line
+        })
+        .collect()
+}
+
+/// Cuts `line` to at most `width` columns, ending it in `…` when something was cut.
+pub(crate) fn truncate(line: &Line, width: usize) -> Line {
+    if line.width() <= width {
+        return line.clone();
+    }
+    if width == 0 {
+        return Line::new();
+    }
+    let mut out = LineBuilder::default();
+    let mut last_style = SpanStyle::PLAIN;
+    'spans: for span in &line.0 {
+        let text = clean(&span.text);
+        for g in text.graphemes(true) {
+            let cell = Cell {
+                text: g,
+                style: span.style,
+                width: grapheme_width(g),
+                space: false,
+            };
+            if out.width + cell.width > width - 1 {
+                break 'spans;
+            }
+            last_style = span.style;
+            out.push(&cell);
+        }
+    }
+    out.push(&Cell {
+        text: "…",
+        style: last_style,
+        width: 1,
+        space: false,
+    });
+    out.take()
+}
+
+/// Cuts plain text to at most `width` columns with a trailing `…` when cut.
+pub(crate) fn truncate_str(s: &str, width: usize) -> String {
+    truncate(&Line::plain(s), width).plain_text()
+}
+
+/// Replaces each tab with spaces up to the next multiple of `tab` columns.
+pub(crate) fn expand_tabs(s: &str, tab: usize) -> Cow<'_, str> {
+    if !s.contains('\t') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut col = 0;
+    for g in s.graphemes(true) {
+        if g == "\t" {
+            let n = tab - col % tab;
+            out.extend(std::iter::repeat_n(' ', n));
+            col += n;
+        } else {
+            out.push_str(g);
+            col += width(g);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(lines: &[Line]) -> Vec<String> {
+        lines.iter().map(Line::plain_text).collect()
+    }
+
+    fn wrap_plain(s: &str, w: usize) -> Vec<String> {
+        texts(&wrap(&Line::plain(s), w))
+    }
+
+    #[test]
+    fn width_counts_columns_not_bytes() {
+        assert_eq!(width("abc"), 3);
+        assert_eq!(width("日本"), 4);
+        assert_eq!(width("e\u{301}"), 1); // combining acute
+        assert_eq!(width("a\u{200b}b"), 2); // zero-width space
+        assert_eq!(width("👍"), 2);
+        assert_eq!(width("👨‍👩‍👧"), 2); // one ZWJ family
+        assert_eq!(width(""), 0);
+    }
+
+    #[test]
+    fn width_ignores_escapes_and_controls() {
+        assert_eq!(width("\x1b[1;31mred\x1b[0m"), 3);
+        assert_eq!(width("\x1b]8;;http://x\x07link\x1b]8;;\x1b\\"), 4);
+        assert_eq!(width("a\rb\x07c\x7f"), 3);
+        assert_eq!(clean("a\tb"), "a b");
+    }
+
+    #[test]
+    fn render_ansi_honours_colors_flag() {
+        let mut line = Line::plain("x ");
+        line.push("err", SpanStyle::fg(Color::Red).bold());
+        assert_eq!(render_ansi(&line, true), "x \x1b[1;31merr\x1b[0m");
+        assert_eq!(render_ansi(&line, false), "x err");
+        // Escapes in the text itself never reach the terminal.
+        let evil = Line::plain("a\x1b[2Jb");
+        assert_eq!(render_ansi(&evil, true), "ab");
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces() {
+        assert_eq!(
+            wrap_plain("the quick brown fox", 10),
+            ["the quick", "brown fox"]
+        );
+        assert_eq!(wrap_plain("fits", 10), ["fits"]);
+        assert_eq!(wrap_plain("", 10), [""]);
+        assert_eq!(wrap_plain("a  b", 3), ["a", "b"]);
+    }
+
+    #[test]
+    fn wrap_breaks_long_words() {
+        assert_eq!(wrap_plain("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap_plain("ab cdefghij", 4), ["ab c", "defg", "hij"]);
+    }
+
+    #[test]
+    fn wrap_never_splits_wide_characters() {
+        // 5 wide characters (10 columns) in 5 columns: 2 per line, one column left over.
+        assert_eq!(wrap_plain("日本語です", 5), ["日本", "語で", "す"]);
+        assert_eq!(wrap_plain("a👍👍👍", 4), ["a👍", "👍👍"]);
+        for l in wrap(&Line::plain("a日本語b"), 3) {
+            assert!(l.width() <= 3);
+        }
+    }
+
+    #[test]
+    fn wrap_keeps_grapheme_clusters_whole() {
+        let s = "e\u{301}e\u{301}e\u{301}e\u{301}";
+        let lines = wrap_plain(s, 2);
+        assert_eq!(lines, ["e\u{301}e\u{301}", "e\u{301}e\u{301}"]);
+        let family = "👨‍👩‍👧👨‍👩‍👧";
+        assert_eq!(wrap_plain(family, 3), ["👨‍👩‍👧", "👨‍👩‍👧"]);
+    }
+
+    #[test]
+    fn wrap_handles_zero_width_and_width_one() {
+        assert_eq!(
+            wrap_plain("a\u{200b}b\u{200b}c", 1),
+            ["a\u{200b}", "b\u{200b}", "c"]
+        );
+        assert_eq!(wrap_plain("ab cd", 1), ["a", "b", "c", "d"]);
+        // A wide character on a 1-column line stands alone rather than looping.
+        assert_eq!(wrap_plain("日本", 1), ["日", "本"]);
+        assert_eq!(wrap_plain("ab", 0), ["a", "b"]);
+    }
+
+    #[test]
+    fn wrap_carries_styles_across_the_break() {
+        let mut line = Line::plain("plain ");
+        line.push("bold words here", SpanStyle::PLAIN.bold());
+        let lines = wrap(&line, 11);
+        assert_eq!(texts(&lines), ["plain bold", "words here"]);
+        assert_eq!(lines[1].0[0].style, SpanStyle::PLAIN.bold());
+        assert_eq!(lines[0].0.len(), 2);
+    }
+
+    #[test]
+    fn wrap_keeps_short_indentation() {
+        assert_eq!(
+            wrap_plain("    one two three four", 14),
+            ["    one two", "    three four"]
+        );
+        // Indentation of more than half the width is not repeated.
+        assert_eq!(wrap_plain("        ab cd", 10), ["        ab", "cd"]);
+    }
+
+    #[test]
+    fn wrap_prefixed_hangs_the_rest() {
+        let lines = wrap_prefixed(
+            &Line::plain("one two three"),
+            9,
+            &Line::plain("• "),
+            &Line::plain("  "),
+        );
+        assert_eq!(texts(&lines), ["• one two", "  three"]);
+    }
+
+    #[test]
+    fn truncate_ends_in_ellipsis() {
+        assert_eq!(truncate_str("abcdef", 4), "abc…");
+        assert_eq!(truncate_str("abc", 4), "abc");
+        assert_eq!(truncate_str("日本語", 4), "日…");
+        assert_eq!(truncate_str("abc", 0), "");
+        let mut l = Line::plain("ab");
+        l.push("cdef", SpanStyle::fg(Color::Red));
+        let t = truncate(&l, 4);
+        assert_eq!(t.plain_text(), "abc…");
+        assert_eq!(t.width(), 4);
+    }
+
+    #[test]
+    fn expand_tabs_to_stops() {
+        assert_eq!(expand_tabs("a\tb", 4), "a   b");
+        assert_eq!(expand_tabs("\tx", 4), "    x");
+        assert_eq!(expand_tabs("abcd\tx", 4), "abcd    x");
+    }
+}
