@@ -13,5 +13,6 @@ pub mod runner;
 pub mod tool;
 
 pub use client::{ChatEvents, Client, ClientConfig, ClientError};
-pub use runner::{Runner, TurnOutcome};
+pub use hrns_core::session::TurnOutcome;
+pub use runner::Runner;
 pub use tool::{CancelFlag, Tool, ToolContext, Toolbox};
