@@ -10,7 +10,10 @@
 //! - [`edit`]: the exact-match replacement behind `edit_file`;
 //! - [`truncate`]: head+tail truncation of text, and bounded capture of streaming output;
 //! - [`path`]: lexical path normalisation and workspace confinement;
-//! - [`render`]: the text the model sees for command, file, listing and fetch results.
+//! - [`render`]: the text the model sees for command, file, listing and fetch results;
+//! - [`files`]: how the file tools show paths and report file-system failures;
+//! - [`fetch`]: which URLs `web_fetch` may fetch, and where redirects lead;
+//! - [`skill`]: the instructions `load_skill` returns.
 //!
 //! Nothing here touches the file system, the network, processes or clocks.
 
@@ -19,8 +22,11 @@ use serde::{Deserialize, Serialize};
 pub mod args;
 pub mod builtin;
 pub mod edit;
+pub mod fetch;
+pub mod files;
 pub mod path;
 pub mod render;
+pub mod skill;
 pub mod truncate;
 
 /// What running a tool can do to the world, which decides whether it needs approval.
