@@ -13,7 +13,8 @@
 //! - [`render`]: the text the model sees for command, file, listing and fetch results;
 //! - [`files`]: how the file tools show paths and report file-system failures;
 //! - [`fetch`]: which URLs `web_fetch` may fetch, and where redirects lead;
-//! - [`skill`]: the instructions `load_skill` returns.
+//! - [`skill`]: the instructions `load_skill` returns;
+//! - [`Registry`]: tools by name, the toolbox of both drivers.
 //!
 //! Nothing here touches the file system, the network, processes or clocks.
 
@@ -25,9 +26,12 @@ pub mod edit;
 pub mod fetch;
 pub mod files;
 pub mod path;
+mod registry;
 pub mod render;
 pub mod skill;
 pub mod truncate;
+
+pub use registry::Registry;
 
 /// What running a tool can do to the world, which decides whether it needs approval.
 ///
