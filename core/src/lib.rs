@@ -22,7 +22,8 @@
 //! - [`session`]: the agent loop — requests, tool decisions, approvals, retries,
 //!   cancellation — as a state machine.
 //! - [`tool`]: tool specs and the pure parts of the built-in tools; [`history`]: validity
-//!   checks of a conversation; [`http`]: the request description with the key redacted.
+//!   checks of a conversation; [`http`]: the request description with the key redacted;
+//!   [`client`]: the pure parts of the drivers' provider clients.
 //!
 //! # The run loop every driver writes
 //!
@@ -69,6 +70,7 @@
 pub mod accumulate;
 pub mod agent;
 mod chunk;
+pub mod client;
 pub mod config;
 pub mod frontmatter;
 #[cfg(any(test, feature = "fuzzing"))]

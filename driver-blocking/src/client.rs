@@ -2,57 +2,14 @@
 //! errors mapped to the core's types.
 
 use hrns_core::Completion;
-use hrns_core::http::{HttpRequest, Method, RequestId};
+use hrns_core::client::{self as pure, MAX_CHAT_BODY, MAX_ERROR_BODY, MAX_MODELS_BODY};
+use hrns_core::http::{HttpRequest, Method};
 use hrns_core::session::{Provider, TransportError, TransportErrorKind};
-use hrns_core::stream::{ChatStream, StreamError, StreamEvent, StreamFailure};
-use hrns_core::wire::{ApiError, ChatRequest, ChatResponse, ModelInfo, ModelList};
+use hrns_core::stream::{ChatStream, StreamEvent, StreamFailure};
+use hrns_core::wire::{ChatRequest, ChatResponse, ModelInfo};
 use std::io::Read;
-use std::time::Duration;
 
-/// Connection settings of a [`Client`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientConfig {
-    /// Longest wait for a connection (default 10 s).
-    pub connect_timeout: Duration,
-    /// Longest wait for the response head and, after it, for each read of the body: a stream
-    /// that stalls this long fails (default 300 s, as reasoning models can think quietly).
-    pub read_idle_timeout: Duration,
-    /// Accept any TLS certificate. Only for self-signed local servers; off by default.
-    pub skip_verify: bool,
-    /// The `User-Agent` header.
-    pub user_agent: String,
-}
-
-impl Default for ClientConfig {
-    fn default() -> Self {
-        ClientConfig {
-            connect_timeout: Duration::from_secs(10),
-            read_idle_timeout: Duration::from_secs(300),
-            skip_verify: false,
-            user_agent: format!("hrns/{}", env!("CARGO_PKG_VERSION")),
-        }
-    }
-}
-
-/// Why a client call failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ClientError {
-    /// The provider could not be reached, or the connection broke.
-    #[error(transparent)]
-    Transport(#[from] TransportError),
-    /// The provider answered with an error status; its message says what to fix.
-    #[error("the provider answered {status}: {error}")]
-    Api {
-        /// The HTTP status.
-        status: u16,
-        /// The provider's error.
-        error: Box<ApiError>,
-    },
-    /// The stream or the JSON answer could not be read.
-    #[error(transparent)]
-    Stream(#[from] StreamError),
-}
+pub use hrns_core::client::{ClientConfig, ClientError};
 
 /// An OpenAI-compatible endpoint on a blocking HTTP agent. Cheap to clone (the connection
 /// pool is shared).
@@ -120,36 +77,26 @@ impl Client {
 
     /// The provider's models (`GET /models`).
     pub fn list_models(&self) -> Result<Vec<ModelInfo>, ClientError> {
-        let mut resp = self.send(&self.provider.models_request(RequestId(0)))?;
-        let body = resp.read_all(16 * 1024 * 1024)?;
-        check_status(resp.status, &body)?;
-        let list: ModelList = serde_json::from_slice(&body).map_err(|e| malformed(&e, &body))?;
-        Ok(list.data)
+        let mut resp = self.send(&pure::models_request(&self.provider))?;
+        let body = resp.read_all(MAX_MODELS_BODY)?;
+        pure::read_models(resp.status, &body)
     }
 
     /// A non-streaming chat completion (`stream` is forced off).
     pub fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ClientError> {
-        let mut request = request.clone();
-        request.stream = false;
-        request.stream_options = None;
-        let body = serde_json::to_vec(&request).expect("a chat request always serializes");
-        let mut resp = self.send(&self.provider.chat_request(RequestId(0), body))?;
-        let body = resp.read_all(64 * 1024 * 1024)?;
-        check_status(resp.status, &body)?;
-        serde_json::from_slice(&body).map_err(|e| malformed(&e, &body).into())
+        let mut resp = self.send(&pure::chat_request(&self.provider, request, false))?;
+        let body = resp.read_all(MAX_CHAT_BODY)?;
+        pure::read_chat(resp.status, &body)
     }
 
     /// A streaming chat completion: an iterator of stream events, each yielded as soon as its
     /// bytes arrive. After the last event, [`ChatEvents::finish`] gives the complete answer.
     pub fn stream_chat(&self, request: &ChatRequest) -> Result<ChatEvents, ClientError> {
-        let mut request = request.clone();
-        request.stream = true;
-        let body = serde_json::to_vec(&request).expect("a chat request always serializes");
-        let mut resp = self.send(&self.provider.chat_request(RequestId(0), body))?;
+        let mut resp = self.send(&pure::chat_request(&self.provider, request, true))?;
         if !(200..300).contains(&resp.status) {
             let status = resp.status;
-            let body = resp.read_all(64 * 1024)?;
-            check_status(status, &body)?;
+            let body = resp.read_all(MAX_ERROR_BODY)?;
+            pure::check_status(status, &body)?;
         }
         Ok(ChatEvents {
             body: std::mem::replace(&mut resp.body, Box::new(std::io::empty())),
@@ -258,26 +205,6 @@ impl Iterator for ChatEvents {
                 }
             }
         }
-    }
-}
-
-fn check_status(status: u16, body: &[u8]) -> Result<(), ClientError> {
-    if (200..300).contains(&status) {
-        Ok(())
-    } else {
-        Err(ClientError::Api {
-            status,
-            error: Box::new(ApiError::from_body(body)),
-        })
-    }
-}
-
-fn malformed(e: &serde_json::Error, body: &[u8]) -> StreamError {
-    let text = String::from_utf8_lossy(body);
-    let shown: String = text.chars().take(300).collect();
-    StreamError::Malformed {
-        error: e.to_string(),
-        payload: shown,
     }
 }
 

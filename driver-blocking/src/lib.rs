@@ -14,5 +14,6 @@ pub mod tool;
 pub mod tools;
 
 pub use client::{ChatEvents, Client, ClientConfig, ClientError, Response, Transport};
-pub use runner::{Runner, TurnOutcome};
+pub use hrns_core::session::TurnOutcome;
+pub use runner::Runner;
 pub use tool::{CancelFlag, Tool, ToolContext, Toolbox};

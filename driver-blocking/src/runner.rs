@@ -7,6 +7,7 @@ use crate::tool::{CancelFlag, ToolContext, Toolbox};
 use hrns_core::http::HttpRequest;
 use hrns_core::session::{
     Action, Approval, Event, Session, ToolRun, TransportError, TransportErrorKind, TurnError,
+    TurnOutcome,
 };
 use hrns_core::tool::ToolOutput;
 use std::collections::VecDeque;
@@ -20,17 +21,6 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 /// Size of one body read.
 const READ_SIZE: usize = 64 * 1024;
-
-/// How a turn ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TurnOutcome {
-    /// The model finished its answer.
-    Finished,
-    /// The turn failed; the error says why.
-    Failed(TurnError),
-    /// The turn was cancelled.
-    Cancelled,
-}
 
 /// Runs turns of a [`Session`] against a [`Client`] with a [`Toolbox`].
 ///
@@ -89,13 +79,8 @@ impl Pending<'_> {
                 Action::RunTool(r) => self.runs.push_back(r),
                 Action::AskApproval(r) => self.asks.push_back(r),
                 Action::Emit(ev) => {
-                    match &ev {
-                        Event::TurnFinished { .. } => self.outcome = TurnOutcome::Finished,
-                        Event::TurnFailed { error } => {
-                            self.outcome = TurnOutcome::Failed(error.clone())
-                        }
-                        Event::TurnCancelled => self.outcome = TurnOutcome::Cancelled,
-                        _ => {}
+                    if let Some(outcome) = TurnOutcome::from_event(&ev) {
+                        self.outcome = outcome;
                     }
                     (self.on_event)(&ev);
                 }

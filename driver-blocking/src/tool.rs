@@ -1,6 +1,6 @@
 //! The `Tool` trait and the toolbox the runner dispatches calls to.
 
-use hrns_core::tool::{ToolOutput, ToolSpec};
+use hrns_core::tool::{Registry, ToolOutput, ToolSpec};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,17 +66,9 @@ pub trait Tool: Send + Sync {
 }
 
 /// The tools of a session, looked up by name.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Toolbox {
-    tools: Vec<Arc<dyn Tool>>,
-}
-
-impl std::fmt::Debug for Toolbox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.tools.iter().map(|t| t.spec().name))
-            .finish()
-    }
+    tools: Registry<dyn Tool>,
 }
 
 impl Toolbox {
@@ -92,24 +84,22 @@ impl Toolbox {
 
     /// Adds a shared tool; a tool of the same name is replaced.
     pub fn add_arc(&mut self, tool: Arc<dyn Tool>) -> &mut Self {
-        let name = tool.spec().name;
-        self.tools.retain(|t| t.spec().name != name);
-        self.tools.push(tool);
+        self.tools.insert(tool.spec(), tool);
         self
     }
 
     /// Keeps only the tools `keep` accepts (an agent's tool filter).
-    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
-        self.tools.retain(|t| keep(&t.spec().name));
+    pub fn retain(&mut self, keep: impl FnMut(&str) -> bool) {
+        self.tools.retain(keep);
     }
 
     /// The specs of all tools, for the session config.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec()).collect()
+        self.tools.specs()
     }
 
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.spec().name == name).cloned()
+        self.tools.get(name).cloned()
     }
 }

@@ -1,5 +1,6 @@
 //! The shared behaviour suite against the blocking driver, over loopback.
 
+#[macro_use]
 mod suite;
 
 use hrns_blocking::{Client, ClientConfig, Runner, Tool, ToolContext, Toolbox};
@@ -48,23 +49,4 @@ impl suite::Harness for Blocking {
     }
 }
 
-macro_rules! suite_tests {
-    ($($name:ident),* $(,)?) => {
-        $(#[test] fn $name() { suite::$name(&mut Blocking); })*
-    };
-}
-
-suite_tests!(
-    full_tool_turn,
-    parallel_tool_calls,
-    rate_limit_then_success,
-    server_error_with_body,
-    client_error_is_not_retried,
-    connection_dropped_mid_stream,
-    dropped_before_output_is_retried,
-    malformed_chunk,
-    no_done_marker,
-    events_arrive_while_streaming,
-    unknown_tool_and_bad_arguments,
-    refused_connection_fails_after_retries,
-);
+behaviour_tests!(Blocking);

@@ -137,6 +137,41 @@ impl Event {
     }
 }
 
+/// How a turn ended, as a driver's `run` reports it: the final [`Event`] in short.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnOutcome {
+    /// The model finished its answer ([`Event::TurnFinished`]).
+    Finished,
+    /// The turn failed; the error says why ([`Event::TurnFailed`]).
+    Failed(TurnError),
+    /// The turn was cancelled ([`Event::TurnCancelled`]).
+    Cancelled,
+}
+
+impl TurnOutcome {
+    /// The outcome a final event stands for; `None` for every other event.
+    pub fn from_event(event: &Event) -> Option<TurnOutcome> {
+        match event {
+            Event::TurnFinished { .. } => Some(TurnOutcome::Finished),
+            Event::TurnFailed { error } => Some(TurnOutcome::Failed(error.clone())),
+            Event::TurnCancelled => Some(TurnOutcome::Cancelled),
+            Event::TurnStarted { .. }
+            | Event::RequestStarted { .. }
+            | Event::TextDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::RefusalDelta { .. }
+            | Event::ToolCallStreaming { .. }
+            | Event::ToolCall { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::ToolResult { .. }
+            | Event::Usage { .. }
+            | Event::Retry { .. }
+            | Event::OptionDropped { .. }
+            | Event::Message { .. } => None,
+        }
+    }
+}
+
 /// What happened to a tool call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -270,6 +305,41 @@ impl TransportError {
         TransportError {
             kind,
             message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcome_of_final_events_only() {
+        assert_eq!(
+            TurnOutcome::from_event(&Event::TurnCancelled),
+            Some(TurnOutcome::Cancelled)
+        );
+        let error = TurnError::NoChoices;
+        assert_eq!(
+            TurnOutcome::from_event(&Event::TurnFailed {
+                error: error.clone()
+            }),
+            Some(TurnOutcome::Failed(error))
+        );
+        let finished = Event::TurnFinished {
+            finish_reason: None,
+            usage: Usage::default(),
+        };
+        assert_eq!(
+            TurnOutcome::from_event(&finished),
+            Some(TurnOutcome::Finished)
+        );
+        for e in [
+            Event::TurnStarted { turn: 1 },
+            Event::TextDelta { text: "x".into() },
+        ] {
+            assert!(!e.is_final());
+            assert_eq!(TurnOutcome::from_event(&e), None);
         }
     }
 }

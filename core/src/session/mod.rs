@@ -31,6 +31,7 @@ pub use config::{
 };
 pub use event::{
     EVENT_SCHEMA_VERSION, Event, ToolStatus, TransportError, TransportErrorKind, TurnError,
+    TurnOutcome,
 };
 pub use request::endpoint;
 

@@ -15,6 +15,10 @@
 //! - [`render`]: the text the model sees for command, file, listing and fetch results;
 //! - [`report`]: the text of file-system failures, write confirmations and other outcomes;
 //! - [`url`]: the check that `web_fetch` makes before any network IO.
+//! - [`files`]: how the file tools show paths and report file-system failures;
+//! - [`fetch`]: which URLs `web_fetch` may fetch, and where redirects lead;
+//! - [`skill`]: the instructions `load_skill` returns;
+//! - [`Registry`]: tools by name, the toolbox of both drivers.
 //!
 //! Nothing here touches the file system, the network, processes or clocks.
 
@@ -23,13 +27,19 @@ use serde::{Deserialize, Serialize};
 pub mod args;
 pub mod builtin;
 pub mod edit;
+pub mod fetch;
+pub mod files;
 pub mod glob;
 pub mod page;
 pub mod path;
+mod registry;
 pub mod render;
 pub mod report;
+pub mod skill;
 pub mod truncate;
 pub mod url;
+
+pub use registry::Registry;
 
 /// What running a tool can do to the world, which decides whether it needs approval.
 ///

@@ -1,6 +1,6 @@
 //! The driver behaviour suite: written once, run against both drivers. Each driver's test file
 //! implements [`Harness`] (how to run one turn, with an `echo` and a `slow` tool of its own) and
-//! calls every case.
+//! expands `behaviour_tests!` for it, which defines a test for every case.
 #![allow(dead_code, unreachable_pub)]
 
 use hrns_blocking::mock::{MockProvider, Reply};
@@ -360,18 +360,32 @@ pub fn refused_connection_fails_after_retries(h: &mut impl Harness) {
     assert_no_key(&ev);
 }
 
-/// Runs every case of the suite.
-pub fn run_all(h: &mut impl Harness) {
-    full_tool_turn(h);
-    parallel_tool_calls(h);
-    rate_limit_then_success(h);
-    server_error_with_body(h);
-    client_error_is_not_retried(h);
-    connection_dropped_mid_stream(h);
-    dropped_before_output_is_retried(h);
-    malformed_chunk(h);
-    no_done_marker(h);
-    events_arrive_while_streaming(h);
-    unknown_tool_and_bad_arguments(h);
-    refused_connection_fails_after_retries(h);
+/// Defines one `#[test]` per case of the suite, each running the case with a fresh harness
+/// from `$harness` (an expression). Use it as `behaviour_tests!(MyHarness);` in a test file
+/// that declares `#[macro_use] mod suite;`, so that no driver can skip a case.
+macro_rules! behaviour_tests {
+    ($harness:expr) => {
+        behaviour_tests!(@each $harness;
+            full_tool_turn,
+            parallel_tool_calls,
+            rate_limit_then_success,
+            server_error_with_body,
+            client_error_is_not_retried,
+            connection_dropped_mid_stream,
+            dropped_before_output_is_retried,
+            malformed_chunk,
+            no_done_marker,
+            events_arrive_while_streaming,
+            unknown_tool_and_bad_arguments,
+            refused_connection_fails_after_retries,
+        );
+    };
+    (@each $harness:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $case() {
+                $crate::suite::$case(&mut $harness);
+            }
+        )*
+    };
 }

@@ -1,0 +1,58 @@
+//! The shared behaviour suite (written once in the blocking crate) against the tokio driver,
+//! over loopback.
+
+#[path = "../../driver-blocking/tests/suite/mod.rs"]
+#[macro_use]
+mod suite;
+
+use hrns_core::session::{Event, Session};
+use hrns_core::tool::{ToolOutput, ToolSpec};
+use hrns_tokio::{Client, ClientConfig, Runner, Tool, ToolContext, ToolFuture, Toolbox};
+use std::time::{Duration, Instant};
+
+struct Echo;
+impl Tool for Echo {
+    fn spec(&self) -> ToolSpec {
+        suite::echo_spec()
+    }
+    fn run<'a>(&'a self, arguments: &'a str, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move { ToolOutput::ok(suite::echo(arguments)) })
+    }
+}
+
+struct Slow;
+impl Tool for Slow {
+    fn spec(&self) -> ToolSpec {
+        suite::slow_spec()
+    }
+    fn run<'a>(&'a self, arguments: &'a str, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(suite::slow_ms(arguments))).await;
+            ToolOutput::ok("slept")
+        })
+    }
+}
+
+/// Runs each turn on its own two-worker runtime, as a synchronous caller would.
+struct Tokio;
+
+impl suite::Harness for Tokio {
+    fn run(&mut self, session: &mut Session, prompt: &str) -> Vec<(Instant, Event)> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = Client::new(session.config().provider.clone(), &ClientConfig::default());
+        let mut tools = Toolbox::new();
+        tools.add(Echo).add(Slow);
+        let mut runner = Runner::new(client, tools, ToolContext::new(std::env::temp_dir()));
+        let mut events = Vec::new();
+        rt.block_on(runner.run(session, prompt, |e| {
+            events.push((Instant::now(), e.clone()))
+        }));
+        events
+    }
+}
+
+behaviour_tests!(Tokio);
