@@ -25,6 +25,12 @@ pub(crate) struct Cli {
     pub(crate) global: Global,
     #[command(subcommand)]
     pub(crate) command: Option<Command>,
+    /// Open the UI on the most recent session started in this directory.
+    #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
+    pub(crate) continue_: bool,
+    /// Open the UI on the saved session with this id.
+    #[arg(long, value_name = "ID")]
+    pub(crate) resume: Option<String>,
 }
 
 /// Options that every command takes.

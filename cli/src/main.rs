@@ -43,10 +43,7 @@ fn main() -> ExitCode {
         Some(Command::Agents) => commands::agents(g),
         Some(Command::Skills) => commands::skills(),
         Some(Command::Sessions { command }) => commands::sessions(command.as_ref()),
-        None => {
-            let _ = Cli::command().print_help();
-            Ok(0)
-        }
+        None => tui(g, &cli),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -56,6 +53,36 @@ fn main() -> ExitCode {
             ExitCode::from(e.code)
         }
     }
+}
+
+/// `hrns` with no command: the interactive UI (needs a terminal).
+fn tui(global: &cli::Global, cli: &Cli) -> Result<u8, setup::CliError> {
+    use std::io::IsTerminal;
+    if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+        return Err(setup::CliError::usage(
+            "the interactive UI needs a terminal; use `hrns exec PROMPT` in scripts (see `hrns --help`)",
+        ));
+    }
+    let file = setup::ConfigFile::load(global.config.as_deref())?;
+    let setup = onboarding::resolve_or_onboard(global, file)?;
+    let sessions_dir = paths::state_dir().map(|s| s.join("sessions"));
+    let resume = match (&cli.resume, cli.continue_, sessions_dir) {
+        (Some(id), _, Ok(dir)) => Some(sessions::find(&dir, id).map_err(setup::CliError::usage)?),
+        (None, true, Ok(dir)) => Some(
+            sessions::latest_in(&dir, &setup.workspace.display().to_string()).ok_or_else(|| {
+                setup::CliError::usage("no saved session in this directory to continue")
+            })?,
+        ),
+        (Some(_), _, Err(e)) | (None, true, Err(e)) => return Err(setup::CliError::usage(e)),
+        (None, false, _) => None,
+    };
+    let options = tui::Options {
+        approval: global
+            .approval
+            .map(|a| setup::approval(Some(a), hrns_core::session::ApprovalPolicy::Ask)),
+        resume,
+    };
+    tui::run(setup, options)
 }
 
 fn debug_sse(file: Option<std::path::PathBuf>) -> ExitCode {

@@ -186,7 +186,6 @@ impl Discovered {
 #[derive(Debug)]
 pub(crate) struct Setup {
     /// The config file, kept for commands that change it (the TUI's `/connect`, `/provider`).
-    #[allow(dead_code)]
     pub(crate) file: ConfigFile,
     pub(crate) provider: ResolvedProvider,
     pub(crate) discovered: Discovered,
@@ -250,7 +249,15 @@ impl Setup {
         toolbox: &Toolbox,
         approval: ApprovalPolicy,
     ) -> SessionConfig {
-        let specs = toolbox.specs();
+        self.session_config_for(toolbox.specs(), approval)
+    }
+
+    /// The session configuration for tools with these specs (either driver's toolbox).
+    pub(crate) fn session_config_for(
+        &self,
+        specs: Vec<hrns_core::tool::ToolSpec>,
+        approval: ApprovalPolicy,
+    ) -> SessionConfig {
         let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
         let cwd = self.workspace.display().to_string();
         let today = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();

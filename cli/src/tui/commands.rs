@@ -17,6 +17,8 @@ pub(crate) enum CommandId {
     Agent,
     Agents,
     Connect,
+    Sessions,
+    Resume,
     Quit,
 }
 
@@ -140,6 +142,20 @@ pub(crate) static REGISTRY: &[SlashCommand] = &[
         ArgKind::None,
         ArgValues::Nothing,
         "add a provider and switch to it",
+    ),
+    cmd(
+        CommandId::Sessions,
+        "sessions",
+        ArgKind::None,
+        ArgValues::Nothing,
+        "list saved sessions",
+    ),
+    cmd(
+        CommandId::Resume,
+        "resume",
+        ArgKind::Required("id"),
+        ArgValues::Nothing,
+        "continue a saved session",
     ),
     SlashCommand {
         aliases: &["exit"],

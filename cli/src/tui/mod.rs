@@ -2,9 +2,13 @@
 //! renderer, the line editor and its history, slash commands, and the lines the UI shows.
 //! Each part is pure (no terminal IO) so it can be tested on its own; the event loop draws.
 
+mod app;
 pub(crate) mod commands;
 pub(crate) mod editor;
 pub(crate) mod history;
 pub(crate) mod markdown;
+mod screen;
 pub(crate) mod text;
 pub(crate) mod view;
+
+pub(crate) use app::{Options, run};

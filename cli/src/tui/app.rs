@@ -1,0 +1,1004 @@
+//! The interactive UI's event loop: terminal keys, the turn's events and approvals, and the
+//! slash commands, over the building blocks in the sibling modules and the tokio driver.
+
+use super::commands::{self, Candidates, CommandId};
+use super::editor::{Editor, EditorAction};
+use super::history::History;
+use super::markdown::MarkdownRenderer;
+use super::screen::Screen;
+use super::text::{self, Line, SpanStyle};
+use super::view;
+use crate::sessions::{self, SessionHeader, SessionLog};
+use crate::setup::{CliError, Setup};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use hrns_core::agent;
+use hrns_core::config::Selection;
+use hrns_core::session::{
+    Approval, ApprovalPolicy, Event, Session, SessionConfig, ToolRun, TurnOutcome,
+};
+use hrns_core::wire::{Message, Role};
+use hrns_tokio::{Client, ClientConfig, HttpClient, Runner, ToolContext, Toolbox};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// What reaches the loop from other tasks.
+enum Msg {
+    /// A session event.
+    Event(Event),
+    /// The runner asks the user about a tool call.
+    Approval(ToolRun, oneshot::Sender<Approval>),
+    /// A `/models` answer.
+    Models(Result<Vec<String>, String>),
+}
+
+/// The turn running in its own task; it gives the session and runner back at the end.
+type TurnTask = JoinHandle<(Session, Runner, TurnOutcome)>;
+
+/// A pending approval question.
+struct Asking {
+    run: ToolRun,
+    reply: oneshot::Sender<Approval>,
+    /// The user pressed `n` and is typing a reason.
+    reason: bool,
+}
+
+/// Steps of `/connect`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ConnectStep {
+    Name,
+    Url,
+    Key,
+    Model,
+}
+
+struct Connect {
+    step: ConnectStep,
+    name: String,
+    url: String,
+    key: String,
+}
+
+/// Options the UI was started with.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Options {
+    /// The approval policy (the UI asks by default).
+    pub(crate) approval: Option<ApprovalPolicy>,
+    /// A saved session to continue.
+    pub(crate) resume: Option<std::path::PathBuf>,
+}
+
+/// The UI.
+pub(crate) struct App {
+    setup: Setup,
+    policy: ApprovalPolicy,
+    screen: Screen,
+    editor: Editor,
+    md: MarkdownRenderer,
+    printed: usize,
+    reasoning: String,
+    show_reasoning: bool,
+    session: Option<Session>,
+    runner: Option<Runner>,
+    client: Client,
+    turn: Option<TurnTask>,
+    cancel: Option<CancellationToken>,
+    waiting_since: Option<Instant>,
+    asking: Option<Asking>,
+    connect: Option<Connect>,
+    tokens: u64,
+    ctrl_c_at: Option<Instant>,
+    quit: bool,
+    models: Vec<String>,
+    log: Option<SessionLog>,
+    tx: mpsc::UnboundedSender<Msg>,
+    rx: mpsc::UnboundedReceiver<Msg>,
+}
+
+/// Runs the UI until the user leaves. Returns the exit code.
+pub(crate) fn run(setup: Setup, options: Options) -> Result<u8, CliError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failure(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async move {
+        let mut app = App::new(setup, options)?;
+        app.run().await
+    })
+}
+
+fn colors() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+impl App {
+    fn new(setup: Setup, options: Options) -> Result<App, CliError> {
+        let policy = options.approval.unwrap_or(ApprovalPolicy::Ask);
+        let screen = Screen::enter(colors())
+            .map_err(|e| CliError::failure(format!("cannot use the terminal: {e}")))?;
+        let history = History::default_path()
+            .map(History::load)
+            .unwrap_or_else(History::in_memory);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let client = client_for(&setup);
+        let width = screen.wrap_width();
+        let mut app = App {
+            policy,
+            screen,
+            editor: Editor::new(history),
+            md: MarkdownRenderer::new(width),
+            printed: 0,
+            reasoning: String::new(),
+            show_reasoning: false,
+            session: None,
+            runner: None,
+            client,
+            turn: None,
+            cancel: None,
+            waiting_since: None,
+            asking: None,
+            connect: None,
+            tokens: 0,
+            ctrl_c_at: None,
+            quit: false,
+            models: Vec::new(),
+            log: None,
+            tx,
+            rx,
+            setup,
+        };
+        let banner = view::banner(
+            &app.setup.provider.name,
+            &app.setup.provider.model,
+            &app.setup.agent.name,
+            env!("CARGO_PKG_VERSION"),
+        );
+        app.print(&banner);
+        for w in app.setup.discovered.warnings.clone() {
+            app.print(&[view::error_line(&w)]);
+        }
+        app.rebuild(Vec::new());
+        match options.resume {
+            Some(path) => app.resume(&path),
+            None => app.new_log(),
+        }
+        Ok(app)
+    }
+
+    async fn run(&mut self) -> Result<u8, CliError> {
+        let (key_tx, mut keys) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            while let Ok(ev) = crossterm::event::read() {
+                if key_tx.send(ev).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        while !self.quit {
+            self.draw();
+            tokio::select! {
+                Some(ev) = keys.recv() => self.on_terminal(ev),
+                Some(msg) = self.rx.recv() => self.on_msg(msg),
+                done = async { self.turn.as_mut().expect("guarded").await }, if self.turn.is_some() => {
+                    self.turn = None;
+                    self.on_turn_done(done);
+                }
+                _ = tick.tick(), if self.waiting_since.is_some() => {}
+            }
+        }
+        if let Some(cancel) = &self.cancel {
+            cancel.cancel();
+        }
+        let _ = self.screen.finish();
+        Ok(0)
+    }
+
+    // ----- output -----
+
+    fn print(&mut self, lines: &[Line]) {
+        let _ = self.screen.print(lines);
+    }
+
+    fn info(&mut self, message: &str) {
+        self.print(&[view::info_line(message)]);
+    }
+
+    fn error(&mut self, message: &str) {
+        self.print(&[view::error_line(message)]);
+    }
+
+    /// Prints the answer lines that are complete.
+    fn flush_markdown(&mut self, finish: bool) {
+        if finish {
+            self.md.finish();
+        }
+        let lines: Vec<Line> = self.md.lines_committed()[self.printed..].to_vec();
+        self.printed += lines.len();
+        self.print(&lines);
+        if finish {
+            self.md = MarkdownRenderer::new(self.screen.wrap_width());
+            self.printed = 0;
+        }
+    }
+
+    /// Prints the reasoning so far, collapsed to a line unless Ctrl-T asked for all of it.
+    fn flush_reasoning(&mut self) {
+        if self.reasoning.trim().is_empty() {
+            self.reasoning.clear();
+            return;
+        }
+        let width = self.screen.wrap_width();
+        let lines = if self.show_reasoning {
+            view::reasoning_lines(&self.reasoning, width)
+        } else {
+            vec![view::reasoning_summary(&self.reasoning, width)]
+        };
+        self.reasoning.clear();
+        self.print(&lines);
+    }
+
+    fn draw(&mut self) {
+        let width = self.screen.wrap_width();
+        let mut lines: Vec<Line> = Vec::new();
+        for l in self.md.lines_pending() {
+            lines.extend(text::wrap(&l, width));
+        }
+        if !self.reasoning.is_empty() {
+            lines.push(view::reasoning_summary(&self.reasoning, width));
+        }
+        if let Some(since) = self.waiting_since {
+            let mut l = Line::new();
+            l.push(
+                view::spinner_frame(since.elapsed()),
+                SpanStyle::PLAIN.with_fg(text::Color::Blue),
+            );
+            l.push("  Esc to interrupt", SpanStyle::PLAIN.dim());
+            lines.push(l);
+        }
+        if let Some(ask) = &self.asking {
+            for l in view::approval_prompt(&ask.run.name, &ask.run.arguments, width) {
+                lines.extend(text::wrap(&l, width));
+            }
+        }
+        let prompt = self.prompt_line();
+        let (editor_lines, (row, col)) = if self
+            .connect
+            .as_ref()
+            .is_some_and(|c| c.step == ConnectStep::Key)
+        {
+            let masked = "•".repeat(self.editor.text().chars().count());
+            let mut l = prompt.clone();
+            l.push(masked, SpanStyle::PLAIN);
+            let w = l.width();
+            (vec![l], (0, w))
+        } else {
+            self.editor.render(width, &prompt)
+        };
+        let base = lines.len();
+        lines.extend(editor_lines);
+        lines.push(view::status_line(
+            &self.setup.provider.name,
+            &self.setup.provider.model,
+            &self.setup.agent.name,
+            self.tokens,
+            width,
+        ));
+        let _ = self.screen.draw(&lines, (base + row, col));
+    }
+
+    fn prompt_line(&self) -> Line {
+        let label = match (&self.connect, &self.asking) {
+            (Some(c), _) => match c.step {
+                ConnectStep::Name => "provider name: ",
+                ConnectStep::Url => "base URL: ",
+                ConnectStep::Key => "API key (hidden, empty for none): ",
+                ConnectStep::Model => "model: ",
+            },
+            (None, Some(a)) if a.reason => "reason for the model (Enter to skip): ",
+            _ => return view::prompt(),
+        };
+        Line::styled(label, SpanStyle::PLAIN.with_fg(text::Color::Blue))
+    }
+
+    // ----- input -----
+
+    fn on_terminal(&mut self, ev: TermEvent) {
+        match ev {
+            TermEvent::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key),
+            TermEvent::Paste(text) => {
+                let _ = self.editor.handle_paste(&text);
+            }
+            TermEvent::Resize(w, _) => {
+                self.screen.width = w.max(10);
+                self.md.set_width(self.screen.wrap_width());
+            }
+            _ => {}
+        }
+    }
+
+    fn on_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('t') {
+            self.show_reasoning = !self.show_reasoning;
+            self.info(if self.show_reasoning {
+                "reasoning: shown in full"
+            } else {
+                "reasoning: one-line summaries"
+            });
+            return;
+        }
+        // A pending approval takes y / a / n before anything else.
+        if let Some(ask) = &self.asking {
+            if !ask.reason {
+                if let KeyCode::Char(c) = key.code {
+                    if !ctrl {
+                        match view::approval_answer(c) {
+                            Some(Approval::Deny { .. }) => {
+                                if let Some(a) = self.asking.as_mut() {
+                                    a.reason = true;
+                                }
+                                return;
+                            }
+                            Some(answer) => {
+                                self.answer(answer);
+                                return;
+                            }
+                            None => return,
+                        }
+                    }
+                }
+            }
+        }
+        match self.editor.handle_key(key) {
+            EditorAction::Submit(text) => self.on_submit(text),
+            EditorAction::Cancel => self.on_cancel(),
+            EditorAction::Exit => {
+                if self.turn.is_some() {
+                    self.interrupt();
+                } else {
+                    self.quit = true;
+                }
+            }
+            EditorAction::Complete => self.complete(),
+            EditorAction::None | EditorAction::Redraw => {}
+        }
+    }
+
+    fn answer(&mut self, approval: Approval) {
+        if let Some(ask) = self.asking.take() {
+            let line = match &approval {
+                Approval::Once => view::info_line("allowed once"),
+                Approval::AlwaysThisTool => {
+                    view::info_line(&format!("allowed {} for this session", ask.run.name))
+                }
+                Approval::Deny { .. } => view::error_line("denied"),
+            };
+            self.print(&[line]);
+            let _ = ask.reply.send(approval);
+        }
+    }
+
+    fn on_cancel(&mut self) {
+        if self.connect.take().is_some() {
+            self.editor.clear();
+            self.info("/connect cancelled");
+            return;
+        }
+        if self.turn.is_some() {
+            self.interrupt();
+            return;
+        }
+        if !self.editor.is_empty() {
+            self.editor.clear();
+            self.ctrl_c_at = None;
+            return;
+        }
+        match self.ctrl_c_at {
+            Some(t) if t.elapsed() < Duration::from_secs(3) => self.quit = true,
+            _ => {
+                self.ctrl_c_at = Some(Instant::now());
+                self.info("press Ctrl-C again (or Ctrl-D) to quit");
+            }
+        }
+    }
+
+    fn interrupt(&mut self) {
+        if let Some(cancel) = &self.cancel {
+            cancel.cancel();
+        }
+        self.asking = None;
+    }
+
+    fn complete(&mut self) {
+        let cands = Candidates {
+            providers: self.setup.file.config.provider_names(),
+            models: self.models.clone(),
+            agents: self
+                .setup
+                .discovered
+                .agents
+                .iter()
+                .map(|a| a.name.clone())
+                .collect(),
+        };
+        if let Some(c) = commands::complete(self.editor.text(), self.editor.cursor(), &cands) {
+            self.editor.replace_range(c.range.clone(), &c.insert);
+            if c.options.len() > 1 {
+                let text = c.options.join("  ");
+                self.print(&[Line::styled(text, SpanStyle::PLAIN.dim())]);
+            }
+        }
+    }
+
+    fn on_submit(&mut self, text: String) {
+        self.ctrl_c_at = None;
+        if let Some(ask) = &self.asking {
+            if ask.reason {
+                let reason = text.trim();
+                self.answer(Approval::Deny {
+                    reason: (!reason.is_empty()).then(|| reason.to_owned()),
+                });
+                return;
+            }
+        }
+        if self.connect.is_some() {
+            self.connect_step(text);
+            return;
+        }
+        if text.trim().is_empty() {
+            return;
+        }
+        if self.turn.is_some() {
+            self.editor.set_text(&text);
+            self.info("a turn is running: wait for it, or press Esc to interrupt it");
+            return;
+        }
+        if let Err(e) = self.editor.history_mut().add(&text) {
+            self.error(&format!("the prompt history could not be saved: {e}"));
+        }
+        if commands::is_command(&text) {
+            match commands::parse(&text) {
+                Ok(parsed) => self.command(parsed.command.id, parsed.arg),
+                Err(hint) => self.print(&[hint.to_line()]),
+            }
+            return;
+        }
+        self.start_turn(text);
+    }
+
+    // ----- turns -----
+
+    fn start_turn(&mut self, prompt: String) {
+        let (Some(mut session), Some(mut runner)) = (self.session.take(), self.runner.take())
+        else {
+            self.error("no session is ready");
+            return;
+        };
+        let width = self.screen.wrap_width();
+        let echo = view::user_message(&prompt, width);
+        self.print(&echo);
+        self.cancel = Some(runner.cancel_token());
+        self.waiting_since = Some(Instant::now());
+        let tx = self.tx.clone();
+        self.turn = Some(tokio::spawn(async move {
+            let outcome = runner
+                .run(&mut session, &prompt, move |e| {
+                    let _ = tx.send(Msg::Event(e.clone()));
+                })
+                .await;
+            (session, runner, outcome)
+        }));
+    }
+
+    fn on_turn_done(
+        &mut self,
+        done: Result<(Session, Runner, TurnOutcome), tokio::task::JoinError>,
+    ) {
+        // Events sent before the task ended are still in the channel.
+        while let Ok(msg) = self.rx.try_recv() {
+            self.on_msg(msg);
+        }
+        self.waiting_since = None;
+        self.asking = None;
+        self.cancel = None;
+        match done {
+            Ok((session, runner, _)) => {
+                self.session = Some(session);
+                self.runner = Some(runner);
+            }
+            Err(e) => {
+                self.error(&format!("the turn stopped unexpectedly: {e}"));
+                self.rebuild(Vec::new());
+            }
+        }
+    }
+
+    fn on_msg(&mut self, msg: Msg) {
+        match msg {
+            Msg::Event(event) => self.on_event(event),
+            Msg::Approval(run, reply) => {
+                self.waiting_since = None;
+                self.asking = Some(Asking {
+                    run,
+                    reply,
+                    reason: false,
+                });
+            }
+            Msg::Models(Ok(models)) => {
+                let current = self.setup.provider.model.clone();
+                let lines: Vec<Line> = models
+                    .iter()
+                    .map(|m| {
+                        let mark = if *m == current { "* " } else { "  " };
+                        Line::plain(format!("{mark}{m}"))
+                    })
+                    .collect();
+                self.models = models;
+                if lines.is_empty() {
+                    self.info("the provider lists no models");
+                }
+                self.print(&lines);
+            }
+            Msg::Models(Err(e)) => self.error(&e),
+        }
+    }
+
+    fn on_event(&mut self, event: Event) {
+        if let Some(log) = self.log.as_mut() {
+            let _ = log.record(&event);
+        }
+        let width = self.screen.wrap_width();
+        match &event {
+            Event::TextDelta { text } | Event::RefusalDelta { text } => {
+                self.waiting_since = None;
+                if !self.reasoning.is_empty() {
+                    self.flush_reasoning();
+                }
+                self.md.push(text);
+                self.flush_markdown(false);
+            }
+            Event::ReasoningDelta { text } => {
+                self.reasoning.push_str(text);
+            }
+            Event::ToolCall {
+                name, arguments, ..
+            } => {
+                self.flush_reasoning();
+                self.flush_markdown(true);
+                self.print(&[view::tool_call_line(name, arguments, width)]);
+            }
+            Event::ToolResult { status, output, .. } => {
+                let lines = view::tool_result_lines(*status, &output.content, 3, width);
+                self.print(&lines);
+                self.waiting_since = Some(Instant::now());
+            }
+            Event::RequestStarted { .. } if self.waiting_since.is_none() => {
+                self.waiting_since = Some(Instant::now());
+            }
+            Event::Usage { usage } => {
+                self.tokens += usage.total_tokens.unwrap_or(
+                    usage.prompt_tokens.unwrap_or(0) + usage.completion_tokens.unwrap_or(0),
+                );
+            }
+            Event::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
+                let line = view::retry_line(*attempt, *delay_ms, reason);
+                self.print(&[line]);
+            }
+            Event::OptionDropped { field, .. } => {
+                self.info(&format!(
+                    "the provider rejected `{field}`; sent again without it"
+                ));
+            }
+            Event::TurnFinished { finish_reason, .. } => {
+                self.flush_reasoning();
+                self.flush_markdown(true);
+                match finish_reason.as_ref().map(|r| r.as_str()) {
+                    Some("length") => self.error("the answer was cut off by the token limit"),
+                    Some("content_filter") => {
+                        self.error("the provider's content filter stopped the answer")
+                    }
+                    _ => {}
+                }
+                self.print(&[Line::new()]);
+            }
+            Event::TurnFailed { error } => {
+                self.flush_reasoning();
+                self.flush_markdown(true);
+                self.error(&error.to_string());
+                self.print(&[Line::new()]);
+            }
+            Event::TurnCancelled => {
+                self.flush_reasoning();
+                self.flush_markdown(true);
+                self.info("interrupted");
+                self.print(&[Line::new()]);
+            }
+            _ => {}
+        }
+    }
+
+    // ----- session setup -----
+
+    /// Builds the runner and a session for the current provider and agent, continuing
+    /// `history`.
+    fn rebuild(&mut self, history: Vec<Message>) {
+        self.client = client_for(&self.setup);
+        let toolbox = toolbox_for(&self.setup, self.client.http().clone());
+        let config: SessionConfig = self.setup.session_config_for(toolbox.specs(), self.policy);
+        let session = match Session::with_history(config.clone(), history) {
+            Ok(s) => s,
+            Err(e) => {
+                self.error(&format!("the conversation could not be kept: {e}"));
+                Session::new(config)
+            }
+        };
+        let ctx = ToolContext::new(self.setup.workspace.clone());
+        let tx = self.tx.clone();
+        let runner =
+            Runner::new(self.client.clone(), toolbox, ctx).approve_with(move |run: ToolRun| {
+                let tx = tx.clone();
+                async move {
+                    let (reply, answer) = oneshot::channel();
+                    if tx.send(Msg::Approval(run, reply)).is_err() {
+                        return Approval::Deny {
+                            reason: Some("the UI is gone".into()),
+                        };
+                    }
+                    answer.await.unwrap_or(Approval::Deny {
+                        reason: Some("the turn was interrupted".into()),
+                    })
+                }
+            });
+        self.session = Some(session);
+        self.runner = Some(runner);
+    }
+
+    fn history(&self) -> Vec<Message> {
+        self.session
+            .as_ref()
+            .map(|s| s.messages().to_vec())
+            .unwrap_or_default()
+    }
+
+    fn new_log(&mut self) {
+        let Ok(state) = crate::paths::state_dir() else {
+            return;
+        };
+        let header = SessionHeader {
+            hrns_session: sessions::SESSION_VERSION,
+            id: String::new(),
+            started: String::new(),
+            cwd: self.setup.workspace.display().to_string(),
+            provider: self.setup.provider.name.clone(),
+            model: self.setup.provider.model.clone(),
+            agent: self.setup.agent.name.clone(),
+        };
+        match SessionLog::create(&state.join("sessions"), header) {
+            Ok(log) => self.log = Some(log),
+            Err(e) => self.error(&format!("this session is not saved: {e}")),
+        }
+    }
+
+    fn resume(&mut self, path: &std::path::Path) {
+        let loaded = match sessions::load(path) {
+            Ok(l) => l,
+            Err(e) => {
+                self.error(&e.to_string());
+                self.new_log();
+                return;
+            }
+        };
+        for w in &loaded.warnings {
+            self.error(w);
+        }
+        let width = self.screen.wrap_width();
+        for m in &loaded.messages {
+            let lines = match m.role {
+                Role::User => view::user_message(&m.text(), width),
+                Role::Assistant => {
+                    let mut lines = MarkdownRenderer::render(&m.text(), width);
+                    for c in &m.tool_calls {
+                        lines.push(view::tool_call_line(
+                            &c.function.name,
+                            &c.function.arguments,
+                            width,
+                        ));
+                    }
+                    lines
+                }
+                Role::Tool => vec![Line::styled(
+                    view::short_arguments(&m.text()),
+                    SpanStyle::PLAIN.dim(),
+                )],
+                Role::System | Role::Developer | Role::Function => Vec::new(),
+            };
+            self.print(&lines);
+        }
+        self.info(&format!(
+            "resumed session {} ({} messages)",
+            loaded.header.id,
+            loaded.messages.len()
+        ));
+        self.rebuild(loaded.messages);
+        self.log = SessionLog::append_to(path, &loaded.header.id).ok();
+    }
+
+    // ----- slash commands -----
+
+    fn command(&mut self, id: CommandId, arg: Option<String>) {
+        match id {
+            CommandId::Help => {
+                let lines = match arg.as_deref().and_then(commands::lookup) {
+                    Some(c) => vec![commands::command_help(c)],
+                    None => commands::help_text(),
+                };
+                self.print(&lines);
+            }
+            CommandId::New => {
+                self.rebuild(Vec::new());
+                self.new_log();
+                self.tokens = 0;
+                self.info("new conversation");
+            }
+            CommandId::Retry => {
+                let history = self.history();
+                let Some(pos) = history.iter().rposition(|m| m.role == Role::User) else {
+                    self.info("nothing to retry yet");
+                    return;
+                };
+                let text = history[pos].text();
+                self.rebuild(history[..pos].to_vec());
+                self.start_turn(text);
+            }
+            CommandId::Models => {
+                let client = self.client.clone();
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let result =
+                        tokio::time::timeout(Duration::from_secs(20), client.list_models()).await;
+                    let msg = match result {
+                        Ok(Ok(models)) => Ok(models.into_iter().map(|m| m.id).collect()),
+                        Ok(Err(e)) => Err(format!("cannot list the models: {e}")),
+                        Err(_) => {
+                            Err("the provider did not list its models within 20 s".to_owned())
+                        }
+                    };
+                    let _ = tx.send(Msg::Models(msg));
+                });
+            }
+            CommandId::Model => {
+                let Some(model) = arg else { return };
+                self.setup.provider.model = model.clone();
+                let history = self.history();
+                self.rebuild(history);
+                self.info(&format!("model: {model}"));
+            }
+            CommandId::Providers => {
+                let current = self.setup.provider.name.clone();
+                let lines: Vec<Line> = self
+                    .setup
+                    .file
+                    .config
+                    .providers
+                    .iter()
+                    .map(|(name, e)| {
+                        let mark = if *name == current { "* " } else { "  " };
+                        Line::plain(format!(
+                            "{mark}{name}  {}  {}",
+                            e.url,
+                            e.model.as_deref().unwrap_or("-")
+                        ))
+                    })
+                    .collect();
+                if lines.is_empty() {
+                    self.info("no providers in the config file; /connect adds one");
+                }
+                self.print(&lines);
+            }
+            CommandId::Provider => {
+                let Some(name) = arg else { return };
+                self.switch_provider(&name, None);
+            }
+            CommandId::Agents => {
+                let current = self.setup.agent.name.clone();
+                let lines: Vec<Line> = self
+                    .setup
+                    .discovered
+                    .agents
+                    .iter()
+                    .map(|a| {
+                        let mark = if a.name == current { "* " } else { "  " };
+                        Line::plain(format!("{mark}{}  {}", a.name, a.description))
+                    })
+                    .collect();
+                self.print(&lines);
+            }
+            CommandId::Agent => {
+                let Some(name) = arg else { return };
+                let Some(found) = agent::find_agent(&self.setup.discovered.agents, &name).cloned()
+                else {
+                    let names: Vec<String> = self
+                        .setup
+                        .discovered
+                        .agents
+                        .iter()
+                        .map(|a| a.name.clone())
+                        .collect();
+                    self.error(&format!(
+                        "no agent `{name}`; try one of: {}",
+                        names.join(", ")
+                    ));
+                    return;
+                };
+                self.setup.agent = found;
+                self.setup
+                    .file
+                    .config
+                    .set_current_agent(self.setup.agent.name.clone());
+                self.save_config();
+                let history = self.history();
+                self.rebuild(history);
+                self.info(&format!("agent: {}", self.setup.agent.name));
+            }
+            CommandId::Connect => {
+                self.connect = Some(Connect {
+                    step: ConnectStep::Name,
+                    name: String::new(),
+                    url: String::new(),
+                    key: String::new(),
+                });
+                self.info("add a provider (Esc cancels)");
+            }
+            CommandId::Sessions => {
+                let Ok(state) = crate::paths::state_dir() else {
+                    return;
+                };
+                let lines: Vec<Line> = sessions::files(&state.join("sessions"))
+                    .iter()
+                    .take(20)
+                    .filter_map(|p| sessions::summarize(p))
+                    .map(|s| {
+                        let first = s
+                            .first_user_message
+                            .as_deref()
+                            .map(|m| crate::output::one_line(m, 50))
+                            .unwrap_or_default();
+                        Line::plain(format!(
+                            "{}  {}  {} messages  {first}",
+                            s.header.id, s.header.started, s.messages
+                        ))
+                    })
+                    .collect();
+                if lines.is_empty() {
+                    self.info("no saved sessions yet");
+                }
+                self.print(&lines);
+            }
+            CommandId::Resume => {
+                let Some(id) = arg else { return };
+                let Ok(state) = crate::paths::state_dir() else {
+                    return;
+                };
+                match sessions::find(&state.join("sessions"), &id) {
+                    Ok(path) => self.resume(&path),
+                    Err(e) => self.error(&e),
+                }
+            }
+            CommandId::Quit => self.quit = true,
+        }
+    }
+
+    fn switch_provider(&mut self, name: &str, model: Option<&str>) {
+        let selection = Selection {
+            provider: Some(name),
+            model,
+        };
+        match self
+            .setup
+            .file
+            .config
+            .resolve(&selection, &crate::setup::env_var)
+        {
+            Ok(provider) => {
+                self.setup.provider = provider;
+                if self
+                    .setup
+                    .file
+                    .config
+                    .set_current_provider(&self.setup.provider.name)
+                    .is_ok()
+                {
+                    self.save_config();
+                }
+                let history = self.history();
+                self.rebuild(history);
+                self.models.clear();
+                self.info(&format!(
+                    "provider: {} ({})",
+                    self.setup.provider.name, self.setup.provider.model
+                ));
+            }
+            Err(e) => self.error(&e.to_string()),
+        }
+    }
+
+    fn save_config(&mut self) {
+        if let Err(e) = self.setup.file.save() {
+            self.error(&e.message);
+        }
+    }
+
+    fn connect_step(&mut self, text: String) {
+        let Some(mut c) = self.connect.take() else {
+            return;
+        };
+        let value = text.trim().to_owned();
+        match c.step {
+            ConnectStep::Name if value.is_empty() => {}
+            ConnectStep::Name => {
+                c.name = value;
+                c.step = ConnectStep::Url;
+            }
+            ConnectStep::Url
+                if !(value.starts_with("http://") || value.starts_with("https://")) =>
+            {
+                self.error("the base URL must start with http:// or https://");
+            }
+            ConnectStep::Url => {
+                c.url = value;
+                c.step = ConnectStep::Key;
+            }
+            ConnectStep::Key => {
+                c.key = value;
+                c.step = ConnectStep::Model;
+            }
+            ConnectStep::Model if value.is_empty() => {}
+            ConnectStep::Model => {
+                let mut entry = hrns_core::config::ProviderEntry::new(c.url.clone());
+                entry.key = (!c.key.is_empty()).then(|| c.key.clone());
+                entry.model = Some(value.clone());
+                self.setup
+                    .file
+                    .config
+                    .upsert_provider(c.name.clone(), entry);
+                self.switch_provider(&c.name.clone(), Some(&value));
+                return;
+            }
+        }
+        self.connect = Some(c);
+    }
+}
+
+/// The async client for the run's provider.
+fn client_for(setup: &Setup) -> Client {
+    Client::new(
+        setup.provider.to_provider(),
+        &ClientConfig {
+            skip_verify: setup.provider.skip_verify,
+            ..ClientConfig::default()
+        },
+    )
+}
+
+/// The built-in tools the agent allows.
+fn toolbox_for(setup: &Setup, http: HttpClient) -> Toolbox {
+    let skills = setup.discovered.skills.clone();
+    let has_skills = !skills.is_empty();
+    let skills = skills
+        .into_iter()
+        .map(|s| (s.name.clone(), std::path::PathBuf::from(&s.path)))
+        .collect();
+    let mut toolbox = hrns_tokio::tools::builtin_toolbox(http, skills);
+    toolbox.retain(|name| {
+        setup.agent.tools.allows(name)
+            && (has_skills || name != hrns_core::tool::builtin::LOAD_SKILL)
+    });
+    toolbox
+}

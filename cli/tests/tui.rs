@@ -1,0 +1,228 @@
+//! The interactive UI in a real pseudo-terminal against the mock provider.
+
+mod pty;
+
+use hrns_blocking::mock::{MockProvider, Reply};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const T: Duration = Duration::from_secs(20);
+
+struct Ui {
+    _root: tempfile::TempDir,
+    work: PathBuf,
+    p: pty::Pty,
+}
+
+fn start(mock: &MockProvider, args: &[&str]) -> Ui {
+    let root = tempfile::tempdir().unwrap();
+    for d in ["home", "config", "state", "work"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+    }
+    let work = root.path().join("work");
+    let env = vec![
+        ("HOME", root.path().join("home").display().to_string()),
+        (
+            "XDG_CONFIG_HOME",
+            root.path().join("config").display().to_string(),
+        ),
+        (
+            "XDG_STATE_HOME",
+            root.path().join("state").display().to_string(),
+        ),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("OPENAI_BASE_URL", mock.base_url()),
+        ("OPENAI_API_KEY", "sk-tui-SECRET".to_owned()),
+        ("HRNS_MODEL", "mock-model".to_owned()),
+    ];
+    let p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), args, &work, &env, 30, 100);
+    p.expect("mock-model", T);
+    Ui {
+        _root: root,
+        work,
+        p,
+    }
+}
+
+impl Ui {
+    fn quit(mut self) {
+        self.p.send("/quit\r");
+        assert_eq!(self.p.wait(T), 0);
+        assert!(
+            self.p.cursor_visible(),
+            "the cursor is shown again after exit"
+        );
+        assert!(!self.p.output().contains("sk-tui-SECRET"));
+    }
+}
+
+#[test]
+fn streamed_answer_appears_before_the_stream_ends() {
+    let reply = Reply::text_answer("Early words arrive first. Later words arrive after a pause.");
+    let mid = reply.body().len() / 2;
+    let mock = MockProvider::start([reply.split_at(&[mid]).delay(Duration::from_secs(2))]).unwrap();
+    let mut ui = start(&mock, &[]);
+    ui.p.send("hello\r");
+    let start = Instant::now();
+    ui.p.expect("Early words", T);
+    assert!(
+        start.elapsed() < Duration::from_millis(1800),
+        "text shown while the stream was open"
+    );
+    ui.p.expect("after a pause.", T);
+    ui.quit();
+}
+
+#[test]
+fn approvals_yes_and_no_with_a_reason() {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "run_command", r#"{"command":"echo approved-run"}"#)]),
+        Reply::text_answer("Ran it."),
+        Reply::tool_calls(&[("c2", "write_file", r#"{"path":"x.txt","content":"x"}"#)]),
+        Reply::text_answer("Understood."),
+    ])
+    .unwrap();
+    let mut ui = start(&mock, &[]);
+    ui.p.send("run something\r");
+    ui.p.expect("[y]es", T);
+    ui.p.send("y");
+    ui.p.expect("Ran it.", T);
+    ui.p.send("write a file\r");
+    ui.p.expect("write_file", T);
+    std::thread::sleep(Duration::from_millis(300));
+    ui.p.send("n");
+    ui.p.expect("reason", T);
+    ui.p.send("not in this repo\r");
+    ui.p.expect("Understood.", T);
+    assert!(
+        !ui.work.join("x.txt").exists(),
+        "denied write did not happen"
+    );
+    let reqs = mock.requests();
+    let first_result = &reqs[1].json()["messages"];
+    assert!(first_result.to_string().contains("approved-run"));
+    let denied = reqs[3].json()["messages"].to_string();
+    assert!(denied.contains("not in this repo"), "{denied}");
+    ui.quit();
+}
+
+#[test]
+fn escape_cancels_mid_stream_and_the_next_message_works() {
+    let reply = Reply::text_answer("Partial answer then a very long wait");
+    let mid = reply.body().len() / 2;
+    let mock = MockProvider::start([
+        reply.split_at(&[mid]).delay(Duration::from_secs(30)),
+        Reply::text_answer("Second answer."),
+    ])
+    .unwrap();
+    let mut ui = start(&mock, &[]);
+    ui.p.send("first\r");
+    ui.p.expect("Partial", T);
+    ui.p.send("\x1b");
+    ui.p.expect("interrupted", T);
+    ui.p.send("second\r");
+    ui.p.expect("Second answer.", T);
+    let msgs = mock.requests()[1].json()["messages"].to_string();
+    assert!(msgs.contains("interrupted by the user"), "{msgs}");
+    ui.quit();
+}
+
+#[test]
+fn slash_commands() {
+    let mock = MockProvider::start([
+        Reply::text_answer("ANSWER-ONE"),
+        Reply::text_answer("ANSWER-TWO"),
+    ])
+    .unwrap()
+    .with_models(["alpha", "beta"]);
+    let mut ui = start(&mock, &[]);
+    ui.p.send("/help\r");
+    ui.p.expect("/connect", T);
+    ui.p.send("/frobnicate\r");
+    ui.p.expect("unknown command", T);
+    ui.p.send("/model\r");
+    ui.p.expect("needs", T);
+    ui.p.send("/models\r");
+    ui.p.expect("beta", T);
+    ui.p.send("/model beta\r");
+    ui.p.expect("model: beta", T);
+    ui.p.send("/agents\r");
+    ui.p.expect("Planner", T);
+    ui.p.send("/agent explorer\r");
+    ui.p.expect("agent: Explorer", T);
+    ui.p.send("/providers\r");
+    ui.p.send("/provider nosuch\r");
+    ui.p.expect("nosuch", T);
+    ui.p.send("hi\r");
+    ui.p.expect("ANSWER-ONE", T);
+    std::thread::sleep(Duration::from_millis(200));
+    ui.p.send("/retry\r");
+    ui.p.expect("ANSWER-TWO", T);
+    let reqs = mock.requests();
+    let chats: Vec<_> = reqs
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .collect();
+    assert_eq!(chats[0].json()["model"], "beta");
+    let tools = chats[0].json()["tools"].to_string();
+    assert!(!tools.contains("write_file"), "Explorer has no write_file");
+    assert_eq!(
+        chats[1].json()["messages"].as_array().unwrap().len(),
+        2,
+        "retry resends, not duplicates"
+    );
+    ui.p.send("/new\r");
+    ui.p.expect("new conversation", T);
+    ui.quit();
+}
+
+#[test]
+fn history_recall_and_multi_line_input() {
+    let mock = MockProvider::start([Reply::text_answer("A1"), Reply::text_answer("A2")]).unwrap();
+    let mut ui = start(&mock, &[]);
+    ui.p.send("line one\\\r");
+    ui.p.send("line two\r");
+    ui.p.expect("A1", T);
+    ui.p.send("\x1b[A");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        ui.p.screen().contains("line two"),
+        "history recall:\n{}",
+        ui.p.screen()
+    );
+    ui.p.send("\r");
+    ui.p.expect("A2", T);
+    let first = mock.requests()[0].json();
+    assert_eq!(first["messages"][1]["content"], "line one\nline two");
+    ui.quit();
+}
+
+#[test]
+fn resize_redraws_and_ctrl_d_exits_restored() {
+    let mock = MockProvider::start([Reply::text_answer("sized")]).unwrap();
+    let mut ui = start(&mock, &[]);
+    ui.p.resize(20, 50);
+    ui.p.send("hello\r");
+    ui.p.expect("sized", T);
+    let screen = ui.p.screen();
+    assert_eq!(
+        screen.matches("mock-model").count(),
+        2,
+        "banner and one status line:\n{screen}"
+    );
+    ui.p.send("\x04");
+    assert_eq!(ui.p.wait(T), 0);
+    assert!(ui.p.cursor_visible());
+}
+
+#[test]
+fn an_error_is_shown_and_the_terminal_restored() {
+    let mock = MockProvider::start([Reply::error(401, "invalid key here")]).unwrap();
+    let mut ui = start(&mock, &[]);
+    ui.p.send("hello\r");
+    ui.p.expect("invalid key here", T);
+    ui.p.send("\x03");
+    ui.p.send("\x03");
+    assert_eq!(ui.p.wait(T), 0);
+    assert!(ui.p.cursor_visible());
+}
