@@ -8,6 +8,7 @@ use crate::chunk::{
     self, ArgumentsView, ChoiceView, ContentView, DeltaView, PartView, Str, ThinkingView,
     ToolCallView,
 };
+use crate::envelope::{Envelopes, Slot};
 use crate::stream::StreamEvent;
 use crate::wire::{self, ApiError, Extra, Message, Usage};
 use serde::{Deserialize, Serialize};
@@ -251,6 +252,11 @@ pub struct Accumulator {
     usage: Option<Usage>,
     nested_usage: Option<Usage>,
     extra: Extra,
+    /// Envelopes of the stream's one-string chunks, for the fast path.
+    envelopes: Envelopes,
+    /// Tests compare the fast path with full parsing.
+    #[cfg(test)]
+    no_fast_path: bool,
 }
 
 const PAYLOAD_SHOWN: usize = 300;
@@ -272,7 +278,11 @@ impl Accumulator {
         json: &str,
         events: &mut VecDeque<StreamEvent>,
     ) -> Result<(), ChunkError> {
+        if self.apply_envelope(json, events) {
+            return Ok(());
+        }
         let view = chunk::parse(json).map_err(|e| malformed(e.to_string(), json))?;
+        self.envelopes.learn(json, &view);
         // `"error": false`, `""` or `{}` carry no error (some servers send such placeholders).
         let error = view
             .error
@@ -352,6 +362,48 @@ impl Accumulator {
         Ok(())
     }
 
+    /// The fast path (see [`crate::envelope`]): applies a chunk recognised by its envelope and
+    /// returns true, or returns false to send it the full way.
+    fn apply_envelope(&mut self, json: &str, events: &mut VecDeque<StreamEvent>) -> bool {
+        #[cfg(test)]
+        if self.no_fast_path {
+            return false;
+        }
+        let Some(m) = self.envelopes.recognise(json) else {
+            return false;
+        };
+        if let Slot::Arguments(ix) = m.slot {
+            // The call must exist already; otherwise the full path decides.
+            let known = self
+                .choices
+                .iter()
+                .find(|c| c.choice.index == m.choice)
+                .and_then(|c| c.calls.by_index.get(&ix).copied());
+            let Some(call) = known else {
+                return false;
+            };
+            let pos = self.choice_pos(m.choice);
+            let choice = &mut self.choices[pos].choice;
+            if !m.text.is_empty() {
+                choice.tool_calls[call].arguments.push_str(&m.text);
+                events.push_back(StreamEvent::ToolCallArgumentsDelta {
+                    choice: m.choice,
+                    call,
+                    fragment: m.text.into_owned(),
+                });
+            }
+            return true;
+        }
+        let pos = self.choice_pos(m.choice);
+        let choice = &mut self.choices[pos].choice;
+        match m.slot {
+            Slot::Content => push_content(choice, &m.text, events),
+            Slot::Reasoning => push_reasoning(choice, &m.text, events),
+            Slot::Arguments(_) => unreachable!("handled above"),
+        }
+        true
+    }
+
     fn choice_pos(&mut self, index: u32) -> usize {
         if let Some(c) = self.choices.get(self.last_choice) {
             if c.choice.index == index {
@@ -392,7 +444,7 @@ impl Accumulator {
                     && state.choice.refusal.is_none()
                     && state.choice.tool_calls.is_empty() =>
             {
-                Some(m)
+                Some(*m)
             }
             (None, _) => None,
         };

@@ -112,7 +112,7 @@ pub(crate) struct ChoiceView<'a> {
     pub(crate) index: Option<u32>,
     pub(crate) delta: Option<DeltaView<'a>>,
     /// Some providers send a whole `message` instead of a `delta` in their last chunk.
-    pub(crate) message: Option<DeltaView<'a>>,
+    pub(crate) message: Option<Box<DeltaView<'a>>>,
     pub(crate) finish_reason: Option<Str<'a>>,
     pub(crate) logprobs: Option<&'a RawValue>,
     pub(crate) usage: Option<&'a RawValue>,
@@ -137,7 +137,7 @@ pub(crate) struct DeltaView<'a> {
     pub(crate) reasoning: Option<Str<'a>>,
     pub(crate) refusal: Option<Str<'a>>,
     pub(crate) tool_calls: Option<Vec<ToolCallView<'a>>>,
-    pub(crate) function_call: Option<FunctionView<'a>>,
+    pub(crate) function_call: Option<Box<FunctionView<'a>>>,
     pub(crate) extra: RawExtra<'a>,
 }
 

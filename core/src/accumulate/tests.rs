@@ -900,3 +900,58 @@ fn odd_usage_and_empty_error_placeholders_do_not_fail_the_answer() {
         assert!(acc.usage().is_none());
     }
 }
+
+mod fast_path {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Chunks of the shapes the fast path learns, and of shapes that break it, with strings
+    /// that need escapes, hold quotes, backslashes and control characters.
+    fn chunk() -> impl Strategy<Value = String> {
+        let text = prop_oneof![
+            "[a-z ]{0,6}",
+            Just("\"".to_owned()),
+            Just("\\".to_owned()),
+            Just("\n".to_owned()),
+            Just("é\u{1F600}".to_owned()),
+            Just("\",\"role\":\"x".to_owned()),
+        ];
+        (0..9u8, text, 0..2u32, 0..3u32).prop_map(|(kind, t, choice, ix)| {
+            let s = serde_json::to_string(&t).unwrap();
+            let raw = t.replace('"', "").replace('\\', "");
+            match kind {
+                0 => format!(r#"{{"id":"x","choices":[{{"index":{choice},"delta":{{"content":{s}}},"finish_reason":null}}]}}"#),
+                1 => format!(r#"{{"id":"x","choices":[{{"index":{choice},"delta":{{"reasoning_content":{s}}}}}]}}"#),
+                2 => format!(r#"{{"choices":[{{"index":{choice},"delta":{{"tool_calls":[{{"index":{ix},"function":{{"arguments":{s}}}}}]}}}}]}}"#),
+                3 => format!(r#"{{"choices":[{{"index":{choice},"delta":{{"tool_calls":[{{"index":{ix},"id":"c{ix}","function":{{"name":"f","arguments":""}}}}]}}}}]}}"#),
+                4 => format!(r#"{{"id":"x","choices":[{{"index":{choice},"delta":{{"content":"{raw}"}},"finish_reason":null}}]}}"#),
+                5 => format!(r#"{{"choices":[{{"index":{choice},"delta":{{}},"finish_reason":"stop"}}]}}"#),
+                6 => format!(r#"{{"id":"x","choices":[{{"index":{choice},"delta":{{"content":"{raw}\n"}},"finish_reason":null}}]}}"#),
+                7 => format!(r#"{{"choices":[{{"index":{choice},"delta":{{"reasoning":{s}}}}}]}}"#),
+                _ => format!(r#"{{"choices":[{{"index":{choice},"delta":{{"tool_calls":[{{"index":{ix},"function":{{"arguments":"{raw}"}}}}]}}}}]}}"#),
+            }
+        })
+    }
+
+    fn run(
+        chunks: &[String],
+        fast: bool,
+    ) -> (Vec<Result<(), String>>, Vec<StreamEvent>, Completion) {
+        let mut acc = Accumulator::new();
+        acc.no_fast_path = !fast;
+        let mut events = VecDeque::new();
+        let results = chunks
+            .iter()
+            .map(|c| acc.handle_chunk(c, &mut events).map_err(|e| e.to_string()))
+            .collect();
+        (results, events.into(), acc.into_completion(true))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        #[test]
+        fn the_fast_path_equals_full_parsing(chunks in proptest::collection::vec(chunk(), 1..40)) {
+            prop_assert_eq!(run(&chunks, true), run(&chunks, false));
+        }
+    }
+}
