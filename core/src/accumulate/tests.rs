@@ -918,7 +918,7 @@ mod fast_path {
         ];
         (0..9u8, text, 0..2u32, 0..3u32).prop_map(|(kind, t, choice, ix)| {
             let s = serde_json::to_string(&t).unwrap();
-            let raw = t.replace('"', "").replace('\\', "");
+            let raw = t.replace(['"', '\\'], "");
             match kind {
                 0 => format!(r#"{{"id":"x","choices":[{{"index":{choice},"delta":{{"content":{s}}},"finish_reason":null}}]}}"#),
                 1 => format!(r#"{{"id":"x","choices":[{{"index":{choice},"delta":{{"reasoning_content":{s}}}}}]}}"#),
