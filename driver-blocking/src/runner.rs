@@ -237,7 +237,7 @@ impl<'a> Runner<'a> {
                 let Some(run) = queue.pop_front() else { break };
                 let tx = tx.clone();
                 let ctx = self.ctx.clone();
-                let tool = self.tools.get(&run.name);
+                let tool = self.tools.get(&run.name).cloned();
                 running += 1;
                 thread::spawn(move || {
                     let output = match tool {
