@@ -22,7 +22,8 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 /// Size of one body read.
 const READ_SIZE: usize = 64 * 1024;
 
-/// Runs turns of a [`Session`] against a [`Client`] with a [`Toolbox`].
+/// Runs turns of a [`Session`] against a [`Transport`] (a [`Client`](crate::Client), or a
+/// recording or replay of one) with a [`Toolbox`].
 ///
 /// ```no_run
 /// use hrns_blocking::{Client, ClientConfig, Runner, ToolContext};
