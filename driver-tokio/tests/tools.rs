@@ -31,7 +31,7 @@ fn tokio() -> Tokio {
 
 impl tool_suite::ToolHarness for Tokio {
     fn call_raw(&self, root: &Path, name: &str, arguments: &str) -> ToolOutput {
-        let ctx = ToolContext::new(root);
+        let ctx = ToolContext::new(root).expect("the suite's workspace exists");
         let tool = self.tools.get(name).expect("a built-in tool");
         self.rt.block_on(tool.run(arguments, &ctx))
     }
