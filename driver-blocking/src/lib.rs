@@ -3,7 +3,10 @@
 //! It does the IO around [`hrns_core::Session`] and nothing else: [`Client`] sends the requests
 //! the session describes and reads bodies as they arrive, [`Runner`] drives a turn to its end,
 //! and [`tools`] are the built-in tools on `std`. `hrns exec` and simple embedders use it; the
-//! scripted [`mock`] provider (feature `mock`) is the test server of the whole project.
+//! scripted
+#![cfg_attr(feature = "mock", doc = "[`mock`]")]
+#![cfg_attr(not(feature = "mock"), doc = "`mock`")]
+//! provider (feature `mock`) is the test server of the whole project.
 #![forbid(unsafe_code)]
 
 pub mod client;

@@ -22,7 +22,8 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 /// Size of one body read.
 const READ_SIZE: usize = 64 * 1024;
 
-/// Runs turns of a [`Session`] against a [`Client`] with a [`Toolbox`].
+/// Runs turns of a [`Session`] against a [`Transport`] (a [`Client`](crate::Client), or a
+/// recording or replay of one) with a [`Toolbox`].
 ///
 /// ```no_run
 /// use hrns_blocking::{Client, ClientConfig, Runner, ToolContext};
@@ -237,7 +238,7 @@ impl<'a> Runner<'a> {
                 let Some(run) = queue.pop_front() else { break };
                 let tx = tx.clone();
                 let ctx = self.ctx.clone();
-                let tool = self.tools.get(&run.name);
+                let tool = self.tools.get(&run.name).cloned();
                 running += 1;
                 thread::spawn(move || {
                     let output = match tool {

@@ -1,6 +1,7 @@
 //! The `Tool` trait and the toolbox the runner dispatches calls to.
 
 use hrns_core::tool::{Registry, ToolOutput, ToolSpec};
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,11 +66,10 @@ pub trait Tool: Send + Sync {
     fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput;
 }
 
-/// The tools of a session, looked up by name.
-#[derive(Debug, Default)]
-pub struct Toolbox {
-    tools: Registry<dyn Tool>,
-}
+/// The tools of a session, looked up by name: a [`Registry`] of [`Tool`]s (`specs`, `get`,
+/// `retain` come from it) that takes tools by value. Cheap to clone (tools are shared).
+#[derive(Debug, Clone, Default)]
+pub struct Toolbox(Registry<dyn Tool>);
 
 impl Toolbox {
     /// An empty toolbox.
@@ -84,22 +84,21 @@ impl Toolbox {
 
     /// Adds a shared tool; a tool of the same name is replaced.
     pub fn add_arc(&mut self, tool: Arc<dyn Tool>) -> &mut Self {
-        self.tools.insert(tool.spec(), tool);
+        self.0.insert(tool.spec(), tool);
         self
     }
+}
 
-    /// Keeps only the tools `keep` accepts (an agent's tool filter).
-    pub fn retain(&mut self, keep: impl FnMut(&str) -> bool) {
-        self.tools.retain(keep);
+impl Deref for Toolbox {
+    type Target = Registry<dyn Tool>;
+
+    fn deref(&self) -> &Registry<dyn Tool> {
+        &self.0
     }
+}
 
-    /// The specs of all tools, for the session config.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.specs()
-    }
-
-    /// The tool called `name`.
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.tools.get(name).cloned()
+impl DerefMut for Toolbox {
+    fn deref_mut(&mut self) -> &mut Registry<dyn Tool> {
+        &mut self.0
     }
 }

@@ -84,7 +84,11 @@ fn main() {
         let mut tasks = tokio::task::JoinSet::new();
         for _ in 0..sessions {
             let mut session = Session::new(SessionConfig::new(provider.clone(), "mock-model"));
-            let mut runner = Runner::new(client.clone(), Toolbox::new(), ToolContext::new("/"));
+            let mut runner = Runner::new(
+                client.clone(),
+                Toolbox::new(),
+                ToolContext::new("/").unwrap(),
+            );
             tasks.spawn(async move {
                 let mut streamed = 0usize;
                 let outcome = runner

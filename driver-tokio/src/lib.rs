@@ -61,8 +61,8 @@
 //!     config.approval = ApprovalPolicy::Ask; // writes, commands and fetches are asked about
 //!     let mut session = Session::new(config);
 //!
-//!     let workspace = std::env::current_dir()?.canonicalize()?;
-//!     let mut runner = Runner::new(client, tools, ToolContext::new(workspace))
+//!     let workspace = ToolContext::new(std::env::current_dir()?)?;
+//!     let mut runner = Runner::new(client, tools, workspace)
 //!         .approve_with(|run| async move {
 //!             eprintln!("[allowing {} {}]", run.name, run.arguments);
 //!             Approval::Once

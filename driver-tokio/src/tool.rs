@@ -3,7 +3,7 @@
 use hrns_core::tool::{Registry, ToolOutput, ToolSpec};
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -23,12 +23,16 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
-    /// A context for `workspace` with a fresh cancellation token.
-    pub fn new(workspace: impl Into<PathBuf>) -> Self {
-        ToolContext {
-            workspace: workspace.into(),
+    /// Returns a context for `workspace`, made absolute and canonical (symbolic links
+    /// resolved), with a fresh cancellation token. Fails when the workspace does not exist.
+    ///
+    /// The built-in tools rely on the root being canonical: a root that is itself reached
+    /// through a symbolic link would make every write look like an escape.
+    pub fn new(workspace: impl AsRef<Path>) -> std::io::Result<Self> {
+        Ok(ToolContext {
+            workspace: std::fs::canonicalize(workspace)?,
             cancel: CancellationToken::new(),
-        }
+        })
     }
 }
 

@@ -46,7 +46,11 @@ impl suite::Harness for Tokio {
         let client = Client::new(session.config().provider.clone(), &ClientConfig::default());
         let mut tools = Toolbox::new();
         tools.add(Echo).add(Slow);
-        let mut runner = Runner::new(client, tools, ToolContext::new(std::env::temp_dir()));
+        let mut runner = Runner::new(
+            client,
+            tools,
+            ToolContext::new(std::env::temp_dir()).unwrap(),
+        );
         let mut events = Vec::new();
         rt.block_on(runner.run(session, prompt, |e| {
             events.push((Instant::now(), e.clone()))

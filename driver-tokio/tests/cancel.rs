@@ -23,7 +23,7 @@ fn setup(replies: Vec<Reply>) -> (MockProvider, Session, Runner, tempfile::TempD
     config.approval = ApprovalPolicy::Auto;
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().canonicalize().unwrap();
-    let runner = Runner::new(client, tools, ToolContext::new(workspace));
+    let runner = Runner::new(client, tools, ToolContext::new(workspace).unwrap());
     (mock, Session::new(config), runner, dir)
 }
 

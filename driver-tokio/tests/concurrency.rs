@@ -53,7 +53,11 @@ fn setup(mock: &MockProvider, effect: Effect, policy: ApprovalPolicy) -> (Sessio
     config.tools = tools.specs();
     config.approval = policy;
     let client = Client::new(provider, &ClientConfig::default());
-    let runner = Runner::new(client, tools, ToolContext::new(std::env::temp_dir()));
+    let runner = Runner::new(
+        client,
+        tools,
+        ToolContext::new(std::env::temp_dir()).unwrap(),
+    );
     (Session::new(config), runner)
 }
 
@@ -202,7 +206,11 @@ async fn a_hundred_concurrent_sessions() {
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..SESSIONS {
         let mut session = Session::new(SessionConfig::new(provider.clone(), "m"));
-        let mut runner = Runner::new(client.clone(), Toolbox::new(), ToolContext::new("/"));
+        let mut runner = Runner::new(
+            client.clone(),
+            Toolbox::new(),
+            ToolContext::new("/").unwrap(),
+        );
         tasks.spawn(async move {
             let mut text = String::new();
             let outcome = runner

@@ -89,7 +89,7 @@ async fn http2_with_skip_verify_works() {
     let mut c = SessionConfig::new(provider(addr), "m");
     c.approval = ApprovalPolicy::Auto;
     let mut session = Session::new(c);
-    let mut runner = Runner::new(client, Toolbox::new(), ToolContext::new("/"));
+    let mut runner = Runner::new(client, Toolbox::new(), ToolContext::new("/").unwrap());
     let mut text = String::new();
     let outcome = runner
         .run(&mut session, "hi", |e| {
@@ -116,7 +116,7 @@ async fn a_self_signed_certificate_is_refused_without_skip_verify() {
 
     // In a turn it fails at once: a TLS error is not retried.
     let mut session = Session::new(SessionConfig::new(provider(addr), "m"));
-    let mut runner = Runner::new(client, Toolbox::new(), ToolContext::new("/"));
+    let mut runner = Runner::new(client, Toolbox::new(), ToolContext::new("/").unwrap());
     let outcome = runner.run(&mut session, "hi", |_| {}).await;
     match outcome {
         TurnOutcome::Failed(TurnError::Transport { kind, message }) => {

@@ -8,6 +8,7 @@
 use super::{Effect, ToolSpec};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::time::Duration;
 
 /// Name of the tool that reads a text file.
 pub const READ_FILE: &str = "read_file";
@@ -30,6 +31,14 @@ pub const DEFAULT_COMMAND_TIMEOUT_SECS: u64 = 120;
 pub const MAX_COMMAND_TIMEOUT_SECS: u64 = 3600;
 /// Characters of stdout, and separately of stderr, that `run_command` returns (head+tail).
 pub const DEFAULT_OUTPUT_CHARS: usize = 30_000;
+/// How long `run_command` waits, after the shell has exited, for its output pipes to close
+/// before it kills the rest of the shell's process group: background processes that still
+/// hold the pipes. A background process with its output redirected closes them and is left
+/// running.
+pub const COMMAND_PIPE_GRACE: Duration = Duration::from_millis(500);
+/// How long `run_command` still reads the pipes after killing the process group; a process
+/// that left the group (`setsid`) may hold them open for ever, and its output is given up on.
+pub const COMMAND_KILL_GRACE: Duration = Duration::from_secs(2);
 /// Lines `read_file` returns when no `limit` is given.
 pub const READ_FILE_DEFAULT_LINES: u64 = 2000;
 /// Characters of one line `read_file` shows; the rest of a longer line is cut.
@@ -146,6 +155,20 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
     ]
 }
 
+/// Returns the spec of the built-in tool called `name` (one of this module's name constants),
+/// for a driver's implementation of that tool.
+///
+/// # Panics
+///
+/// When `name` is not the name of a built-in tool: a bug in the driver, not a mistake of the
+/// model.
+pub fn builtin_spec(name: &str) -> ToolSpec {
+    builtin_specs()
+        .into_iter()
+        .find(|spec| spec.name == name)
+        .unwrap_or_else(|| panic!("there is no built-in tool named {name}"))
+}
+
 /// Builds an object schema that takes exactly `properties`, of which `required` must be given.
 fn object_schema(properties: Value, required: &[&str]) -> Value {
     json!({
@@ -200,7 +223,8 @@ fn read_file() -> ToolSpec {
 fn list_files() -> ToolSpec {
     let description = format!(
         "List the files under a directory, recursively, as sorted paths relative to the \
-         workspace root. Files ignored by .gitignore are left out. At most {LIST_FILES_CAP} \
+         workspace root. Files ignored by .gitignore are left out; hidden files are listed, \
+         but not the insides of .git. At most {LIST_FILES_CAP} \
          paths are returned; when the list is cut, a note says so: narrow it with `dir` or \
          `pattern`."
     );
@@ -285,7 +309,9 @@ fn run_command() -> ToolSpec {
          interactive programs. It is killed, with everything it started, after \
          {DEFAULT_COMMAND_TIMEOUT_SECS} s unless `timeout_secs` says otherwise (at most \
          {MAX_COMMAND_TIMEOUT_SECS}). stdout and stderr are each truncated to \
-         {DEFAULT_OUTPUT_CHARS} characters, keeping the head and the tail."
+         {DEFAULT_OUTPUT_CHARS} characters, keeping the head and the tail. Background processes \
+         (`cmd &`) that still write to stdout or stderr when the shell exits are killed; \
+         redirect their output (`cmd > log 2>&1 &`) to keep them running."
     );
     let parameters = object_schema(
         json!({

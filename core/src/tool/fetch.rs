@@ -1,44 +1,71 @@
-//! The URL checks behind `web_fetch`: which URLs may be fetched, and where a redirect leads.
+//! The pure parts of `web_fetch`: which URLs may be fetched, where a redirect leads, and the
+//! texts of failed fetches.
 //!
-//! The model writes URLs, so they may be relative, of another scheme (`file:///etc/passwd`),
-//! or malformed. [`check_url`] accepts only absolute `http` and `https` URLs with a host, and
-//! [`resolve_redirect`] resolves a `Location` header against the URL that answered it (RFC 3986
-//! section 5.2) and checks the result the same way, so a redirect cannot lead to another
-//! scheme either. Both are syntactic: no DNS, no sockets.
+//! The model writes URLs, so they may be relative, of another scheme (`file:///etc/passwd`,
+//! `javascript:`), or malformed. [`check_url`] accepts only absolute `http` and `https` URLs
+//! with a host, before any network IO. Drivers do not let their HTTP client follow redirects:
+//! after each response they call [`redirect_target`], which resolves a `Location` against the
+//! URL that answered (RFC 3986 section 5.2) and checks the result the same way, so a redirect
+//! cannot lead to another scheme, and stops after [`WEB_FETCH_MAX_REDIRECTS`]. Everything here
+//! is syntactic: no DNS, no sockets.
+//!
+//! A driver's fetch, in outline (the whole exchange bounded by
+//! [`WEB_FETCH_TIMEOUT_SECS`](super::builtin::WEB_FETCH_TIMEOUT_SECS)):
+//!
+//! ```text
+//! url = check_url(&args.url)?
+//! for hop in 0.. {
+//!     response = GET url with `accept: ACCEPT`        (fetch_failed / fetch_timed_out on error)
+//!     match redirect_target(&url, hop, status, location)? {
+//!         Some(next) => url = next,
+//!         None => return render_fetch(status, content type, first WEB_FETCH_MAX_BYTES of body)
+//!     }
+//! }
+//! ```
 
 use super::ToolOutput;
 
 /// How many redirects `web_fetch` follows before giving up.
 pub const WEB_FETCH_MAX_REDIRECTS: usize = 5;
 
+/// The `accept` header of `web_fetch`'s requests: text first.
+pub const ACCEPT: &str = "text/html, text/plain, text/markdown, application/json;q=0.9, */*;q=0.5";
+
 /// Why a URL was refused; the `Display` text is written for the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum UrlError {
-    /// The URL has no scheme (`example.com/x`), so it is not absolute.
-    #[error("'{url}' is not an absolute URL; give the full http:// or https:// URL")]
-    NotAbsolute {
-        /// The URL as given.
+    /// The URL is empty.
+    #[error("the url is empty; give an http:// or https:// URL")]
+    Empty,
+    /// The URL contains whitespace or control characters.
+    #[error(
+        "the url '{}' contains whitespace or control characters; percent-encode them (a space \
+         is %20)",
+        .url.escape_debug()
+    )]
+    InvalidCharacters {
+        /// The URL as sent.
         url: String,
     },
-    /// The scheme is not `http` or `https`.
-    #[error("'{url}' uses the scheme '{scheme}'; web_fetch only fetches http:// and https:// URLs")]
-    Scheme {
-        /// The URL as given.
+    /// The URL does not start with a scheme, so it is not absolute.
+    #[error("the url '{url}' has no scheme; start it with https:// (or http://)")]
+    NoScheme {
+        /// The URL as sent.
         url: String,
-        /// Its scheme, lower-cased.
+    },
+    /// The scheme is not http or https.
+    #[error(
+        "the url scheme '{scheme}' is not supported; web_fetch only fetches http and https URLs"
+    )]
+    UnsupportedScheme {
+        /// The scheme, as sent.
         scheme: String,
     },
-    /// There is no host after the scheme (`http:///x`, `https:x`).
-    #[error("'{url}' has no host; give a URL such as https://example.com/page")]
+    /// The URL has no host after `//`.
+    #[error("the url '{url}' has no host; write it as https://host/path")]
     NoHost {
-        /// The URL as given.
-        url: String,
-    },
-    /// The URL contains whitespace or a control character.
-    #[error("'{}' contains whitespace or a control character; percent-encode it", .url.escape_debug())]
-    BadCharacter {
-        /// The URL as given.
+        /// The URL as sent.
         url: String,
     },
 }
@@ -48,17 +75,47 @@ pub fn is_redirect(status: u16) -> bool {
     matches!(status, 301 | 302 | 303 | 307 | 308)
 }
 
-/// The result of a fetch that got no answer (DNS, connection, TLS, timeout).
-pub fn fetch_failed(url: &str, reason: &str) -> ToolOutput {
-    ToolOutput::error(format!("could not fetch {url}: {reason}"))
+/// Reports that `web_fetch` failed before a complete response arrived (DNS, connection, TLS,
+/// a broken body); `detail` is the HTTP client's description.
+pub fn fetch_failed(url: &str, detail: &str) -> ToolOutput {
+    ToolOutput::error(format!("fetching {url} failed: {detail}"))
 }
 
-/// The result of a fetch that was redirected more than [`WEB_FETCH_MAX_REDIRECTS`] times.
-pub fn too_many_redirects(url: &str) -> ToolOutput {
-    ToolOutput::error(format!(
-        "gave up on {url} after {WEB_FETCH_MAX_REDIRECTS} redirects; the server may redirect in \
-         a loop"
-    ))
+/// Reports that `web_fetch` got no complete response within its timeout of `secs` seconds
+/// (normally [`WEB_FETCH_TIMEOUT_SECS`](super::builtin::WEB_FETCH_TIMEOUT_SECS)).
+pub fn fetch_timed_out(url: &str, secs: u64) -> ToolOutput {
+    fetch_failed(url, &format!("no complete response within {secs} s"))
+}
+
+/// Decides what to do after a response: `Ok(Some(next))` to follow a redirect to `next`,
+/// `Ok(None)` to return this response, or the refusal to return.
+///
+/// `url` answered with `status` and `location` (its `Location` header, if any); `hop` counts
+/// the redirects followed so far. A redirect status without a `Location` is returned as it is;
+/// a redirect to a URL that [`check_url`] refuses, or one more than
+/// [`WEB_FETCH_MAX_REDIRECTS`], is an error.
+pub fn redirect_target(
+    url: &str,
+    hop: usize,
+    status: u16,
+    location: Option<&str>,
+) -> Result<Option<String>, ToolOutput> {
+    let Some(location) = location.filter(|_| is_redirect(status)) else {
+        return Ok(None);
+    };
+    if hop >= WEB_FETCH_MAX_REDIRECTS {
+        return Err(ToolOutput::error(format!(
+            "fetching {url} failed: gave up after {WEB_FETCH_MAX_REDIRECTS} redirects; the \
+             server may redirect in a loop"
+        )));
+    }
+    match resolve_redirect(url, location) {
+        Ok(next) => Ok(Some(next)),
+        Err(e) => Err(ToolOutput::error(format!(
+            "fetching {url} failed: it redirects to '{}', which web_fetch does not follow: {e}",
+            location.trim().escape_debug()
+        ))),
+    }
 }
 
 /// The parts of an absolute URL that redirect resolution needs.
@@ -73,13 +130,17 @@ struct Parts<'a> {
     query: &'a str,
 }
 
-/// Checks that `url` is an absolute http(s) URL with a host; returns its scheme lower-cased
-/// (`"http"` or `"https"`).
+/// Checks that `url` is an http or https URL with a host, and returns it without the
+/// whitespace around it.
 ///
-/// Leading and trailing whitespace is an error like any other whitespace: the model should
-/// send the URL itself.
-pub fn check_url(url: &str) -> Result<&'static str, UrlError> {
-    split(url).map(|(scheme, _)| scheme)
+/// The scheme is matched without regard to case (`HTTPS://` is fine); it must be followed by
+/// `//` and a host, which may carry user information and a port (`http://u@[::1]:8080/`).
+/// Whitespace and control characters inside the URL are refused rather than guessed at.
+/// Everything else about the URL is left to the HTTP client.
+pub fn check_url(url: &str) -> Result<&str, UrlError> {
+    let url = url.trim();
+    split(url)?;
+    Ok(url)
 }
 
 /// Resolves the `Location` of a redirect answered by `base` (an URL [`check_url`] accepted)
@@ -90,7 +151,7 @@ pub fn resolve_redirect(base: &str, location: &str) -> Result<String, UrlError> 
     let target = if has_scheme(location) {
         location.to_owned()
     } else {
-        let (_, b) = split(base)?;
+        let b = split(base.trim())?;
         if let Some(rest) = location.strip_prefix("//") {
             format!("{}://{rest}", b.scheme)
         } else if location.is_empty() {
@@ -135,32 +196,40 @@ fn scheme_end(s: &str) -> Option<usize> {
     .then_some(colon)
 }
 
-fn split(url: &str) -> Result<(&'static str, Parts<'_>), UrlError> {
-    let refuse = |f: fn(String) -> UrlError| Err(f(url.to_owned()));
+fn split(url: &str) -> Result<Parts<'_>, UrlError> {
+    if url.is_empty() {
+        return Err(UrlError::Empty);
+    }
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return refuse(|url| UrlError::BadCharacter { url });
+        return Err(UrlError::InvalidCharacters {
+            url: url.to_owned(),
+        });
     }
     let Some(colon) = scheme_end(url) else {
-        return refuse(|url| UrlError::NotAbsolute { url });
+        return Err(UrlError::NoScheme {
+            url: url.to_owned(),
+        });
     };
-    let scheme = match url[..colon].to_ascii_lowercase().as_str() {
-        "http" => "http",
-        "https" => "https",
-        other => {
-            return Err(UrlError::Scheme {
-                url: url.to_owned(),
-                scheme: other.to_owned(),
-            });
-        }
+    let scheme = &url[..colon];
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Err(UrlError::UnsupportedScheme {
+            scheme: scheme.to_owned(),
+        });
+    }
+    let no_host = || UrlError::NoHost {
+        url: url.to_owned(),
     };
-    let Some(rest) = url[colon + 1..].strip_prefix("//") else {
-        return refuse(|url| UrlError::NoHost { url });
-    };
+    let rest = url[colon + 1..].strip_prefix("//").ok_or_else(no_host)?;
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let authority = &rest[..end];
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    if host.is_empty() || host.starts_with(':') {
-        return refuse(|url| UrlError::NoHost { url });
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if host_port.starts_with('[') {
+        host_port.split_once(']').map_or("", |(h, _)| &h[1..])
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    if host.is_empty() {
+        return Err(no_host());
     }
     let rest = &rest[end..];
     let rest = rest.split_once('#').map_or(rest, |(r, _)| r);
@@ -168,13 +237,12 @@ fn split(url: &str) -> Result<(&'static str, Parts<'_>), UrlError> {
         Some(i) => rest.split_at(i),
         None => (rest, ""),
     };
-    let parts = Parts {
-        scheme: &url[..colon],
+    Ok(Parts {
+        scheme,
         authority,
         path,
         query,
-    };
-    Ok((scheme, parts))
+    })
 }
 
 /// RFC 3986 5.2.4 for an absolute path: `.` segments dropped, `..` removes the one before it
@@ -213,40 +281,80 @@ mod tests {
     use super::*;
 
     #[test]
-    fn accepted_urls() {
-        for (url, scheme) in [
-            ("http://example.com", "http"),
-            ("https://example.com/a/b?q=1#frag", "https"),
-            ("HTTPS://EXAMPLE.com:8443/", "https"),
-            ("http://user:pw@127.0.0.1:8080/x", "http"),
-            ("http://[::1]:80/", "http"),
-        ] {
-            assert_eq!(check_url(url), Ok(scheme), "{url}");
+    fn accepts_http_and_https() {
+        let table = [
+            ("https://example.com", "https://example.com"),
+            ("http://example.com/a?b=c#d", "http://example.com/a?b=c#d"),
+            ("  HTTPS://Example.COM/  \n", "HTTPS://Example.COM/"),
+            ("http://127.0.0.1:8080/x", "http://127.0.0.1:8080/x"),
+            ("http://[::1]:8080/", "http://[::1]:8080/"),
+            ("http://user:pw@host/", "http://user:pw@host/"),
+            ("https://host?q", "https://host?q"),
+        ];
+        for (url, expected) in table {
+            assert_eq!(check_url(url), Ok(expected), "{url}");
         }
     }
 
     #[test]
-    fn refused_urls_say_why() {
-        let cases: &[(&str, &str)] = &[
-            ("file:///etc/passwd", "scheme 'file'"),
-            ("ftp://example.com/x", "scheme 'ftp'"),
-            ("javascript:alert(1)", "scheme 'javascript'"),
-            ("data:text/plain,hi", "scheme 'data'"),
-            ("example.com/page", "not an absolute URL"),
-            ("/relative/path", "not an absolute URL"),
-            ("", "not an absolute URL"),
-            ("http:///path", "no host"),
-            ("https:example.com", "no host"),
-            ("http://:80/", "no host"),
-            ("http://user@/", "no host"),
-            (" https://example.com", "whitespace"),
-            ("https://exa mple.com", "whitespace"),
-            ("https://example.com/\u{0}", "control"),
-        ];
-        for (url, says) in cases {
-            let err = check_url(url).unwrap_err().to_string();
-            assert!(err.contains(says), "{url:?}: {err}");
+    fn refuses_other_schemes() {
+        for (url, scheme) in [
+            ("file:///etc/passwd", "file"),
+            ("ftp://example.com/x", "ftp"),
+            ("javascript:alert(1)", "javascript"),
+            ("data:text/plain,hi", "data"),
+            ("gopher://x", "gopher"),
+            ("localhost:8080/x", "localhost"),
+            ("httpx://x", "httpx"),
+        ] {
+            let err = check_url(url).unwrap_err();
+            assert_eq!(
+                err,
+                UrlError::UnsupportedScheme {
+                    scheme: scheme.into()
+                },
+                "{url}"
+            );
+            assert!(err.to_string().contains("only fetches http and https"));
         }
+    }
+
+    #[test]
+    fn refuses_malformed_urls() {
+        assert_eq!(check_url(" "), Err(UrlError::Empty));
+        assert_eq!(check_url(""), Err(UrlError::Empty));
+        for url in [
+            "example.com",
+            "/relative/path",
+            "//example.com/x",
+            ":x",
+            "1http://x",
+        ] {
+            let err = check_url(url).unwrap_err();
+            assert!(matches!(err, UrlError::NoScheme { .. }), "{url}: {err:?}");
+            assert!(err.to_string().contains("has no scheme"), "{err}");
+        }
+        for url in [
+            "http:example.com",
+            "https:example.com",
+            "http://",
+            "http:///etc/passwd",
+            "https://:443/",
+            "http://:80/",
+            "http://user@/",
+            "http://[]/",
+            "http://?q",
+        ] {
+            let err = check_url(url).unwrap_err();
+            assert!(matches!(err, UrlError::NoHost { .. }), "{url}: {err:?}");
+            assert!(err.to_string().contains("has no host"), "{err}");
+        }
+        for url in ["ht tp://x", "https://exa mple.com", "http://a b/\0"] {
+            let err = check_url(url).unwrap_err();
+            assert!(matches!(err, UrlError::InvalidCharacters { .. }), "{url}");
+        }
+        let err = check_url("http://a/\0").unwrap_err();
+        assert!(err.to_string().contains("\\0"), "{err}");
     }
 
     #[test]
@@ -294,22 +402,9 @@ mod tests {
             resolve_redirect("https://h", "next").as_deref(),
             Ok("https://h/next")
         );
-    }
-
-    #[test]
-    fn redirect_statuses_and_messages() {
-        for s in [301, 302, 303, 307, 308] {
-            assert!(is_redirect(s));
-        }
-        for s in [200, 300, 304, 305, 404] {
-            assert!(!is_redirect(s));
-        }
-        let out = fetch_failed("https://h/", "timed out");
-        assert!(out.is_error && out.content == "could not fetch https://h/: timed out");
-        assert!(
-            too_many_redirects("https://h/")
-                .content
-                .contains("5 redirects")
+        assert_eq!(
+            resolve_redirect("http://[::1]:8080/a/b", "c").as_deref(),
+            Ok("http://[::1]:8080/a/c")
         );
     }
 
@@ -319,10 +414,60 @@ mod tests {
             assert!(
                 matches!(
                     resolve_redirect("https://h/a", location),
-                    Err(UrlError::Scheme { .. })
+                    Err(UrlError::UnsupportedScheme { .. })
                 ),
                 "{location}"
             );
         }
+    }
+
+    #[test]
+    fn after_a_response_redirects_are_followed_checked_and_counted() {
+        for s in [301, 302, 303, 307, 308] {
+            assert!(is_redirect(s));
+        }
+        for s in [200, 300, 304, 305, 404] {
+            assert!(!is_redirect(s));
+        }
+        let url = "https://h/a/b";
+        assert_eq!(redirect_target(url, 0, 200, None), Ok(None));
+        assert_eq!(redirect_target(url, 0, 200, Some("/x")), Ok(None));
+        assert_eq!(redirect_target(url, 0, 302, None), Ok(None), "no Location");
+        assert_eq!(
+            redirect_target(url, 0, 301, Some("c")),
+            Ok(Some("https://h/a/c".into()))
+        );
+        assert_eq!(
+            redirect_target(url, WEB_FETCH_MAX_REDIRECTS - 1, 308, Some("/z")),
+            Ok(Some("https://h/z".into()))
+        );
+        let looped = redirect_target(url, WEB_FETCH_MAX_REDIRECTS, 302, Some("/a/b")).unwrap_err();
+        assert_eq!(
+            looped,
+            ToolOutput::error(
+                "fetching https://h/a/b failed: gave up after 5 redirects; the server may \
+                 redirect in a loop"
+            )
+        );
+        let out = redirect_target(url, 0, 302, Some("file:///etc/passwd")).unwrap_err();
+        assert!(out.is_error);
+        assert!(
+            out.content.contains("redirects to 'file:///etc/passwd'")
+                && out.content.contains("scheme 'file' is not supported"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[test]
+    fn failure_texts() {
+        assert_eq!(
+            fetch_failed("http://x", "connection refused"),
+            ToolOutput::error("fetching http://x failed: connection refused")
+        );
+        assert_eq!(
+            fetch_timed_out("http://x", 30).content,
+            "fetching http://x failed: no complete response within 30 s"
+        );
     }
 }

@@ -7,20 +7,59 @@
 //!
 //! - [`builtin`]: names, JSON Schemas, argument types and limits of the built-in tools;
 //! - [`args`]: decoding a tool call's JSON arguments, with errors the model can act on;
-//! - [`edit`]: the exact-match replacement behind `edit_file`;
-//! - [`glob`]: the glob patterns of `list_files`;
-//! - [`truncate`]: head+tail truncation of text, and bounded capture of streaming output;
+//! - [`path`]: lexical path normalisation, workspace confinement, and the symbolic-link walk
+//!   of writes ([`path::WriteTarget`]);
+//! - [`files`]: the decisions and texts of the file tools (kinds, sizes, file-system
+//!   failures, confirmations, the edit of `edit_file`, the listing of `list_files`);
 //! - [`page`]: a page of a text file, rendered from its bytes as they are read;
-//! - [`path`]: lexical path normalisation and workspace confinement;
+//! - [`glob`]: the glob patterns of `list_files`;
+//! - [`edit`]: the exact-match replacement behind `edit_file`;
+//! - [`truncate`]: head+tail truncation of text, and bounded capture of streaming output;
 //! - [`render`]: the text the model sees for command, file, listing and fetch results;
-//! - [`report`]: the text of file-system failures, write confirmations and other outcomes;
-//! - [`url`]: the check that `web_fetch` makes before any network IO.
-//! - [`files`]: how the file tools show paths and report file-system failures;
-//! - [`fetch`]: which URLs `web_fetch` may fetch, and where redirects lead;
-//! - [`skill`]: the instructions `load_skill` returns;
+//! - [`fetch`]: which URLs `web_fetch` may fetch, where redirects lead, and its failures;
 //! - [`Registry`]: tools by name, the toolbox of both drivers.
 //!
+//! `load_skill` answers with [`crate::skill::load_skill`].
+//!
 //! Nothing here touches the file system, the network, processes or clocks.
+//!
+//! # The built-in tools
+//!
+//! What both drivers' tools do, so that a session behaves the same under either:
+//!
+//! - Every tool decodes its arguments with [`args::decode_args`]; mistakes are error results
+//!   that name the tool and the argument. Failures are results, never panics.
+//! - `read_file` resolves its path against the workspace root without confining it (reads may
+//!   look anywhere the user can read). It looks before it opens: directories and special
+//!   files (devices, pipes, sockets) are refused ([`files::require_file`]). The file is
+//!   streamed through [`page::TextPager`], so a page of a file of any size costs memory for
+//!   the page only (the whole file is read, to count its lines); a file whose first
+//!   [`render::BINARY_SNIFF_BYTES`] look binary is refused, later invalid UTF-8 is shown as
+//!   U+FFFD.
+//! - `list_files` walks its directory (default the root, not confined) honouring
+//!   `.gitignore`, `.ignore` and git's exclude files even outside a repository; hidden files
+//!   are listed, entries named like version-control directories
+//!   ([`files::LIST_FILES_SKIPPED_DIRS`]) are left out and not entered, symbolic links are
+//!   listed and not followed; see [`files::Listing`].
+//! - `write_file` and `edit_file` are confined to the workspace, symbolic links included
+//!   ([`path::WriteTarget`]): a link that stays inside is written through (the link is kept), a
+//!   link on the way that leads outside is refused, a dangling final link is replaced by a
+//!   regular file rather than followed. Only regular files are replaced. Writes go to a
+//!   temporary file in the same directory that is synced and renamed over the target, so
+//!   readers see the old file or the new one; an overwritten file keeps its permissions, and
+//!   missing parents are created. `edit_file` loads files up to [`files::MAX_EDIT_BYTES`] that
+//!   are UTF-8 text throughout ([`files::edit_text`]).
+//! - `run_command` runs `sh -c` in the workspace with an empty stdin, in a process group of
+//!   its own, capturing stdout and stderr in bounded memory
+//!   ([`truncate::HeadTail`]). At the timeout, or on cancellation, the whole group is killed.
+//!   When the shell exits, background processes that still hold its output pipes get
+//!   [`builtin::COMMAND_PIPE_GRACE`] and are then killed with the group; one that redirected
+//!   its output keeps running. The result is [`render::render_command`] of what was observed.
+//! - `web_fetch` checks the URL before any IO ([`fetch::check_url`]), follows redirects itself
+//!   ([`fetch::redirect_target`]), reads at most
+//!   [`WEB_FETCH_MAX_BYTES`](builtin::WEB_FETCH_MAX_BYTES) of the body, bounds the whole
+//!   exchange by [`WEB_FETCH_TIMEOUT_SECS`](builtin::WEB_FETCH_TIMEOUT_SECS), and renders
+//!   every status with [`render::render_fetch`].
 
 use serde::{Deserialize, Serialize};
 
@@ -34,10 +73,7 @@ pub mod page;
 pub mod path;
 mod registry;
 pub mod render;
-pub mod report;
-pub mod skill;
 pub mod truncate;
-pub mod url;
 
 pub use registry::Registry;
 
@@ -89,6 +125,29 @@ impl ToolSpec {
         })
     }
 }
+
+// A refusal from one of this module's checks is the error result the model sees (its
+// `Display` text is written for the model), so a driver's tool can use `?` on
+// `args::decode_args`, `path::confine`, `fetch::check_url` and `glob::Glob::new` in a function
+// that returns `Result<ToolOutput, ToolOutput>`.
+macro_rules! refusals {
+    ($($error:ty),*) => {
+        $(
+            impl From<$error> for ToolOutput {
+                fn from(refusal: $error) -> Self {
+                    ToolOutput::error(refusal.to_string())
+                }
+            }
+        )*
+    };
+}
+
+refusals!(
+    args::ArgsError,
+    path::PathError,
+    fetch::UrlError,
+    glob::GlobError
+);
 
 /// What a tool returns: text for the model, and whether it is an error.
 ///
@@ -170,5 +229,19 @@ mod tests {
         let text = serde_json::to_string(&err).unwrap();
         assert_eq!(text, r#"{"content":"bad","is_error":true}"#);
         assert_eq!(serde_json::from_str::<ToolOutput>(&text).unwrap(), err);
+    }
+
+    #[test]
+    fn refusals_are_error_results_with_their_text() {
+        let refusal = path::confine(std::path::Path::new("/w"), "../x").unwrap_err();
+        let text = refusal.to_string();
+        assert_eq!(ToolOutput::from(refusal), ToolOutput::error(text));
+        let out = ToolOutput::from(fetch::check_url("ftp://x").unwrap_err());
+        assert!(out.is_error && out.content.contains("scheme 'ftp'"));
+        let out = ToolOutput::from(glob::Glob::new("[").unwrap_err());
+        assert!(out.is_error && out.content.contains("no closing ']'"));
+        let refusal = args::decode_args::<builtin::ReadFileArgs>("read_file", "{").unwrap_err();
+        let out = ToolOutput::from(refusal);
+        assert!(out.is_error && out.content.starts_with("read_file: "));
     }
 }

@@ -79,6 +79,11 @@ pub fn render_command(o: &CommandOutcome, max_chars: usize) -> ToolOutput {
     }
 }
 
+/// Reports that `run_command` could not start the shell (or lost track of it).
+pub fn spawn_failed(err: &std::io::Error) -> ToolOutput {
+    ToolOutput::error(format!("could not start the command with sh: {err}"))
+}
+
 /// Names the common Unix signals, which say more to a model than a number.
 fn signal_name(signal: i32) -> Option<&'static str> {
     Some(match signal {

@@ -1,40 +1,27 @@
 //! `edit_file`: hrns-core's exact-match edit, written back atomically inside the workspace.
 
 use super::write_file::{resolve_for_write, write_atomically};
-use super::{builtin_spec, refused};
-use crate::tool::{Tool, ToolContext};
-use hrns_core::tool::args::decode_args;
+use crate::tool::ToolContext;
+use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{EDIT_FILE, EditFileArgs};
-use hrns_core::tool::edit::apply_edit;
-use hrns_core::tool::render::looks_binary;
-use hrns_core::tool::report::{
-    FsOp, edit_missing_file, edit_not_text, edited_file, fs_error, is_a_directory,
-    not_a_regular_file,
+use hrns_core::tool::files::{
+    FsOp, check_edit_size, edit_missing_file, edit_text, edited_file, fs_error, require_file,
 };
-use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::io::ErrorKind;
 
 /// The `edit_file` tool.
 ///
-/// Confined like [`WriteFile`](super::WriteFile), symbolic links included. The file is read
-/// whole, refused unless it is UTF-8 text, edited with [`apply_edit`] (exactly one match
-/// unless `replace_all`; zero or several matches are errors that say so, and leave the file
-/// alone), and written back atomically with its permissions kept.
+/// Confined like [`WriteFile`](super::WriteFile), symbolic links included. A regular file of
+/// at most [`MAX_EDIT_BYTES`](hrns_core::tool::files::MAX_EDIT_BYTES) is read whole and edited
+/// by [`edit_text`] (UTF-8 text only; exactly one match unless `replace_all`; zero or several
+/// matches are errors that say so, and leave the file alone), then written back atomically
+/// with its permissions kept.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EditFile;
 
-impl Tool for EditFile {
-    fn spec(&self) -> ToolSpec {
-        builtin_spec(EDIT_FILE)
-    }
+builtin_tool!(EditFile: EDIT_FILE, EditFileArgs => edit);
 
-    fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput {
-        edit(arguments, ctx).unwrap_or_else(|refusal| refusal)
-    }
-}
-
-fn edit(arguments: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
-    let args: EditFileArgs = decode_args(EDIT_FILE, arguments).map_err(refused)?;
+fn edit(_: &EditFile, args: EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
     let shown = args.path.as_str();
     let real = resolve_for_write(ctx, shown)?;
     let metadata = match std::fs::metadata(&real) {
@@ -42,20 +29,10 @@ fn edit(arguments: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
         Err(e) if e.kind() == ErrorKind::NotFound => return Err(edit_missing_file(shown)),
         Err(e) => return Err(fs_error(FsOp::Read, shown, &e)),
     };
-    if metadata.is_dir() {
-        return Err(is_a_directory(shown));
-    }
-    if !metadata.is_file() {
-        return Err(not_a_regular_file(shown));
-    }
+    require_file(FsOp::Write, shown, metadata.file_type().into())?;
+    check_edit_size(shown, metadata.len())?;
     let bytes = std::fs::read(&real).map_err(|e| fs_error(FsOp::Read, shown, &e))?;
-    if looks_binary(&bytes) {
-        return Err(edit_not_text(shown));
-    }
-    let text = String::from_utf8(bytes).map_err(|_| edit_not_text(shown))?;
-    let replace_all = args.replace_all.unwrap_or(false);
-    let edited =
-        apply_edit(&text, &args.old_string, &args.new_string, replace_all).map_err(refused)?;
+    let edited = edit_text(shown, bytes, &args)?;
     write_atomically(
         &real,
         edited.content.as_bytes(),

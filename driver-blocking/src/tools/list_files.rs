@@ -1,78 +1,52 @@
-//! `list_files`: a directory walk honouring .gitignore, filtered by hrns-core's globs.
+//! `list_files`: a directory walk honouring .gitignore, collected by hrns-core's [`Listing`].
 
-use super::{builtin_spec, refused};
-use crate::tool::{Tool, ToolContext};
-use hrns_core::tool::args::decode_args;
-use hrns_core::tool::builtin::{LIST_FILES, LIST_FILES_CAP, ListFilesArgs};
-use hrns_core::tool::glob::Glob;
-use hrns_core::tool::path::{display_path, resolve, slash_path};
-use hrns_core::tool::render::render_file_list;
-use hrns_core::tool::report::{FsOp, fs_error, not_a_directory};
-use hrns_core::tool::{ToolOutput, ToolSpec};
+use crate::tool::ToolContext;
+use hrns_core::tool::ToolOutput;
+use hrns_core::tool::builtin::{LIST_FILES, ListFilesArgs};
+use hrns_core::tool::files::{FsOp, Listing, fs_error, is_skipped_dir, require_dir};
+use hrns_core::tool::path::resolve;
 use ignore::WalkBuilder;
 
 /// The `list_files` tool.
 ///
 /// Walks `dir` (default the workspace root; listing is read-only, so any directory the user
-/// can read is allowed) with the `ignore` crate: hidden files and directories are skipped, and
-/// `.gitignore`, `.ignore` and git's exclude files are honoured even outside a git repository.
-/// Symbolic links are listed, not followed. Files (not directories) whose path relative to
-/// `dir` matches `pattern` ([`Glob`]) are returned, relative to the workspace root when inside
-/// it, sorted and capped by [`render_file_list`]. Entries that cannot be read are skipped; the
-/// walk stops early when the call is cancelled.
+/// can read is allowed) with the `ignore` crate as [`Listing`] describes: `.gitignore`,
+/// `.ignore` and git's exclude files honoured even outside a git repository, hidden files
+/// listed, version-control directories skipped, symbolic links listed and not followed.
+/// Entries that cannot be read are skipped; the walk stops early when the call is cancelled.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListFiles;
 
-impl Tool for ListFiles {
-    fn spec(&self) -> ToolSpec {
-        builtin_spec(LIST_FILES)
-    }
+builtin_tool!(ListFiles: LIST_FILES, ListFilesArgs => list);
 
-    fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput {
-        list(arguments, ctx).unwrap_or_else(|refusal| refusal)
-    }
-}
-
-fn list(arguments: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
-    let args: ListFilesArgs = decode_args(LIST_FILES, arguments).map_err(refused)?;
+fn list(_: &ListFiles, args: ListFilesArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
     let shown = args.dir.as_deref().unwrap_or(".");
-    let dir = resolve(&ctx.workspace, shown).map_err(refused)?;
-    let glob = args
-        .pattern
-        .as_deref()
-        .map(Glob::new)
-        .transpose()
-        .map_err(refused)?;
+    let dir = resolve(&ctx.workspace, shown)?;
+    let mut listing = Listing::new(&ctx.workspace, &dir, args.pattern.as_deref())?;
     let metadata = std::fs::metadata(&dir).map_err(|e| fs_error(FsOp::List, shown, &e))?;
-    if !metadata.is_dir() {
-        return Err(not_a_directory(shown));
-    }
-    let mut paths = Vec::new();
-    for entry in WalkBuilder::new(&dir).require_git(false).build() {
+    require_dir(shown, metadata.file_type().into())?;
+    let walk = WalkBuilder::new(&dir)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| !is_skipped_dir(e.file_name()))
+        .build();
+    for entry in walk {
         if ctx.cancel.is_cancelled() {
             break;
         }
         let Ok(entry) = entry else { continue };
-        if entry.file_type().is_none_or(|t| t.is_dir()) {
-            continue;
-        }
-        let Ok(relative) = entry.path().strip_prefix(&dir) else {
-            continue;
-        };
-        if glob
-            .as_ref()
-            .is_none_or(|g| g.matches(&slash_path(relative)))
-        {
-            paths.push(display_path(&ctx.workspace, entry.path()));
+        if entry.file_type().is_some_and(|t| !t.is_dir()) {
+            listing.add(entry.path());
         }
     }
-    Ok(render_file_list(paths, LIST_FILES_CAP))
+    Ok(listing.finish())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tools::test_util::{call, workspace};
+    use hrns_core::tool::builtin::LIST_FILES_CAP;
     use serde_json::json;
     use std::fs;
     use std::path::Path;
@@ -84,7 +58,7 @@ mod tests {
     }
 
     #[test]
-    fn lists_sorted_files_honouring_gitignore_without_git() {
+    fn lists_hidden_files_honouring_gitignore_but_not_git_internals() {
         let (dir, ctx) = workspace();
         let root = dir.path();
         for path in [
@@ -97,15 +71,19 @@ mod tests {
             "keep.log",
             ".hidden/secret",
             ".env",
+            ".git/HEAD",
+            "vendor/dep/.git",
         ] {
             touch(root, path);
         }
         fs::write(root.join(".gitignore"), "target/\n*.log\n!keep.log\n").unwrap();
-        assert!(!root.join(".git").exists());
         let out = call(&ListFiles, &ctx, json!({}));
         assert_eq!(
             out,
-            ToolOutput::ok("a.txt\nb.rs\nkeep.log\nsrc/lib/mod.rs\nsrc/main.rs\n")
+            ToolOutput::ok(
+                ".env\n.gitignore\n.hidden/secret\na.txt\nb.rs\nkeep.log\nsrc/lib/mod.rs\n\
+                 src/main.rs\n"
+            )
         );
     }
 

@@ -1,14 +1,13 @@
 //! `load_skill`: the instructions of a skill the CLI discovered.
 
-use super::{builtin_spec, refused};
-use crate::tool::{Tool, ToolContext};
-use hrns_core::tool::args::decode_args;
+use crate::tool::ToolContext;
+use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{LOAD_SKILL, LoadSkillArgs};
-use hrns_core::tool::{ToolOutput, ToolSpec};
 
 pub use hrns_core::skill::Skill;
 
-/// The `load_skill` tool: returns the body of a skill by its exact name.
+/// The `load_skill` tool: returns the body of a skill by its name, as
+/// [`hrns_core::skill::load_skill`] answers.
 ///
 /// The skills are given at construction (the CLI discovers the SKILL.md files; this tool
 /// reads no files). An unknown name is an error result listing the available names.
@@ -18,15 +17,12 @@ pub struct LoadSkill {
 }
 
 impl LoadSkill {
-    /// Returns the tool for these skills; of several with the same name, the last one given
-    /// is kept (so later sources override earlier ones).
+    /// Returns the tool for these skills; of several with the same name (compared without
+    /// regard to case), the first one given is kept, as
+    /// [`resolve_skills`](hrns_core::skill::resolve_skills) does.
     pub fn new(skills: impl IntoIterator<Item = Skill>) -> Self {
-        let mut kept: Vec<Skill> = Vec::new();
-        for skill in skills {
-            kept.retain(|k| k.name != skill.name);
-            kept.push(skill);
-        }
-        LoadSkill { skills: kept }
+        let skills = hrns_core::skill::resolve_skills(skills.into_iter().collect(), Vec::new());
+        LoadSkill { skills }
     }
 
     /// The skills this tool serves, for the system prompt's list.
@@ -35,18 +31,10 @@ impl LoadSkill {
     }
 }
 
-impl Tool for LoadSkill {
-    fn spec(&self) -> ToolSpec {
-        builtin_spec(LOAD_SKILL)
-    }
+builtin_tool!(LoadSkill: LOAD_SKILL, LoadSkillArgs => run);
 
-    fn run(&self, arguments: &str, _ctx: &ToolContext) -> ToolOutput {
-        let args: LoadSkillArgs = match decode_args(LOAD_SKILL, arguments) {
-            Ok(args) => args,
-            Err(e) => return refused(e),
-        };
-        hrns_core::skill::load_skill(&self.skills, &args.name)
-    }
+fn run(tool: &LoadSkill, args: LoadSkillArgs, _: &ToolContext) -> Result<ToolOutput, ToolOutput> {
+    Ok(hrns_core::skill::load_skill(&tool.skills, &args.name))
 }
 
 #[cfg(test)]
@@ -57,9 +45,9 @@ mod tests {
 
     fn tool() -> LoadSkill {
         LoadSkill::new([
-            Skill::new("pdf", "read PDFs", "old body"),
-            Skill::new("git", "use git well", "1. commit often\n"),
             Skill::new("pdf", "read PDFs", "Use pdftotext.\n"),
+            Skill::new("git", "use git well", "1. commit often\n"),
+            Skill::new("PDF", "read PDFs", "shadowed\n"),
             Skill::new("empty", "nothing", ""),
         ])
     }

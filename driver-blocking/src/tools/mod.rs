@@ -20,10 +20,30 @@
 //! must be canonical ([`ToolContext::new`](crate::tool::ToolContext::new) makes it so).
 
 use crate::tool::Toolbox;
-use hrns_core::tool::ToolOutput;
-use hrns_core::tool::ToolSpec;
-use hrns_core::tool::builtin::builtin_specs;
-use std::sync::OnceLock;
+
+/// Implements [`Tool`](crate::Tool) for a built-in tool: its spec comes from hrns-core, its
+/// arguments are decoded with hrns-core's decoder, and its body — a fn that returns the
+/// result, or with `?` a refusal — runs them.
+macro_rules! builtin_tool {
+    ($tool:ty: $name:expr, $args:ty => $body:ident) => {
+        impl $crate::tool::Tool for $tool {
+            fn spec(&self) -> hrns_core::tool::ToolSpec {
+                hrns_core::tool::builtin::builtin_spec($name)
+            }
+
+            fn run(
+                &self,
+                arguments: &str,
+                ctx: &$crate::tool::ToolContext,
+            ) -> hrns_core::tool::ToolOutput {
+                hrns_core::tool::args::decode_args::<$args>($name, arguments)
+                    .map_err(hrns_core::tool::ToolOutput::from)
+                    .and_then(|args| $body(self, args, ctx))
+                    .unwrap_or_else(|refusal| refusal)
+            }
+        }
+    };
+}
 
 mod edit_file;
 mod list_files;
@@ -44,7 +64,7 @@ pub use write_file::WriteFile;
 /// Returns a toolbox with all built-in tools; `load_skill` is included only when there are
 /// skills to load.
 ///
-/// Filter it with [`Toolbox::retain`] for an agent's tool map, and add your own tools with
+/// Filter it with [`Registry::retain`](hrns_core::tool::Registry::retain) for an agent's tool map, and add your own tools with
 /// [`Toolbox::add`].
 pub fn builtin_toolbox(skills: Vec<Skill>) -> Toolbox {
     let mut toolbox = Toolbox::new();
@@ -59,23 +79,6 @@ pub fn builtin_toolbox(skills: Vec<Skill>) -> Toolbox {
         toolbox.add(LoadSkill::new(skills));
     }
     toolbox
-}
-
-/// Returns the built-in spec called `name`, built once.
-fn builtin_spec(name: &str) -> ToolSpec {
-    static SPECS: OnceLock<Vec<ToolSpec>> = OnceLock::new();
-    SPECS
-        .get_or_init(builtin_specs)
-        .iter()
-        .find(|spec| spec.name == name)
-        .cloned()
-        .unwrap_or_else(|| panic!("hrns-core has no built-in tool named {name}"))
-}
-
-/// Turns a refusal from hrns-core (bad arguments, a path, URL or glob error) into the error
-/// result the model sees.
-fn refused(err: impl std::fmt::Display) -> ToolOutput {
-    ToolOutput::error(err.to_string())
 }
 
 #[cfg(test)]
@@ -100,7 +103,7 @@ mod test_util {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hrns_core::tool::builtin::{LOAD_SKILL, READ_FILE};
+    use hrns_core::tool::builtin::{LOAD_SKILL, READ_FILE, builtin_specs};
 
     #[test]
     fn the_toolbox_has_every_builtin_in_order() {
@@ -116,7 +119,7 @@ mod tests {
         let skill = Skill::new("s", "does s", "body");
         let toolbox = builtin_toolbox(vec![skill]);
         assert_eq!(toolbox.specs(), builtin_specs());
-        assert_eq!(builtin_spec(READ_FILE), builtin_specs()[0]);
+        assert_eq!(toolbox.get(READ_FILE).unwrap().spec(), builtin_specs()[0]);
     }
 
     #[test]

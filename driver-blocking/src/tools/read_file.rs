@@ -1,13 +1,11 @@
 //! `read_file`: a page of a text file, streamed through hrns-core's pager.
 
-use super::{builtin_spec, refused};
-use crate::tool::{Tool, ToolContext};
-use hrns_core::tool::args::decode_args;
+use crate::tool::ToolContext;
+use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{READ_FILE, ReadFileArgs};
+use hrns_core::tool::files::{FsOp, fs_error, require_file};
 use hrns_core::tool::page::TextPager;
 use hrns_core::tool::path::resolve;
-use hrns_core::tool::report::{FsOp, fs_error, is_a_directory, not_a_regular_file};
-use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::fs::File;
 use std::io::{ErrorKind, Read};
 
@@ -24,28 +22,14 @@ const CHUNK_BYTES: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadFile;
 
-impl Tool for ReadFile {
-    fn spec(&self) -> ToolSpec {
-        builtin_spec(READ_FILE)
-    }
+builtin_tool!(ReadFile: READ_FILE, ReadFileArgs => read);
 
-    fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput {
-        read(arguments, ctx).unwrap_or_else(|refusal| refusal)
-    }
-}
-
-fn read(arguments: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
-    let args: ReadFileArgs = decode_args(READ_FILE, arguments).map_err(refused)?;
-    let path = resolve(&ctx.workspace, &args.path).map_err(refused)?;
+fn read(_: &ReadFile, args: ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
+    let path = resolve(&ctx.workspace, &args.path)?;
     let shown = args.path.as_str();
     // Look before opening: opening a pipe would block until a writer appears.
     let metadata = std::fs::metadata(&path).map_err(|e| fs_error(FsOp::Read, shown, &e))?;
-    if metadata.is_dir() {
-        return Err(is_a_directory(shown));
-    }
-    if !metadata.is_file() {
-        return Err(not_a_regular_file(shown));
-    }
+    require_file(FsOp::Read, shown, metadata.file_type().into())?;
     let mut file = File::open(&path).map_err(|e| fs_error(FsOp::Read, shown, &e))?;
     let mut pager = TextPager::new(args.offset, args.limit);
     let mut chunk = vec![0u8; CHUNK_BYTES];

@@ -1,13 +1,12 @@
 //! `run_command`: `sh -c` in its own process group, with a timeout that kills the group.
 
-use super::{builtin_spec, refused};
-use crate::tool::{CancelFlag, Tool, ToolContext};
-use hrns_core::tool::args::decode_args;
-use hrns_core::tool::builtin::{DEFAULT_OUTPUT_CHARS, RUN_COMMAND, RunCommandArgs};
-use hrns_core::tool::render::{CommandOutcome, render_command};
-use hrns_core::tool::report::spawn_failed;
+use crate::tool::{CancelFlag, ToolContext};
+use hrns_core::tool::ToolOutput;
+use hrns_core::tool::builtin::{
+    COMMAND_KILL_GRACE, COMMAND_PIPE_GRACE, DEFAULT_OUTPUT_CHARS, RUN_COMMAND, RunCommandArgs,
+};
+use hrns_core::tool::render::{CommandOutcome, render_command, spawn_failed};
 use hrns_core::tool::truncate::HeadTail;
-use hrns_core::tool::{ToolOutput, ToolSpec};
 use rustix::process::{Pid, Signal, kill_process_group};
 use std::io::{ErrorKind, Read};
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
@@ -19,12 +18,6 @@ use std::time::{Duration, Instant};
 
 /// How often the wait loop looks at the child, the clock and the cancellation flag.
 const POLL: Duration = Duration::from_millis(10);
-/// How long to wait for the output pipes to close once the shell has exited, before killing
-/// what is left of its process group (background jobs that still hold the pipes).
-const PIPE_GRACE: Duration = Duration::from_millis(500);
-/// How long to wait for the pipes after killing the group; a process that left the group
-/// (`setsid`) may hold them open for ever, and its output is then given up on.
-const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// The `run_command` tool.
 ///
@@ -32,28 +25,22 @@ const KILL_GRACE: Duration = Duration::from_secs(2);
 /// Stdout and stderr are read on two threads into [`HeadTail`] captures, so memory stays
 /// bounded however much the command prints. The command is killed — its whole process group,
 /// with `SIGKILL` — when its timeout passes or the call is cancelled. Once the shell has
-/// exited, background processes still holding its output pipes get a short grace and are then
-/// killed too (redirect their output to keep them running). The result is rendered by
+/// exited, background processes still holding its output pipes get [`COMMAND_PIPE_GRACE`] and
+/// are then killed too (redirect their output to keep them running). The result is rendered by
 /// [`render_command`]: exit code or signal, timeout, and both streams, head+tail truncated.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunCommand;
 
-impl Tool for RunCommand {
-    fn spec(&self) -> ToolSpec {
-        builtin_spec(RUN_COMMAND)
-    }
+builtin_tool!(RunCommand: RUN_COMMAND, RunCommandArgs => run);
 
-    fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput {
-        let args: RunCommandArgs = match decode_args(RUN_COMMAND, arguments) {
-            Ok(args) => args,
-            Err(e) => return refused(e),
-        };
-        let timeout = args.effective_timeout_secs();
+fn run(_: &RunCommand, args: RunCommandArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
+    let timeout = args.effective_timeout_secs();
+    Ok(
         match execute(&args.command, &ctx.workspace, timeout, &ctx.cancel) {
             Ok(outcome) => render_command(&outcome, DEFAULT_OUTPUT_CHARS),
             Err(e) => spawn_failed(&e),
-        }
-    }
+        },
+    )
 }
 
 /// Runs the command to its end, its timeout or its cancellation.
@@ -97,9 +84,12 @@ fn execute(
             .iter()
             .all(|c| c.as_ref().is_none_or(|c| c.wait_until(until, cancel)))
     };
-    if !pipes_closed((Instant::now() + PIPE_GRACE).min(deadline), Some(cancel)) {
+    if !pipes_closed(
+        (Instant::now() + COMMAND_PIPE_GRACE).min(deadline),
+        Some(cancel),
+    ) {
         group.kill();
-        pipes_closed(Instant::now() + KILL_GRACE, None);
+        pipes_closed(Instant::now() + COMMAND_KILL_GRACE, None);
     }
     Ok(CommandOutcome {
         exit_code: status.code(),

@@ -1,29 +1,24 @@
 //! `web_fetch`: an http(s) GET on ureq with a timeout and a size cap.
 
-use super::{builtin_spec, refused};
-use crate::tool::{Tool, ToolContext};
-use hrns_core::tool::args::decode_args;
+use crate::tool::ToolContext;
+use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{
     WEB_FETCH, WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT_SECS, WebFetchArgs,
 };
+use hrns_core::tool::fetch::{ACCEPT, check_url, fetch_failed, fetch_timed_out, redirect_target};
 use hrns_core::tool::render::render_fetch;
-use hrns_core::tool::report::{fetch_failed, fetch_timed_out};
-use hrns_core::tool::url::check_fetch_url;
-use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::io::{ErrorKind, Read as _};
-use std::time::Duration;
-
-/// What `web_fetch` tells servers it accepts: text first.
-const ACCEPT: &str = "text/html, text/plain, text/markdown, application/json;q=0.9, */*;q=0.5";
+use std::time::{Duration, Instant};
 
 /// The `web_fetch` tool.
 ///
-/// Checks the URL with [`check_fetch_url`] before any IO (http and https with a host only),
-/// then GETs it with one timeout for the whole exchange (default
-/// [`WEB_FETCH_TIMEOUT_SECS`]), following redirects. At most [`WEB_FETCH_MAX_BYTES`] of the
-/// (decompressed) body are read; the rest is left unread and a note says the body was cut.
-/// Every status is a result, rendered by [`render_fetch`]: 2xx as text, others as errors that
-/// show the start of the body. The call cannot be cancelled; the timeout bounds it.
+/// Checks the URL with [`check_url`] before any IO (http and https with a host only), then
+/// GETs it with one timeout for the whole exchange (default [`WEB_FETCH_TIMEOUT_SECS`]),
+/// following redirects as [`redirect_target`] decides (ureq follows none itself). At most
+/// [`WEB_FETCH_MAX_BYTES`] of the (decompressed) body are read; the rest is left unread and a
+/// note says the body was cut. Every status is a result, rendered by [`render_fetch`]: 2xx as
+/// text, others as errors that show the start of the body. The call cannot be cancelled; the
+/// timeout bounds it.
 #[derive(Clone)]
 pub struct WebFetch {
     agent: ureq::Agent,
@@ -54,6 +49,7 @@ impl WebFetch {
     pub fn with_timeout(timeout: Duration) -> Self {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
+            .max_redirects(0)
             .http_status_as_error(false)
             .user_agent(concat!("hrns/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
             .build();
@@ -64,18 +60,38 @@ impl WebFetch {
     }
 
     fn fetch(&self, url: &str) -> ToolOutput {
+        let deadline = Instant::now() + self.timeout;
+        // A timeout is reported for the URL asked for, whichever redirect it happened on.
         let timed_out = || fetch_timed_out(url, self.timeout.as_secs().max(1));
-        let response = match self.agent.get(url).header("accept", ACCEPT).call() {
-            Ok(response) => response,
-            Err(ureq::Error::Timeout(_)) => return timed_out(),
-            Err(e) => return fetch_failed(url, &e.to_string()),
+        let mut url = url.to_owned();
+        let mut hop = 0;
+        let response = loop {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return timed_out();
+            }
+            let request = self.agent.get(&url).header("accept", ACCEPT);
+            let sent = request
+                .config()
+                .timeout_global(Some(remaining))
+                .build()
+                .call();
+            let response = match sent {
+                Ok(response) => response,
+                Err(ureq::Error::Timeout(_)) => return timed_out(),
+                Err(e) => return fetch_failed(&url, &e.to_string()),
+            };
+            let status = response.status().as_u16();
+            let location = header(&response, "location");
+            match redirect_target(&url, hop, status, location.as_deref()) {
+                Ok(Some(next)) => url = next,
+                Ok(None) => break response,
+                Err(refusal) => return refusal,
+            }
+            hop += 1;
         };
         let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let content_type = header(&response, "content-type");
         let mut body = Vec::new();
         let limit = WEB_FETCH_MAX_BYTES as u64 + 1;
         let read = response
@@ -87,7 +103,7 @@ impl WebFetch {
             return if is_timeout(&e) {
                 timed_out()
             } else {
-                fetch_failed(url, &e.to_string())
+                fetch_failed(&url, &e.to_string())
             };
         }
         let truncated_at = (body.len() > WEB_FETCH_MAX_BYTES).then(|| {
@@ -98,6 +114,15 @@ impl WebFetch {
     }
 }
 
+/// The value of the response header `name`, if it is text.
+fn header(response: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
 /// Whether a body read failed because the exchange ran out of time.
 fn is_timeout(e: &std::io::Error) -> bool {
     e.kind() == ErrorKind::TimedOut
@@ -106,21 +131,14 @@ fn is_timeout(e: &std::io::Error) -> bool {
             .is_some_and(|inner| matches!(inner, ureq::Error::Timeout(_)))
 }
 
-impl Tool for WebFetch {
-    fn spec(&self) -> ToolSpec {
-        builtin_spec(WEB_FETCH)
-    }
+builtin_tool!(WebFetch: WEB_FETCH, WebFetchArgs => web_fetch);
 
-    fn run(&self, arguments: &str, _ctx: &ToolContext) -> ToolOutput {
-        let args: WebFetchArgs = match decode_args(WEB_FETCH, arguments) {
-            Ok(args) => args,
-            Err(e) => return refused(e),
-        };
-        match check_fetch_url(&args.url) {
-            Ok(url) => self.fetch(url),
-            Err(e) => refused(e),
-        }
-    }
+fn web_fetch(
+    tool: &WebFetch,
+    args: WebFetchArgs,
+    _: &ToolContext,
+) -> Result<ToolOutput, ToolOutput> {
+    Ok(tool.fetch(check_url(&args.url)?))
 }
 
 #[cfg(test)]

@@ -1,12 +1,10 @@
 //! `write_file`: an atomic write confined to the workspace, symbolic links included.
 
-use super::{builtin_spec, refused};
-use crate::tool::{Tool, ToolContext};
-use hrns_core::tool::args::decode_args;
+use crate::tool::ToolContext;
+use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{WRITE_FILE, WriteFileArgs};
+use hrns_core::tool::files::{FsOp, fs_error, require_file, wrote_file};
 use hrns_core::tool::path::WriteTarget;
-use hrns_core::tool::report::{FsOp, fs_error, is_a_directory, wrote_file};
-use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::fs::Permissions;
 use std::io::{ErrorKind, Write as _};
 use std::os::unix::fs::PermissionsExt as _;
@@ -17,28 +15,22 @@ use std::path::{Path, PathBuf};
 /// The path must lead inside the workspace, also after following symbolic links
 /// ([`WriteTarget`]). Missing parent directories are created; the content goes to a
 /// temporary file in the target's directory, which is synced and renamed over the target, so
-/// readers see the old file or the new one, never half of it. An overwritten file keeps its
+/// readers see the old file or the new one, never half of it. Only regular files are replaced
+/// (a directory, device, pipe or socket in the way is refused). An overwritten file keeps its
 /// permissions; a new one gets the usual `0o666` less the umask.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteFile;
 
-impl Tool for WriteFile {
-    fn spec(&self) -> ToolSpec {
-        builtin_spec(WRITE_FILE)
-    }
+builtin_tool!(WriteFile: WRITE_FILE, WriteFileArgs => write);
 
-    fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput {
-        write(arguments, ctx).unwrap_or_else(|refusal| refusal)
-    }
-}
-
-fn write(arguments: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
-    let args: WriteFileArgs = decode_args(WRITE_FILE, arguments).map_err(refused)?;
+fn write(_: &WriteFile, args: WriteFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
     let shown = args.path.as_str();
     let real = resolve_for_write(ctx, shown)?;
     let permissions = match std::fs::metadata(&real) {
-        Ok(metadata) if metadata.is_dir() => return Err(is_a_directory(shown)),
-        Ok(metadata) => Some(metadata.permissions()),
+        Ok(metadata) => {
+            require_file(FsOp::Write, shown, metadata.file_type().into())?;
+            Some(metadata.permissions())
+        }
         Err(e) if e.kind() == ErrorKind::NotFound => None,
         Err(e) => return Err(fs_error(FsOp::Write, shown, &e)),
     };
@@ -54,10 +46,10 @@ fn write(arguments: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
 /// Returns the real path to write for `requested`: confined to the workspace, with symbolic
 /// links on the way resolved and checked ([`WriteTarget`]), or the error result to return.
 pub(super) fn resolve_for_write(ctx: &ToolContext, requested: &str) -> Result<PathBuf, ToolOutput> {
-    let mut target = WriteTarget::new(&ctx.workspace, requested).map_err(refused)?;
+    let mut target = WriteTarget::new(&ctx.workspace, requested)?;
     loop {
         match std::fs::canonicalize(target.probe()) {
-            Ok(canonical) => return target.resolve(&canonical).map_err(refused),
+            Ok(canonical) => return target.resolve(&canonical).map_err(ToolOutput::from),
             Err(e) if e.kind() == ErrorKind::NotFound && target.handle_missing() => {}
             Err(e) => return Err(fs_error(FsOp::Resolve, requested, &e)),
         }

@@ -3,21 +3,26 @@
 
 use crate::tool::ToolContext;
 use hrns_core::tool::ToolOutput;
-use hrns_core::tool::builtin::{DEFAULT_OUTPUT_CHARS, RUN_COMMAND, RunCommandArgs};
-use hrns_core::tool::render::{CommandOutcome, render_command};
+use hrns_core::tool::builtin::{
+    COMMAND_KILL_GRACE, COMMAND_PIPE_GRACE, DEFAULT_OUTPUT_CHARS, RUN_COMMAND, RunCommandArgs,
+};
+use hrns_core::tool::render::{CommandOutcome, render_command, spawn_failed};
 use hrns_core::tool::truncate::HeadTail;
 use rustix::process::{Pid, Signal, kill_process_group};
 use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::{Child, Command};
-
-/// How long output is still read after the shell exited, for what it printed last; a
-/// background process that keeps the pipes open does not hold the result longer.
-const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(200);
+use tokio::process::Command;
+use tokio::time::{Instant, sleep_until};
 
 /// `run_command`: `sh -c COMMAND` in the workspace with a timeout.
+///
+/// Runs with stdin from `/dev/null` in a new process group; stdout and stderr are captured
+/// into [`HeadTail`]s. The whole group is killed with `SIGKILL` at the timeout, on
+/// cancellation, or when the future is dropped. Once the shell has exited, background
+/// processes still holding its output pipes get [`COMMAND_PIPE_GRACE`] and are then killed
+/// too (redirect their output to keep them running). The result is [`render_command`]'s.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunCommand;
 
@@ -31,14 +36,9 @@ async fn run_command(
     Ok(run(&a, ctx).await)
 }
 
-/// How the wait for the command ended.
-enum End {
-    Exited(std::io::Result<ExitStatus>),
-    TimedOut,
-    Cancelled,
-}
-
 async fn run(a: &RunCommandArgs, ctx: &ToolContext) -> ToolOutput {
+    let secs = a.effective_timeout_secs();
+    let deadline = Instant::now() + Duration::from_secs(secs);
     let mut child = match Command::new("sh")
         .arg("-c")
         .arg(&a.command)
@@ -51,73 +51,71 @@ async fn run(a: &RunCommandArgs, ctx: &ToolContext) -> ToolOutput {
         .spawn()
     {
         Ok(child) => child,
-        Err(e) => return ToolOutput::error(format!("could not start `sh`: {e}")),
+        Err(e) => return spawn_failed(&e),
     };
     // The shell leads a new group whose id is its pid: killing the group kills everything the
     // command started, and the guard does so if this future is dropped mid-run.
     let mut group = GroupGuard(child.id().and_then(|id| Pid::from_raw(id as i32)));
+    let (out_pipe, err_pipe) = (child.stdout.take(), child.stderr.take());
     let mut stdout = HeadTail::new(DEFAULT_OUTPUT_CHARS);
     let mut stderr = HeadTail::new(DEFAULT_OUTPUT_CHARS);
-    let secs = a.effective_timeout_secs();
-    let end = tokio::select! {
-        status = wait_and_capture(&mut child, &mut stdout, &mut stderr) => End::Exited(status),
-        () = tokio::time::sleep(Duration::from_secs(secs)) => End::TimedOut,
-        () = ctx.cancel.cancelled() => End::Cancelled,
+    let (status, timed_out) = {
+        let mut reading = std::pin::pin!(async {
+            tokio::join!(
+                capture(out_pipe, &mut stdout),
+                capture(err_pipe, &mut stderr)
+            );
+        });
+        let mut read_all = false;
+        // Wait for the shell to exit, reading its output; kill the group at the deadline or
+        // on cancellation.
+        let ended = loop {
+            tokio::select! {
+                status = child.wait() => break (status, false),
+                () = &mut reading, if !read_all => read_all = true,
+                () = sleep_until(deadline) => {
+                    group.kill();
+                    break (child.wait().await, true);
+                }
+                () = ctx.cancel.cancelled() => {
+                    group.kill();
+                    break (child.wait().await, false);
+                }
+            }
+        };
+        // Background processes may still hold the pipes: give them the grace, then kill the
+        // group and read what is left for a bounded time.
+        if !read_all {
+            let grace = (Instant::now() + COMMAND_PIPE_GRACE).min(deadline);
+            let closed = tokio::select! {
+                () = &mut reading => true,
+                () = sleep_until(grace) => false,
+                () = ctx.cancel.cancelled() => false,
+            };
+            if !closed {
+                group.kill();
+                let _ = tokio::time::timeout(COMMAND_KILL_GRACE, &mut reading).await;
+            }
+        }
+        ended
     };
-    let timed_out = matches!(end, End::TimedOut).then_some(secs);
-    let status = match end {
-        End::Exited(status) => {
-            group.disarm(); // background processes the command left may go on
-            status
-        }
-        End::TimedOut => {
-            group.kill();
-            child.wait().await
-        }
-        End::Cancelled => {
-            group.kill();
-            let _ = child.wait().await;
-            return ToolOutput::error("the command was cancelled and killed");
-        }
-    };
+    // Whatever had to be killed has been; a background process that let go of the pipes may
+    // go on.
+    group.disarm();
     let status = match status {
         Ok(status) => status,
-        Err(e) => return ToolOutput::error(format!("could not wait for the command: {e}")),
+        Err(e) => return spawn_failed(&e),
     };
     render_command(
         &CommandOutcome {
             exit_code: status.code(),
             signal: status.signal(),
-            timed_out,
+            timed_out: timed_out.then_some(secs),
             stdout: stdout.finish(),
             stderr: stderr.finish(),
         },
         DEFAULT_OUTPUT_CHARS,
     )
-}
-
-/// Waits for the shell to exit while reading both pipes; after the exit, reads on for at most
-/// [`DRAIN_AFTER_EXIT`].
-async fn wait_and_capture(
-    child: &mut Child,
-    stdout: &mut HeadTail,
-    stderr: &mut HeadTail,
-) -> std::io::Result<ExitStatus> {
-    let (out_pipe, err_pipe) = (child.stdout.take(), child.stderr.take());
-    let mut reading = std::pin::pin!(async {
-        tokio::join!(capture(out_pipe, stdout), capture(err_pipe, stderr));
-    });
-    let mut read_all = false;
-    let status = loop {
-        tokio::select! {
-            status = child.wait() => break status,
-            () = &mut reading, if !read_all => read_all = true,
-        }
-    };
-    if !read_all {
-        let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, reading).await;
-    }
-    status
 }
 
 /// Reads `pipe` to its end into `sink`.
@@ -133,9 +131,9 @@ async fn capture(pipe: Option<impl AsyncRead + Unpin>, sink: &mut HeadTail) {
 struct GroupGuard(Option<Pid>);
 
 impl GroupGuard {
-    fn kill(&mut self) {
-        if let Some(group) = self.0.take() {
-            // It may be gone already; nothing else to do then.
+    /// Sends `SIGKILL` to every process of the group; a group that is already gone is fine.
+    fn kill(&self) {
+        if let Some(group) = self.0 {
             let _ = kill_process_group(group, Signal::KILL);
         }
     }

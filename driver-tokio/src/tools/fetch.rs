@@ -7,14 +7,15 @@ use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{
     WEB_FETCH, WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT_SECS, WebFetchArgs,
 };
-use hrns_core::tool::fetch::{
-    WEB_FETCH_MAX_REDIRECTS, check_url, fetch_failed, is_redirect, resolve_redirect,
-    too_many_redirects,
-};
+use hrns_core::tool::fetch::{ACCEPT, check_url, fetch_failed, fetch_timed_out, redirect_target};
 use hrns_core::tool::render::render_fetch;
 use std::time::Duration;
 
 /// `web_fetch`: an HTTP GET whose body is returned as text.
+///
+/// Checks the URL with [`check_url`] before any IO, follows redirects as
+/// [`redirect_target`] decides, reads at most [`WEB_FETCH_MAX_BYTES`] of the body, and bounds
+/// the whole exchange by [`WEB_FETCH_TIMEOUT_SECS`]; the result is [`render_fetch`]'s.
 #[derive(Debug, Clone)]
 pub struct WebFetch {
     http: HttpClient,
@@ -44,28 +45,23 @@ async fn web_fetch(
     a: WebFetchArgs,
     _: &ToolContext,
 ) -> Result<ToolOutput, ToolOutput> {
-    check_url(&a.url).map_err(|e| ToolOutput::error(e.to_string()))?;
+    let url = check_url(&a.url)?;
     let limit = Duration::from_secs(WEB_FETCH_TIMEOUT_SECS);
-    tokio::time::timeout(limit, tool.fetch(a.url.clone()))
+    tokio::time::timeout(limit, tool.fetch(url.to_owned()))
         .await
-        .map_err(|_| {
-            let reason = format!("no complete answer within {WEB_FETCH_TIMEOUT_SECS} s");
-            fetch_failed(&a.url, &reason)
-        })
+        .map_err(|_| fetch_timed_out(url, WEB_FETCH_TIMEOUT_SECS))
 }
 
 impl WebFetch {
-    /// GETs `url`, following up to [`WEB_FETCH_MAX_REDIRECTS`] checked redirects.
+    /// GETs `url`, following the redirects [`redirect_target`] allows.
     async fn fetch(&self, mut url: String) -> ToolOutput {
-        for _ in 0..=WEB_FETCH_MAX_REDIRECTS {
+        let mut hop = 0;
+        loop {
             let request = HttpRequest {
                 id: RequestId(0),
                 method: Method::Get,
                 url: url.clone(),
-                headers: vec![(
-                    "accept".to_owned(),
-                    HeaderValue::Plain("text/html, text/plain;q=0.9, */*;q=0.8".to_owned()),
-                )],
+                headers: vec![("accept".to_owned(), HeaderValue::Plain(ACCEPT.to_owned()))],
                 body: Vec::new(),
             };
             let mut response = match self.http.send(request).await {
@@ -79,14 +75,15 @@ impl WebFetch {
                     .find(|(n, _)| n == name)
                     .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
             };
-            if is_redirect(response.status) {
-                if let Some(location) = header("location") {
-                    url = match resolve_redirect(&url, &location) {
-                        Ok(next) => next,
-                        Err(e) => return ToolOutput::error(format!("{url} redirects to {e}")),
-                    };
+            let location = header("location");
+            match redirect_target(&url, hop, response.status, location.as_deref()) {
+                Ok(Some(next)) => {
+                    url = next;
+                    hop += 1;
                     continue;
                 }
+                Ok(None) => {}
+                Err(refusal) => return refusal,
             }
             let content_type = header("content-type");
             let (body, cut) = match response.read_all(WEB_FETCH_MAX_BYTES as u64).await {
@@ -96,6 +93,5 @@ impl WebFetch {
             let cut_at = cut.then_some(body.len());
             return render_fetch(response.status, content_type.as_deref(), &body, cut_at);
         }
-        too_many_redirects(&url)
     }
 }

@@ -1,24 +1,28 @@
 //! `read_file`, `list_files`, `write_file` and `edit_file` on `tokio::fs`.
 
-use super::paths::{readable, writable};
 use crate::tool::ToolContext;
-use globset::{GlobBuilder, GlobMatcher};
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{
-    EDIT_FILE, EditFileArgs, LIST_FILES, LIST_FILES_CAP, ListFilesArgs, READ_FILE, ReadFileArgs,
-    WRITE_FILE, WriteFileArgs,
+    EDIT_FILE, EditFileArgs, LIST_FILES, ListFilesArgs, READ_FILE, ReadFileArgs, WRITE_FILE,
+    WriteFileArgs,
 };
-use hrns_core::tool::edit::apply_edit;
 use hrns_core::tool::files::{
-    self, FileAction, FileKind, MAX_FILE_BYTES, bad_pattern, display_path, io_failure, wrong_kind,
+    FsOp, Listing, check_edit_size, edit_missing_file, edit_text, edited_file, fs_error,
+    is_skipped_dir, require_dir, require_file, wrote_file,
 };
-use hrns_core::tool::render::{looks_binary, render_file_list, render_read};
-use std::io;
+use hrns_core::tool::page::TextPager;
+use hrns_core::tool::path::{WriteTarget, resolve};
+use std::fs::Permissions;
+use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-/// `read_file`: a page of a text file, lines numbered.
+/// Bytes read from a file at a time.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// `read_file`: a page of a text file, lines numbered, streamed through hrns-core's
+/// [`TextPager`] so that memory is bounded by the page.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadFile;
 
@@ -29,13 +33,33 @@ async fn read_file(
     a: ReadFileArgs,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolOutput> {
-    let (path, shown) = readable(ctx, &a.path)?;
-    let text = load_text(&path, &shown, FileAction::Read).await?;
-    Ok(render_read(&text, a.offset, a.limit))
+    let path = resolve(&ctx.workspace, &a.path)?;
+    let shown = a.path.as_str();
+    let failed = |e: io::Error| fs_error(FsOp::Read, shown, &e);
+    // Look before opening: opening a pipe would block until a writer appears.
+    let meta = tokio::fs::metadata(&path).await.map_err(failed)?;
+    require_file(FsOp::Read, shown, meta.file_type().into())?;
+    let mut file = tokio::fs::File::open(&path).await.map_err(failed)?;
+    let mut pager = TextPager::new(a.offset, a.limit);
+    let mut chunk = vec![0u8; CHUNK_BYTES];
+    loop {
+        match file.read(&mut chunk).await {
+            Ok(0) => break,
+            Ok(n) => {
+                pager.feed(&chunk[..n]);
+                if pager.is_binary() {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(failed(e)),
+        }
+    }
+    Ok(pager.finish())
 }
 
-/// `list_files`: the files under a directory, `.gitignore` honoured, optionally filtered by a
-/// glob.
+/// `list_files`: the files under a directory, collected by hrns-core's [`Listing`] from a
+/// `.gitignore`-aware walk on a blocking thread.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListFiles;
 
@@ -46,64 +70,41 @@ async fn list_files(
     a: ListFilesArgs,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolOutput> {
-    let (dir, shown) = readable(ctx, a.dir.as_deref().unwrap_or("."))?;
+    let shown = a.dir.as_deref().unwrap_or(".");
+    let dir = resolve(&ctx.workspace, shown)?;
+    let listing = Listing::new(&ctx.workspace, &dir, a.pattern.as_deref())?;
     let meta = tokio::fs::metadata(&dir)
         .await
-        .map_err(|e| io_failure(FileAction::List, &shown, &e))?;
-    if !meta.is_dir() {
-        return Err(wrong_kind(FileAction::List, &shown, kind_of(&meta)));
-    }
-    let matcher = match a.pattern.as_deref() {
-        None => None,
-        Some(p) => Some(
-            GlobBuilder::new(p)
-                .literal_separator(true)
-                .build()
-                .map_err(|e| bad_pattern(p, &e.kind().to_string()))?
-                .compile_matcher(),
-        ),
-    };
+        .map_err(|e| fs_error(FsOp::List, shown, &e))?;
+    require_dir(shown, meta.file_type().into())?;
     // The walk blocks; it stops early when the call is cancelled or dropped.
     let stop = ctx.cancel.child_token();
     let _stop_on_drop = stop.clone().drop_guard();
-    let root = ctx.workspace.clone();
-    let paths = tokio::task::spawn_blocking(move || walk(&root, &dir, matcher.as_ref(), &stop))
+    tokio::task::spawn_blocking(move || walk(&dir, listing, &stop))
         .await
-        .map_err(|_| ToolOutput::error("list_files: the directory walk failed"))?;
-    Ok(render_file_list(paths, LIST_FILES_CAP))
+        .map_err(|_| ToolOutput::error("list_files: the directory walk failed"))
 }
 
-/// The files under `dir` (not directories), as shown to the model, that `matcher` accepts
-/// by their path relative to `dir`. Ignored files and `.git` are skipped.
-fn walk(
-    root: &Path,
-    dir: &Path,
-    matcher: Option<&GlobMatcher>,
-    stop: &CancellationToken,
-) -> Vec<String> {
-    let walker = ignore::WalkBuilder::new(dir)
+/// Walks `dir` as [`Listing`] describes and returns the listing's result.
+fn walk(dir: &Path, mut listing: Listing, stop: &CancellationToken) -> ToolOutput {
+    let walk = ignore::WalkBuilder::new(dir)
         .hidden(false)
         .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
+        .filter_entry(|e| !is_skipped_dir(e.file_name()))
         .build();
-    let mut paths = Vec::new();
-    for entry in walker {
+    for entry in walk {
         if stop.is_cancelled() {
             break;
         }
         let Ok(entry) = entry else { continue };
-        if entry.file_type().is_none_or(|t| t.is_dir()) {
-            continue;
-        }
-        let relative = entry.path().strip_prefix(dir).unwrap_or(entry.path());
-        if matcher.is_none_or(|m| m.is_match(relative)) {
-            paths.push(display_path(root, entry.path()));
+        if entry.file_type().is_some_and(|t| !t.is_dir()) {
+            listing.add(entry.path());
         }
     }
-    paths
+    listing.finish()
 }
 
-/// `write_file`: creates or replaces a file atomically, inside the workspace.
+/// `write_file`: creates or replaces a regular file atomically, inside the workspace.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteFile;
 
@@ -114,14 +115,30 @@ async fn write_file(
     a: WriteFileArgs,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolOutput> {
-    let (path, shown) = writable(ctx, &a.path).await?;
-    let replaced = replace_atomically(&path, a.content.as_bytes())
+    let shown = a.path.as_str();
+    let real = resolve_for_write(ctx, shown).await?;
+    let permissions = match tokio::fs::metadata(&real).await {
+        Ok(meta) => {
+            require_file(FsOp::Write, shown, meta.file_type().into())?;
+            Some(meta.permissions())
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => None,
+        Err(e) => return Err(fs_error(FsOp::Write, shown, &e)),
+    };
+    if let Some(parent) = real.parent() {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .map_err(|e| fs_error(FsOp::CreateDirs, shown, &e))?;
+    }
+    let created = permissions.is_none();
+    write_atomically(&real, a.content.as_bytes(), permissions)
         .await
-        .map_err(|e| e.report(FileAction::Write, &shown))?;
-    Ok(files::written(&shown, a.content.len(), replaced))
+        .map_err(|e| fs_error(FsOp::Write, shown, &e))?;
+    Ok(wrote_file(shown, a.content.len(), created))
 }
 
-/// `edit_file`: exact-match replacement in a file inside the workspace.
+/// `edit_file`: hrns-core's exact-match edit of a file inside the workspace, written back
+/// atomically.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EditFile;
 
@@ -132,105 +149,56 @@ async fn edit_file(
     a: EditFileArgs,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolOutput> {
-    let (path, shown) = writable(ctx, &a.path).await?;
-    let text = load_text(&path, &shown, FileAction::Edit).await?;
-    let replace_all = a.replace_all.unwrap_or(false);
-    let edited = match apply_edit(&text, &a.old_string, &a.new_string, replace_all) {
-        Ok(edited) => edited,
-        Err(e) => return Ok(files::edited(&shown, Err(e))),
+    let shown = a.path.as_str();
+    let real = resolve_for_write(ctx, shown).await?;
+    let meta = match tokio::fs::metadata(&real).await {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Err(edit_missing_file(shown)),
+        Err(e) => return Err(fs_error(FsOp::Read, shown, &e)),
     };
-    replace_atomically(&path, edited.content.as_bytes())
+    require_file(FsOp::Write, shown, meta.file_type().into())?;
+    check_edit_size(shown, meta.len())?;
+    let bytes = tokio::fs::read(&real)
         .await
-        .map_err(|e| e.report(FileAction::Edit, &shown))?;
-    Ok(files::edited(&shown, Ok(edited.replacements)))
-}
-
-fn kind_of(meta: &std::fs::Metadata) -> FileKind {
-    if meta.is_dir() {
-        FileKind::Directory
-    } else if meta.is_file() {
-        FileKind::File
-    } else {
-        FileKind::Special
-    }
-}
-
-/// Loads a regular text file of at most [`MAX_FILE_BYTES`]. For reading, invalid UTF-8 after
-/// the sniffed start is replaced; for editing it is refused, as writing back would change it.
-async fn load_text(path: &Path, shown: &str, action: FileAction) -> Result<String, ToolOutput> {
-    let failed = |e: io::Error| io_failure(action, shown, &e);
-    let meta = tokio::fs::metadata(path).await.map_err(failed)?;
-    match kind_of(&meta) {
-        FileKind::File => {}
-        other => return Err(wrong_kind(action, shown, other)),
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(files::too_large(shown, meta.len()));
-    }
-    let file = tokio::fs::File::open(path).await.map_err(failed)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
+        .map_err(|e| fs_error(FsOp::Read, shown, &e))?;
+    let edited = edit_text(shown, bytes, &a)?;
+    write_atomically(&real, edited.content.as_bytes(), Some(meta.permissions()))
         .await
-        .map_err(failed)?;
-    let size = bytes.len() as u64;
-    if size > MAX_FILE_BYTES {
-        return Err(files::too_large(shown, size));
-    }
-    if looks_binary(&bytes) {
-        return Err(files::binary(shown, size));
-    }
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok(text),
-        Err(e) if action == FileAction::Read => {
-            Ok(String::from_utf8_lossy(e.as_bytes()).into_owned())
+        .map_err(|e| fs_error(FsOp::Write, shown, &e))?;
+    Ok(edited_file(shown, edited.replacements))
+}
+
+/// Returns the real path to write for `requested`: confined to the workspace, with symbolic
+/// links on the way resolved and checked ([`WriteTarget`]), or the error result to return.
+async fn resolve_for_write(ctx: &ToolContext, requested: &str) -> Result<PathBuf, ToolOutput> {
+    let mut target = WriteTarget::new(&ctx.workspace, requested)?;
+    loop {
+        match tokio::fs::canonicalize(target.probe()).await {
+            Ok(canonical) => return target.resolve(&canonical).map_err(ToolOutput::from),
+            Err(e) if e.kind() == ErrorKind::NotFound && target.handle_missing() => {}
+            Err(e) => return Err(fs_error(FsOp::Resolve, requested, &e)),
         }
-        Err(_) => Err(files::binary(shown, size)),
-    }
-}
-
-enum WriteError {
-    Io(io::Error),
-    Kind(FileKind),
-}
-
-impl WriteError {
-    fn report(self, action: FileAction, shown: &str) -> ToolOutput {
-        match self {
-            WriteError::Io(e) => io_failure(action, shown, &e),
-            WriteError::Kind(kind) => wrong_kind(action, shown, kind),
-        }
-    }
-}
-
-impl From<io::Error> for WriteError {
-    fn from(e: io::Error) -> Self {
-        WriteError::Io(e)
     }
 }
 
 /// Replaces `path` with `content` atomically: a temporary file in the same directory is
-/// written, synced, given the old file's permissions and renamed over it. Missing parents are
-/// created. Returns whether a file was replaced (rather than created).
-async fn replace_atomically(path: &Path, content: &[u8]) -> Result<bool, WriteError> {
-    let existing = match tokio::fs::metadata(path).await {
-        Ok(meta) if meta.is_file() => Some(meta),
-        Ok(meta) => return Err(WriteError::Kind(kind_of(&meta))),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e.into()),
-    };
-    let dir = path.parent().unwrap_or(Path::new("/"));
-    tokio::fs::create_dir_all(dir).await?;
+/// written, synced, given `permissions` (a new file keeps the usual `0o666` less the umask)
+/// and renamed over `path`. A write that fails or is dropped removes its temporary file.
+async fn write_atomically(
+    path: &Path,
+    content: &[u8],
+    permissions: Option<Permissions>,
+) -> io::Result<()> {
     let (mut file, temp) = create_temp(path).await?;
     file.write_all(content).await?;
-    if let Some(meta) = &existing {
-        file.set_permissions(meta.permissions()).await?;
+    if let Some(permissions) = permissions {
+        file.set_permissions(permissions).await?;
     }
     file.sync_all().await?;
     drop(file);
     tokio::fs::rename(temp.path(), path).await?;
     temp.keep();
-    Ok(existing.is_some())
+    Ok(())
 }
 
 /// A temporary file beside `path`, removed when dropped unless kept (so a failed or
@@ -251,7 +219,7 @@ async fn create_temp(path: &Path) -> io::Result<(tokio::fs::File, TempFile)> {
             .await
         {
             Ok(file) => return Ok((file, TempFile(Some(temp)))),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
+            Err(e) if e.kind() == ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
             Err(e) => return Err(e),
         }
     }

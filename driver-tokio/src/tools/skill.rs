@@ -1,42 +1,38 @@
-//! `load_skill`: the instructions of a discovered skill, read from its SKILL.md.
+//! `load_skill`: the instructions of a skill the CLI discovered.
 
 use crate::tool::ToolContext;
+use hrns_core::skill::{Skill, load_skill, resolve_skills};
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{LOAD_SKILL, LoadSkillArgs};
-use hrns_core::tool::files::{FileAction, MAX_FILE_BYTES, io_failure, too_large};
-use hrns_core::tool::skill::{render_skill, unknown_skill};
-use std::path::PathBuf;
 
-/// `load_skill` over a fixed set of skills (the CLI discovers them).
+/// `load_skill` over a fixed set of skills: the body of a skill by its name, as
+/// [`hrns_core::skill::load_skill`] answers. The CLI discovers the SKILL.md files; this tool
+/// reads no files.
 #[derive(Debug, Clone, Default)]
 pub struct LoadSkill {
-    skills: Vec<(String, PathBuf)>,
+    skills: Vec<Skill>,
 }
 
 impl LoadSkill {
-    /// The skills by name, each with the path of its SKILL.md.
-    pub fn new(skills: Vec<(String, PathBuf)>) -> Self {
+    /// Returns the tool for these skills; of several with the same name (compared without
+    /// regard to case), the first one given is kept, as [`resolve_skills`] does.
+    pub fn new(skills: impl IntoIterator<Item = Skill>) -> Self {
+        let skills = resolve_skills(skills.into_iter().collect(), Vec::new());
         LoadSkill { skills }
+    }
+
+    /// The skills this tool serves, for the system prompt's list.
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills
     }
 }
 
-builtin_tool!(LoadSkill: LOAD_SKILL, LoadSkillArgs => load_skill);
+builtin_tool!(LoadSkill: LOAD_SKILL, LoadSkillArgs => run);
 
-async fn load_skill(
+async fn run(
     tool: &LoadSkill,
     a: LoadSkillArgs,
     _: &ToolContext,
 ) -> Result<ToolOutput, ToolOutput> {
-    let Some((name, path)) = tool.skills.iter().find(|(n, _)| *n == a.name) else {
-        let known: Vec<&str> = tool.skills.iter().map(|(n, _)| n.as_str()).collect();
-        return Err(unknown_skill(&a.name, &known));
-    };
-    let shown = path.display().to_string();
-    let failed = |e: std::io::Error| io_failure(FileAction::Read, &shown, &e);
-    let meta = tokio::fs::metadata(path).await.map_err(failed)?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(too_large(&shown, meta.len()));
-    }
-    let bytes = tokio::fs::read(path).await.map_err(failed)?;
-    Ok(render_skill(name, &String::from_utf8_lossy(&bytes)))
+    Ok(load_skill(&tool.skills, &a.name))
 }

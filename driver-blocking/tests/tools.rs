@@ -1,0 +1,21 @@
+//! The shared built-in tool suite against the blocking driver's tools.
+
+#[macro_use]
+mod tool_suite;
+
+use hrns_blocking::ToolContext;
+use hrns_blocking::tools::builtin_toolbox;
+use hrns_core::tool::ToolOutput;
+use std::path::Path;
+
+struct Blocking(hrns_blocking::Toolbox);
+
+impl tool_suite::ToolHarness for Blocking {
+    fn call_raw(&self, root: &Path, name: &str, arguments: &str) -> ToolOutput {
+        let ctx = ToolContext::new(root).expect("the suite's workspace exists");
+        let tool = self.0.get(name).expect("a built-in tool");
+        tool.run(arguments, &ctx)
+    }
+}
+
+tool_tests!(Blocking(builtin_toolbox(tool_suite::skills())));
