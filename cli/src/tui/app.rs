@@ -639,7 +639,10 @@ impl App {
                 Session::new(config)
             }
         };
-        let ctx = ToolContext::new(self.setup.workspace.clone());
+        let ctx = ToolContext {
+            workspace: self.setup.workspace.clone(),
+            cancel: Default::default(),
+        };
         let tx = self.tx.clone();
         let runner =
             Runner::new(self.client.clone(), toolbox, ctx).approve_with(move |run: ToolRun| {
@@ -989,16 +992,7 @@ fn client_for(setup: &Setup) -> Client {
 
 /// The built-in tools the agent allows.
 fn toolbox_for(setup: &Setup, http: HttpClient) -> Toolbox {
-    let skills = setup.discovered.skills.clone();
-    let has_skills = !skills.is_empty();
-    let skills = skills
-        .into_iter()
-        .map(|s| (s.name.clone(), std::path::PathBuf::from(&s.path)))
-        .collect();
-    let mut toolbox = hrns_tokio::tools::builtin_toolbox(http, skills);
-    toolbox.retain(|name| {
-        setup.agent.tools.allows(name)
-            && (has_skills || name != hrns_core::tool::builtin::LOAD_SKILL)
-    });
+    let mut toolbox = hrns_tokio::tools::builtin_toolbox(http, setup.discovered.skills.clone());
+    toolbox.retain(|name| setup.agent.tools.allows(name));
     toolbox
 }
