@@ -19,22 +19,24 @@ fn start(mock: &MockProvider, args: &[&str]) -> Ui {
     for d in ["home", "config", "state", "work"] {
         std::fs::create_dir_all(root.path().join(d)).unwrap();
     }
-    let work = root.path().join("work");
-    let env = vec![
-        ("HOME", root.path().join("home").display().to_string()),
-        (
-            "XDG_CONFIG_HOME",
-            root.path().join("config").display().to_string(),
-        ),
-        (
-            "XDG_STATE_HOME",
-            root.path().join("state").display().to_string(),
-        ),
+    start_in(root, mock, args)
+}
+
+fn env_of(root: &std::path::Path, mock: &MockProvider) -> Vec<(&'static str, String)> {
+    vec![
+        ("HOME", root.join("home").display().to_string()),
+        ("XDG_CONFIG_HOME", root.join("config").display().to_string()),
+        ("XDG_STATE_HOME", root.join("state").display().to_string()),
         ("PATH", std::env::var("PATH").unwrap_or_default()),
         ("OPENAI_BASE_URL", mock.base_url()),
         ("OPENAI_API_KEY", "sk-tui-SECRET".to_owned()),
         ("HRNS_MODEL", "mock-model".to_owned()),
-    ];
+    ]
+}
+
+fn start_in(root: tempfile::TempDir, mock: &MockProvider, args: &[&str]) -> Ui {
+    let work = root.path().join("work");
+    let env = env_of(root.path(), mock);
     let p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), args, &work, &env, 30, 100);
     p.expect("mock-model", T);
     Ui {
@@ -225,4 +227,80 @@ fn an_error_is_shown_and_the_terminal_restored() {
     ui.p.send("\x03");
     assert_eq!(ui.p.wait(T), 0);
     assert!(ui.p.cursor_visible());
+}
+
+#[test]
+fn continue_opens_the_saved_conversation() {
+    let mock = MockProvider::start([
+        Reply::text_answer("Paris is the capital."),
+        Reply::text_answer("About 2 million."),
+    ])
+    .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    for d in ["home", "config", "state", "work"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hrns"))
+        .current_dir(root.path().join("work"))
+        .env_clear()
+        .envs(env_of(root.path(), &mock))
+        .args(["exec", "capital of France?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut ui = start_in(root, &mock, &["--continue"]);
+    ui.p.expect("Paris is the capital.", T);
+    ui.p.expect("resumed session", T);
+    ui.p.send("/sessions\r");
+    ui.p.expect("2 messages", T);
+    ui.p.send("how many people live there?\r");
+    ui.p.expect("About 2 million.", T);
+    let msgs = mock.requests()[1].json()["messages"].clone();
+    let texts: Vec<&str> = msgs.as_array().unwrap()[1..]
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "capital of France?",
+            "Paris is the capital.",
+            "how many people live there?"
+        ]
+    );
+    ui.quit();
+}
+
+#[test]
+fn connect_adds_a_provider_and_switches_the_live_client() {
+    let first = MockProvider::start([]).unwrap();
+    let second = MockProvider::start([Reply::text_answer("from the second provider")]).unwrap();
+    let mut ui = start(&first, &[]);
+    ui.p.send("/connect\r");
+    ui.p.expect("provider name", T);
+    ui.p.send("second\r");
+    ui.p.expect("base URL", T);
+    ui.p.send(&format!("{}\r", second.base_url()));
+    ui.p.expect("API key", T);
+    ui.p.send("sk-second-HIDDEN\r");
+    ui.p.expect("model:", T);
+    ui.p.send("model-two\r");
+    ui.p.expect("provider: second (model-two)", T);
+    ui.p.send("hello\r");
+    ui.p.expect("from the second provider", T);
+    assert!(first.requests().is_empty());
+    let req = &second.requests()[0];
+    assert_eq!(req.json()["model"], "model-two");
+    assert_eq!(req.header("authorization"), Some("Bearer sk-second-HIDDEN"));
+    assert!(
+        !ui.p.output().contains("sk-second-HIDDEN"),
+        "the key was shown"
+    );
+    let config =
+        std::fs::read_to_string(ui.work.parent().unwrap().join("config/hrns/config.json")).unwrap();
+    assert!(
+        config.contains("\"currentProvider\": \"second\""),
+        "{config}"
+    );
+    ui.quit();
 }
