@@ -8,6 +8,7 @@
 //!   events/s, with the ratio to the baseline;
 //! - `hrns exec` from process start to the first byte of its request;
 //! - `hrns sessions` over 1 000 saved sessions.
+//!
 //! Medians of several runs; the machine is noisy, so compare ratios within one run.
 
 use hrns_blocking::mock::{MockProvider, Reply};
@@ -143,11 +144,15 @@ fn throughput(mb: usize) {
         let mut rows: Vec<(&str, Duration)> = vec![("lines only (ureq, no JSON)", base)];
         rows.push((
             "hrns-blocking Client::stream_chat",
-            time(RUNS, || drop(blocking_client(&url))),
+            time(RUNS, || {
+                std::hint::black_box(blocking_client(&url));
+            }),
         ));
         rows.push((
             "hrns-tokio Client::stream_chat",
-            time(RUNS, || drop(tokio_client(&rt, &url))),
+            time(RUNS, || {
+                std::hint::black_box(tokio_client(&rt, &url));
+            }),
         ));
         // A whole turn needs an answer without tool calls (the mix calls one).
         if variant == streams::Variant::Content {
