@@ -99,7 +99,10 @@ impl Client {
             pure::check_status(status, &body)?;
         }
         Ok(ChatEvents {
-            body: std::mem::replace(&mut resp.body, Box::new(std::io::empty())),
+            body: Box::new(crate::read_ahead::ReadAhead::new(std::mem::replace(
+                &mut resp.body,
+                Box::new(std::io::empty()),
+            ))),
             stream: ChatStream::new(),
             buf: vec![0; 64 * 1024],
             ended: false,

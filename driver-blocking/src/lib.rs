@@ -12,6 +12,7 @@
 pub mod client;
 #[cfg(feature = "mock")]
 pub mod mock;
+mod read_ahead;
 pub mod runner;
 pub mod tool;
 pub mod tools;

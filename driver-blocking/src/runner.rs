@@ -292,16 +292,16 @@ fn fetch(transport: &dyn Transport, req: &HttpRequest, tx: &mpsc::SyncSender<Chu
     if tx.send(Chunk::Head(resp.status, headers)).is_err() {
         return;
     }
+    let mut buf = vec![0u8; READ_SIZE];
     loop {
-        let mut buf = vec![0u8; READ_SIZE];
         match resp.body.read(&mut buf) {
             Ok(0) => {
                 let _ = tx.send(Chunk::End);
                 return;
             }
+            // Only the bytes read are copied: reads are often one small event each.
             Ok(n) => {
-                buf.truncate(n);
-                if tx.send(Chunk::Data(buf)).is_err() {
+                if tx.send(Chunk::Data(buf[..n].to_vec())).is_err() {
                     return;
                 }
             }
