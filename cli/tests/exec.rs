@@ -503,3 +503,40 @@ fn help_and_completions() {
         assert!(stdout(&out).contains("hrns"));
     }
 }
+
+#[test]
+fn concurrent_processes_write_separate_session_files() {
+    let env = Env::new();
+    let mock = MockProvider::start_repeating(Reply::text_answer("same answer")).unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|i| {
+            env.cmd(Some(&mock))
+                .args(["exec", &format!("question {i}")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let files: Vec<_> = std::fs::read_dir(env.path("state/hrns/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 4);
+    let mut questions: Vec<String> = files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            text.lines()
+                .find(|l| l.contains("\"role\":\"user\""))
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    questions.sort();
+    questions.dedup();
+    assert_eq!(questions.len(), 4, "each file holds its own conversation");
+}

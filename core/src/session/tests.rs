@@ -34,6 +34,7 @@ impl H {
     fn new(c: SessionConfig) -> Self {
         H {
             s: Session::new(c),
+            #[allow(clippy::disallowed_methods)] // a base instant for simulated time; nothing reads the clock after
             now: Instant::now(),
             events: Vec::new(),
             sent: Vec::new(),
