@@ -296,3 +296,51 @@ pub(crate) fn approval(arg: Option<ApprovalArg>, default: ApprovalPolicy) -> App
         None => default,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn save_keeps_unknown_keys_and_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/config.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(
+            &path,
+            r#"{"providers":{"a":{"url":"http://x/v1","key":"k","model":"m","skipVerify":false,"color":"red"}},"currentProvider":"a","theme":"dark"}"#,
+        )
+        .unwrap();
+        let mut file = ConfigFile::load(Some(&path)).unwrap();
+        file.config.set_current_agent("Planner");
+        file.save().unwrap();
+        let saved: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(saved["theme"], "dark");
+        assert_eq!(saved["providers"]["a"]["color"], "red");
+        assert_eq!(saved["currentAgent"], "Planner");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "no temporary file left behind");
+    }
+
+    #[test]
+    fn a_corrupt_config_is_an_error_with_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        std::fs::write(&path, "{\n  \"providers\": [\n").unwrap();
+        let err = ConfigFile::load(Some(&path)).unwrap_err();
+        assert_eq!(err.code, crate::exit::USAGE);
+        assert!(
+            err.message.contains(&format!("{}:", path.display())),
+            "{}",
+            err.message
+        );
+        let missing = ConfigFile::load(Some(&dir.path().join("none.json"))).unwrap();
+        assert!(missing.config.providers.is_empty());
+    }
+}
