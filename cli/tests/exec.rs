@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 const KEY: &str = "sk-e2e-NEVERSHOWN-31337";
 
@@ -539,4 +540,36 @@ fn concurrent_processes_write_separate_session_files() {
     questions.sort();
     questions.dedup();
     assert_eq!(questions.len(), 4, "each file holds its own conversation");
+}
+
+#[test]
+fn ctrl_c_cancels_the_turn_and_exits_130() {
+    let env = Env::new();
+    let reply = Reply::text_answer("Some text, then the provider stalls for a long time.");
+    let mid = reply.body().len() / 2;
+    let mock =
+        MockProvider::start([reply.split_at(&[mid]).delay(Duration::from_secs(30))]).unwrap();
+    let child = env
+        .cmd(Some(&mock))
+        .args(["exec", "--json", "go"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(mock.wait_for_requests(1, Duration::from_secs(10)));
+    std::thread::sleep(Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "cancel was not prompt"
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let last: Value = serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "turn_cancelled");
 }
