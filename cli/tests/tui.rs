@@ -204,6 +204,8 @@ fn resize_redraws_and_ctrl_d_exits_restored() {
     let mock = MockProvider::start([Reply::text_answer("sized")]).unwrap();
     let mut ui = start(&mock, &[]);
     ui.p.resize(20, 50);
+    // Let the UI take the resize in before typing (a loaded machine is slow to deliver it).
+    std::thread::sleep(Duration::from_millis(500));
     ui.p.send("hello\r");
     ui.p.expect("sized", T);
     let screen = ui.p.screen();
