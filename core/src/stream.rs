@@ -11,6 +11,11 @@ use crate::wire::{ApiError, Usage};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
+/// The size of the slices a driver should feed a large read in, draining events after each:
+/// the decoder's buffer then stays in the first-level cache (a 64 KiB read fed at once decodes
+/// at about half the speed, measured in `BENCHMARKS.md`).
+pub const FEED_SLICE: usize = 8 * 1024;
+
 /// Something new in the stream, for a UI to show as it arrives.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

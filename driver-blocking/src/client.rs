@@ -104,7 +104,7 @@ impl Client {
                 Box::new(std::io::empty()),
             ))),
             stream: ChatStream::new(),
-            buf: vec![0; 64 * 1024],
+            buf: vec![0; hrns_core::stream::FEED_SLICE],
             ended: false,
         })
     }

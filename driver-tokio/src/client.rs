@@ -194,6 +194,7 @@ impl Client {
         Ok(ChatEvents {
             response: resp,
             stream: ChatStream::new(),
+            pending: Bytes::new(),
             ended: false,
         })
     }
@@ -279,6 +280,8 @@ impl Response {
 pub struct ChatEvents {
     response: Response,
     stream: ChatStream,
+    /// The rest of the last body frame, fed in `FEED_SLICE` pieces.
+    pending: Bytes,
     ended: bool,
 }
 
@@ -319,8 +322,14 @@ impl ChatEvents {
                     return Poll::Ready(Some(Err(e.into())));
                 }
             }
+            if !self.pending.is_empty() {
+                let n = self.pending.len().min(hrns_core::stream::FEED_SLICE);
+                let piece = self.pending.split_to(n);
+                self.stream.feed(&piece);
+                continue;
+            }
             match ready!(self.response.poll_chunk(cx)) {
-                Some(Ok(bytes)) => self.stream.feed(&bytes),
+                Some(Ok(bytes)) => self.pending = bytes,
                 Some(Err(e)) => {
                     self.stream.feed_eof();
                     self.ended = true;

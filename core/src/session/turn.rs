@@ -169,25 +169,38 @@ impl Turn {
             return Ok(());
         };
         match response {
-            Response::AwaitingHead => return Err(SessionError::DataBeforeHead(req)),
-            Response::Stream { stream, .. } => stream.feed(bytes),
+            Response::AwaitingHead => Err(SessionError::DataBeforeHead(req)),
+            Response::Stream { .. } => {
+                // Small slices keep the decoder's buffer in the first-level cache: feeding a
+                // 64 KiB read at once is half as fast as feeding it 8 KiB at a time.
+                for piece in bytes.chunks(crate::stream::FEED_SLICE) {
+                    let Phase::Requesting {
+                        response: Response::Stream { stream, .. },
+                        ..
+                    } = &mut self.phase
+                    else {
+                        break; // the answer ended (or failed) within these bytes
+                    };
+                    stream.feed(piece);
+                    self.drain_stream(s, now);
+                }
+                Ok(())
+            }
             Response::Json { body } => {
                 if body.len() + bytes.len() > s.config.max_event_size {
                     let limit = s.config.max_event_size;
                     self.stream_failed(s, now, StreamError::EventTooLarge { limit }, false);
-                    return Ok(());
+                } else {
+                    body.extend_from_slice(bytes);
                 }
-                body.extend_from_slice(bytes);
-                return Ok(());
+                Ok(())
             }
             Response::Error { body, .. } => {
                 let room = MAX_ERROR_BODY.saturating_sub(body.len());
                 body.extend_from_slice(&bytes[..bytes.len().min(room)]);
-                return Ok(());
+                Ok(())
             }
         }
-        self.drain_stream(s, now);
-        Ok(())
     }
 
     pub(super) fn on_end(
