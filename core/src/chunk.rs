@@ -233,6 +233,11 @@ impl<'de> Deserialize<'de> for ContentView<'de> {
                 }
                 Ok(ContentView::Parts(parts))
             }
+            /// A single part sent without its list.
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                let part = PartView::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(ContentView::Parts(vec![part]))
+            }
         }
         d.deserialize_any(V)
     }
@@ -323,6 +328,24 @@ mod tests {
         assert!(d.content.is_none());
         let f = d.tool_calls.as_ref().unwrap()[0].function.as_ref().unwrap();
         assert!(matches!(f.arguments, Some(ArgumentsView::Json(r)) if r.get() == r#"{"a":1}"#));
+    }
+
+    #[test]
+    fn a_single_content_part_without_its_list_parses() {
+        let v =
+            parse(r#"{"choices":[{"delta":{"content":{"type":"text","text":"solo"}}}]}"#).unwrap();
+        let d = v
+            .choices
+            .unwrap()
+            .into_iter()
+            .next()
+            .unwrap()
+            .delta
+            .unwrap();
+        let Some(ContentView::Parts(parts)) = d.content else {
+            panic!("parts expected")
+        };
+        assert_eq!(parts[0].text.as_deref(), Some("solo"));
     }
 
     #[test]
