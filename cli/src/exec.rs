@@ -189,6 +189,9 @@ fn policy_name(p: ApprovalPolicy) -> &'static str {
     }
 }
 
+/// The largest prompt read from stdin; a bigger one is refused rather than cut.
+const MAX_PROMPT_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The prompt from the argument, or stdin when it is absent or `-`.
 fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
     let text = match arg {
@@ -203,9 +206,15 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
             let mut text = String::new();
             stdin
                 .lock()
-                .take(16 * 1024 * 1024)
+                .take(MAX_PROMPT_BYTES + 1)
                 .read_to_string(&mut text)
                 .map_err(|e| CliError::usage(format!("cannot read the prompt from stdin: {e}")))?;
+            if text.len() as u64 > MAX_PROMPT_BYTES {
+                return Err(CliError::usage(format!(
+                    "the prompt on stdin is larger than {} MiB; put the material in a file and ask hrns to read it",
+                    MAX_PROMPT_BYTES / (1024 * 1024)
+                )));
+            }
             text
         }
     };

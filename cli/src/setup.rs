@@ -231,15 +231,11 @@ impl Setup {
         })
     }
 
-    /// The tools of this run: the built-ins the agent allows, with `load_skill` when there are
-    /// skills.
+    /// The tools of this run: the built-ins the agent allows (`load_skill` is among them only
+    /// when there are skills).
     pub(crate) fn toolbox(&self) -> Toolbox {
         let mut toolbox = tools::builtin_toolbox(self.discovered.skills.clone());
-        let skills = !self.discovered.skills.is_empty();
-        toolbox.retain(|name| {
-            self.agent.tools.allows(name)
-                && (skills || name != hrns_core::tool::builtin::LOAD_SKILL)
-        });
+        toolbox.retain(|name| self.agent.tools.allows(name));
         toolbox
     }
 

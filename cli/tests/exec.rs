@@ -573,3 +573,18 @@ fn ctrl_c_cancels_the_turn_and_exits_130() {
     let last: Value = serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
     assert_eq!(last["type"], "turn_cancelled");
 }
+
+#[test]
+fn an_oversized_stdin_prompt_is_refused_not_cut() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("never")]).unwrap();
+    let big = "x".repeat(16 * 1024 * 1024 + 10);
+    let out = env.run_stdin(Some(&mock), &["exec"], &big);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("larger than 16 MiB"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(mock.requests().is_empty(), "nothing was sent");
+}
