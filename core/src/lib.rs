@@ -80,6 +80,8 @@ pub mod fuzzing;
 pub mod history;
 pub mod http;
 pub mod prompt;
+#[cfg(test)]
+mod proptest_seeds;
 pub mod session;
 pub mod skill;
 pub mod sse;

@@ -506,10 +506,14 @@ mod tests {
                 break;
             }
         }
+        // After an error the decoder returns it again (checked in `drain`); only a clean end
+        // must stay `Ok(None)`. EOF can itself raise the error: a partial BOM held back at the
+        // start is measured against the limit only once no more input can complete it.
         if ok && eof {
             decoder.feed_eof();
-            drain(&mut decoder, &mut out);
-            assert_eq!(decoder.poll_event(), Ok(None), "end not stable");
+            if drain(&mut decoder, &mut out) {
+                assert_eq!(decoder.poll_event(), Ok(None), "end not stable");
+            }
         }
         out.truncated = decoder.is_truncated();
         out.retry = decoder.reconnection_time();
@@ -1004,6 +1008,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::proptest_seeds::config())]
         #[test]
         fn any_split_matches_whole(input in any_input(), cuts in splits(), limit in limits()) {
             let chunks = split_at(&input, &cuts);

@@ -2,6 +2,9 @@
 //! - any split of a byte stream gives the same events and the same final result;
 //! - splitting a message into random deltas and accumulating them gives the message back.
 
+#[allow(dead_code)] // not every helper is used here
+#[path = "../src/proptest_seeds.rs"]
+mod proptest_seeds;
 use hrns_core::stream::{ChatStream, StreamError, StreamEvent, StreamFailure};
 use hrns_core::wire::{
     ChatChunk, ChunkChoice, Delta, FunctionCall, FunctionDelta, Message, ToolCall, ToolCallDelta,
@@ -305,6 +308,7 @@ fn render(items: &[Item], line_end: &str, cut: Option<usize>) -> Vec<u8> {
 }
 
 proptest! {
+    #![proptest_config(proptest_seeds::config())]
     /// Any split of a byte stream gives the same events and the same final result.
     #[test]
     fn byte_split_invariance(
@@ -528,6 +532,7 @@ fn expected_message(answer: &Answer) -> Message {
 }
 
 proptest! {
+    #![proptest_config(proptest_seeds::config())]
     /// Splitting an answer into random deltas and accumulating them gives the answer back.
     #[test]
     fn deltas_accumulate_to_the_message(

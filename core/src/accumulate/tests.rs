@@ -948,7 +948,7 @@ mod fast_path {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(512))]
+        #![proptest_config(crate::proptest_seeds::with_cases(512))]
         #[test]
         fn the_fast_path_equals_full_parsing(chunks in proptest::collection::vec(chunk(), 1..40)) {
             prop_assert_eq!(run(&chunks, true), run(&chunks, false));

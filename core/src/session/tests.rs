@@ -1044,7 +1044,7 @@ fn events_have_a_stable_json_shape() {
 // ----- random input sequences -----
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    #![proptest_config(crate::proptest_seeds::with_cases(256))]
     /// The `session` fuzz body on random inputs: no panic, a valid history after every step,
     /// one final event per turn, the key nowhere.
     #[test]

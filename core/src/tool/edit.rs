@@ -297,6 +297,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::proptest_seeds::config())]
         #[test]
         fn unique_match_is_a_splice(
             content in "[ab\n]{0,40}",

@@ -487,6 +487,7 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(crate::proptest_seeds::config())]
         #[test]
         fn the_backtracking_matcher_agrees_with_naive_recursion(
             pattern in "[ab?*/]{0,10}",

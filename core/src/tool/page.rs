@@ -418,6 +418,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::proptest_seeds::config())]
         #[test]
         fn any_split_gives_the_same_page(
             text in "[ab\r\n]{0,60}",

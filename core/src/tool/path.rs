@@ -475,6 +475,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::proptest_seeds::config())]
         #[test]
         fn normalisation_is_idempotent(
             parts in proptest::collection::vec(prop_oneof!["a", "bc", "\\.", "\\.\\.", "", "x y"], 0..12),

@@ -379,6 +379,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::proptest_seeds::config())]
         #[test]
         fn truncation_is_bounded_and_keeps_prefix_and_suffix(
             text in "(?s).{0,300}",
