@@ -159,7 +159,8 @@ impl Choice {
     ///
     /// A message with tool calls keeps its reasoning in `reasoning_content`, which DeepSeek-
     /// and Kimi-style providers require on a tool-call continuation. A tool call without an id
-    /// gets a stable one (`call_<choice>_<n>`) so its result can refer to it.
+    /// gets a stable one (`call_<choice>_<n>`) so its result can refer to it, and an id used by
+    /// an earlier call is renamed by [`crate::history::unique_call_ids`].
     pub fn to_message(&self) -> Message {
         let mut msg = Message::assistant(self.content.clone());
         if self.content.is_empty() && !self.tool_calls.is_empty() {
@@ -184,6 +185,8 @@ impl Choice {
                 extra: call.extra.clone(),
             })
             .collect();
+        // Two calls the provider gave the same id (at different indexes) are kept apart here.
+        crate::history::unique_call_ids(&mut msg.tool_calls);
         if !msg.tool_calls.is_empty() {
             msg.reasoning_content = self.reasoning.clone();
         }
@@ -650,7 +653,8 @@ fn apply_part(choice: &mut Choice, part: &PartView<'_>, events: &mut VecDeque<St
 /// Rule 5: tool calls merge by `index`; id, type and name come from the first fragment with a
 /// non-empty string; arguments are concatenated in arrival order. Without `index`, a fragment
 /// with a name or an unseen id starts a new call and a bare arguments fragment continues the
-/// last one. The same index with a different non-empty id is a new call.
+/// last one. The same index with a different non-empty id is a new call, and the same id at a
+/// different index is a different call too (renamed in [`Choice::to_message`]).
 fn apply_tool_fragment(
     state: &mut ChoiceState,
     frag: ToolCallView<'_>,
@@ -663,19 +667,28 @@ fn apply_tool_fragment(
         Some(f) => (non_empty(&f.name), f.arguments.as_ref(), Some(&f.extra)),
         None => (None, None, None),
     };
-    let known_by_id = id.and_then(|id| calls.by_id.get(id).copied());
-    let existing = if known_by_id.is_some() {
-        known_by_id
-    } else if let Some(ix) = frag.index {
-        match calls.by_index.get(&ix).copied() {
-            // Same index, different id: several parallel calls sharing one index.
-            Some(p) if id.is_some() && choice.tool_calls[p].id.is_some() => None,
+    // Calls are identified by index first: a fragment with an index continues the call at that
+    // index unless it brings a different non-empty id (several calls sharing one index). Only
+    // fragments without an index are matched by id.
+    let existing = match frag.index {
+        Some(ix) => match calls.by_index.get(&ix).copied() {
+            Some(p)
+                if id.is_some_and(|id| {
+                    choice.tool_calls[p]
+                        .id
+                        .as_deref()
+                        .is_some_and(|have| have != id)
+                }) =>
+            {
+                None
+            }
             found => found,
-        }
-    } else if id.is_some() || name.is_some() {
-        None
-    } else {
-        choice.tool_calls.len().checked_sub(1)
+        },
+        None => match id.and_then(|id| calls.by_id.get(id).copied()) {
+            Some(p) => Some(p),
+            None if id.is_some() || name.is_some() => None,
+            None => choice.tool_calls.len().checked_sub(1),
+        },
     };
     let pos = match existing {
         Some(p) => p,
@@ -706,7 +719,8 @@ fn apply_tool_fragment(
     if call.id.is_none() {
         if let Some(id) = id {
             call.id = Some(id.to_owned());
-            calls.by_id.insert(id.to_owned(), pos);
+            // A duplicate id keeps pointing at its first call for index-less fragments.
+            calls.by_id.entry(id.to_owned()).or_insert(pos);
         }
     }
     if call.kind.is_none() {

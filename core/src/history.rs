@@ -2,7 +2,7 @@
 //! request: every assistant tool call answered by exactly one tool message, no tool message
 //! without its call.
 
-use crate::wire::{Message, Role};
+use crate::wire::{Message, Role, ToolCall};
 use std::collections::HashSet;
 
 /// The text of the tool result put in for a call that never got one.
@@ -102,6 +102,35 @@ pub fn validate(messages: &[Message]) -> Result<(), HistoryError> {
     Ok(())
 }
 
+/// The one renaming rule for tool call ids within one answer (used by the accumulator, the
+/// session and [`repair`]): the call at position `n` (from 0) whose id is empty or was already
+/// taken by an earlier call becomes `{id}_{n}` (`call_{n}` when empty), with more `_n` suffixes
+/// while that is taken too. The first call with an id keeps it. Returns how many were renamed.
+///
+/// Without this, two results would answer the same id and the provider would reject the
+/// history.
+pub fn unique_call_ids(calls: &mut [ToolCall]) -> usize {
+    let mut taken: HashSet<String> = HashSet::with_capacity(calls.len());
+    let mut renamed = 0;
+    for (n, call) in calls.iter_mut().enumerate() {
+        if !call.id.is_empty() && taken.insert(call.id.clone()) {
+            continue;
+        }
+        let mut id = if call.id.is_empty() {
+            format!("call_{n}")
+        } else {
+            format!("{}_{n}", call.id)
+        };
+        while taken.contains(&id) {
+            id = format!("{id}_{n}");
+        }
+        taken.insert(id.clone());
+        call.id = id;
+        renamed += 1;
+    }
+    renamed
+}
+
 /// Makes `messages` valid the way cancellation does: a call without a result gets
 /// [`MISSING_RESULT`], a tool message that answers nothing (or answers a call twice) is
 /// dropped, and duplicate call ids within one assistant message are renamed. Returns how many
@@ -135,14 +164,7 @@ pub fn repair(messages: &mut Vec<Message>) -> usize {
         }
         close(&mut out, &mut open, &mut answered, &mut changes);
         if msg.role == Role::Assistant {
-            let mut ids = HashSet::new();
-            for (n, call) in msg.tool_calls.iter_mut().enumerate() {
-                if call.id.is_empty() || !ids.insert(call.id.clone()) {
-                    call.id = format!("{}_dup{n}", call.id);
-                    ids.insert(call.id.clone());
-                    changes += 1;
-                }
-            }
+            changes += unique_call_ids(&mut msg.tool_calls);
             open = msg.tool_calls.iter().map(|c| c.id.clone()).collect();
         }
         out.push(msg);
@@ -174,6 +196,19 @@ mod tests {
             })
             .collect();
         m
+    }
+
+    #[test]
+    fn call_ids_are_made_unique_by_one_rule() {
+        let mut m = calls(&["a", "a", "", "a_1", "b"]);
+        assert_eq!(unique_call_ids(&mut m.tool_calls), 3);
+        let ids: Vec<&str> = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["a", "a_1", "call_2", "a_1_3", "b"]);
+        assert_eq!(unique_call_ids(&mut m.tool_calls), 0, "idempotent");
+        let mut h = vec![Message::user("u"), calls(&["a", "a"])];
+        repair(&mut h);
+        let ids: Vec<&str> = h[1].tool_calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["a", "a_1"], "repair uses the same rule");
     }
 
     #[test]

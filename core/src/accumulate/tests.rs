@@ -546,6 +546,46 @@ fn tool_call_id_type_and_name_come_from_the_first_non_empty_fragment() {
 }
 
 #[test]
+fn the_same_id_at_two_indexes_is_two_calls_renamed_by_the_history_rule() {
+    // Both calls whole in one chunk, then a continuation of each by index.
+    let both = calls(
+        r#"{"index":0,"id":"call_a","type":"function","function":{"name":"read_file","arguments":"{\"path\":"}},
+           {"index":1,"id":"call_a","type":"function","function":{"name":"list_files","arguments":"{"}}"#,
+    );
+    let chunks = [
+        both.as_str(),
+        &calls(r#"{"index":1,"id":"call_a","function":{"arguments":"}"}}"#),
+        &calls(r#"{"index":0,"function":{"arguments":"\"a\"}"}}"#),
+    ];
+    let choice = one_choice(&chunks);
+    assert_eq!(
+        call_summary(&choice),
+        [
+            (Some("call_a"), "read_file", r#"{"path":"a"}"#),
+            (Some("call_a"), "list_files", "{}"),
+        ]
+    );
+    let message = choice.to_message();
+    let ids: Vec<&str> = message.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["call_a", "call_a_1"]);
+    // The same rule history repair applies.
+    let mut repaired = message.tool_calls.clone();
+    repaired[1].id = "call_a".into();
+    assert_eq!(crate::history::unique_call_ids(&mut repaired), 1);
+    assert_eq!(repaired, message.tool_calls);
+    // Index-less fragments still find their call by id.
+    let choice = one_choice(&[
+        &calls(r#"{"id":"x","function":{"name":"f","arguments":"{"}}"#),
+        &calls(r#"{"id":"y","function":{"name":"g","arguments":"{}"}}"#),
+        &calls(r#"{"id":"x","function":{"arguments":"}"}}"#),
+    ]);
+    assert_eq!(
+        call_summary(&choice),
+        [(Some("x"), "f", "{}"), (Some("y"), "g", "{}")]
+    );
+}
+
+#[test]
 fn tool_call_begin_and_argument_events() {
     let (c, events) = accumulate(&[
         &calls(

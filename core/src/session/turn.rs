@@ -8,7 +8,6 @@ use crate::http::RequestId;
 use crate::stream::{ChatStream, StreamError, StreamEvent, StreamFailure};
 use crate::tool::ToolOutput;
 use crate::wire::{ApiError, ChatResponse, Message};
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// Most of an error body that is kept for the error message.
@@ -470,7 +469,8 @@ impl Turn {
         };
         let finish = choice.finish_reason.clone();
         let mut message = choice.to_message();
-        dedupe_call_ids(&mut message);
+        // Already unique when it came through `Choice::to_message`; kept for any other path.
+        crate::history::unique_call_ids(&mut message.tool_calls);
         let calls: Vec<(String, String, String)> = message
             .tool_calls
             .iter()
@@ -982,18 +982,6 @@ fn rejected_optional_field(api: &ApiError, body: &[u8]) -> Option<&'static str> 
                 .any(|n| api.message.contains(n) || param.contains(n) || body.contains(n))
         })
         .map(|(field, _)| *field)
-}
-
-/// Makes tool call ids unique within one answer (a provider bug would otherwise make the
-/// history invalid).
-fn dedupe_call_ids(message: &mut Message) {
-    let mut seen = HashSet::new();
-    for (n, call) in message.tool_calls.iter_mut().enumerate() {
-        if call.id.is_empty() || !seen.insert(call.id.clone()) {
-            call.id = format!("{}_{n}", if call.id.is_empty() { "call" } else { &call.id });
-            seen.insert(call.id.clone());
-        }
-    }
 }
 
 /// A non-streaming answer (a provider that ignored `stream: true`) as a completion.
