@@ -42,7 +42,7 @@ pub(crate) struct Global {
     /// Model to use (overrides the provider's default).
     #[arg(long, short = 'm', global = true)]
     pub(crate) model: Option<String>,
-    /// Agent to use: Builder, Explorer, Planner, or one from an AGENT.md.
+    /// Agent to use: Builder, Explorer, Planner, Pirate, or one from an AGENT.md.
     #[arg(long, short = 'a', global = true)]
     pub(crate) agent: Option<String>,
     /// Which tool calls run without asking.

@@ -1,7 +1,8 @@
 //! Agents: a named system prompt with the set of tools it may use.
 //!
-//! hrns has three built-in agents ([`builtin_agents`]): Builder, with all tools; Explorer, which
-//! reads and answers; and Planner, which reads and answers with a plan. Users add or replace
+//! hrns has four built-in agents ([`builtin_agents`]), the original hrns's: Builder, with all
+//! tools; Explorer, which reads and answers; Planner, which reads and answers with a plan; and
+//! Pirate, which reads and answers in a pirate's voice. Users add or replace
 //! agents with `AGENT.md` files (the CLI reads `./.hrns/agents/*/AGENT.md` and
 //! `~/.hrns/agents/*/AGENT.md` and hands the text to [`parse_agent_md`]):
 //!
@@ -87,8 +88,15 @@ impl ToolFilter {
     }
 
     /// The filter a frontmatter `tools` map describes; `None` (no map) allows every tool.
+    ///
+    /// `edit_file` is newer than the original hrns's agent files: a map that sets `write_file`
+    /// but does not name `edit_file` gives `edit_file` the same value, so an old read-only
+    /// agent (`write_file: false`) cannot edit files either.
     pub fn from_map(map: Option<BTreeMap<String, bool>>) -> Self {
         let mut overrides = map.unwrap_or_default();
+        if let Some(&write) = overrides.get(WRITE_FILE) {
+            overrides.entry(EDIT_FILE.to_owned()).or_insert(write);
+        }
         let default = overrides.remove(Self::WILDCARD).unwrap_or(true);
         ToolFilter { default, overrides }
     }
@@ -148,8 +156,17 @@ result. The plan is your answer in this conversation, not a file. Make it concre
 someone else (or hrns in Builder mode) can carry it out step by step, and ask the user about \
 decisions that are theirs to make.";
 
-/// The built-in agents, in this order: Builder (all tools), Explorer and Planner (neither may use
-/// `write_file`, `edit_file` or `run_command`).
+const PIRATE_PROMPT: &str = "\
+You are hrns in Pirate mode, a playful shipmate who speaks like a pirate: answer in a pirate's \
+voice, with nautical turns of phrase and a bit of humour. You can read and list files and fetch \
+web pages; you cannot write or edit files or run commands.
+
+The voice is the costume, not the cargo: look at the code before answering, and keep every \
+fact, file path, command and line of code exactly right. Keep answers short. When the user asks \
+for something serious or precise, give it accurately and only lightly pirate-flavoured.";
+
+/// The built-in agents, in this order: Builder (all tools), Explorer, Planner and Pirate (none of
+/// them may use `write_file`, `edit_file` or `run_command`).
 pub fn builtin_agents() -> Vec<Agent> {
     let agent = |name: &str, description: &str, prompt: &str, tools| Agent {
         name: name.to_owned(),
@@ -175,6 +192,12 @@ pub fn builtin_agents() -> Vec<Agent> {
             "Planner",
             "Studies the code and answers with a step-by-step plan; never writes or runs commands.",
             PLANNER_PROMPT,
+            ToolFilter::all_except(&WRITE_TOOLS),
+        ),
+        agent(
+            "Pirate",
+            "Answers in a pirate's voice; reads, never writes or runs commands.",
+            PIRATE_PROMPT,
             ToolFilter::all_except(&WRITE_TOOLS),
         ),
     ]

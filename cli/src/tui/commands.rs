@@ -567,7 +567,12 @@ mod tests {
         Candidates {
             providers: vec!["openai".into(), "ollama".into(), "groq".into()],
             models: vec!["gpt-4o".into(), "gpt-4o-mini".into(), "o3".into()],
-            agents: vec!["Builder".into(), "Explorer".into(), "Planner".into()],
+            agents: vec![
+                "Builder".into(),
+                "Explorer".into(),
+                "Planner".into(),
+                "Pirate".into(),
+            ],
         }
     }
 

@@ -29,7 +29,7 @@ fn file_agent(name: &str, path: &str) -> Agent {
 fn builtins() {
     let agents = builtin_agents();
     let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
-    assert_eq!(names, ["Builder", "Explorer", "Planner"]);
+    assert_eq!(names, ["Builder", "Explorer", "Planner", "Pirate"]);
     let all: Vec<String> = builtin_specs().into_iter().map(|t| t.name).collect();
     for agent in &agents {
         assert_eq!(agent.source, AgentSource::BuiltIn);
@@ -52,6 +52,33 @@ fn builtins() {
             .collect();
         assert_eq!(offered, [READ_FILE, LIST_FILES, WEB_FETCH, LOAD_SKILL]);
     }
+}
+
+#[test]
+fn an_old_tool_map_gives_edit_file_the_value_of_write_file() {
+    let old = ToolFilter::from_map(map(&[("write_file", false)]));
+    assert!(!old.allows(EDIT_FILE) && !old.allows(WRITE_FILE) && old.allows(READ_FILE));
+    let only_write = ToolFilter::from_map(map(&[("*", false), ("write_file", true)]));
+    assert!(only_write.allows(EDIT_FILE));
+    let explicit = ToolFilter::from_map(map(&[("write_file", false), ("edit_file", true)]));
+    assert!(explicit.allows(EDIT_FILE) && !explicit.allows(WRITE_FILE));
+    let silent = ToolFilter::from_map(map(&[("*", false), ("read_file", true)]));
+    assert!(
+        !silent.allows(EDIT_FILE),
+        "the default applies when neither is named"
+    );
+    let agent = parse_agent_md(
+        "---\nname: Old\ntools:\n  write_file: false\n  run_command: false\n---\nx",
+        "old/AGENT.md",
+    )
+    .unwrap();
+    let offered: Vec<String> = agent
+        .tools
+        .filter(builtin_specs())
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(!offered.iter().any(|t| t == EDIT_FILE), "{offered:?}");
 }
 
 #[test]
@@ -202,6 +229,7 @@ fn precedence_project_user_builtin() {
             ("Builder", "builtin".to_owned()),
             ("explorer", "project/explorer".to_owned()),
             ("Planner", "user/planner".to_owned()),
+            ("Pirate", "builtin".to_owned()),
             ("Shared", "project/shared".to_owned()),
             ("Mine", "user/mine".to_owned()),
             ("Proj", "project/proj".to_owned()),
