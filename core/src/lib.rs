@@ -72,6 +72,7 @@ pub mod agent;
 mod chunk;
 pub mod client;
 pub mod config;
+pub mod context;
 mod envelope;
 pub mod frontmatter;
 #[cfg(any(test, feature = "fuzzing"))]

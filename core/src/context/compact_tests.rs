@@ -1,0 +1,155 @@
+use super::*;
+use crate::history;
+use crate::wire::{FunctionCall, ToolCall};
+use proptest::prelude::*;
+
+fn step(id: &str, size: usize) -> Vec<Message> {
+    let mut m = Message::assistant("");
+    m.content = None;
+    m.tool_calls = vec![ToolCall {
+        id: id.into(),
+        kind: "function".into(),
+        function: FunctionCall {
+            name: "read_file".into(),
+            arguments: format!(r#"{{"path":"{id}.rs"}}"#),
+            extra: Default::default(),
+        },
+        extra: Default::default(),
+    }];
+    vec![m, Message::tool(id, "y".repeat(size))]
+}
+
+#[test]
+fn summary_request_has_no_tools_and_the_structured_prompt() {
+    let mut h = vec![Message::user("fix the parser")];
+    h.extend(step("a", 10_000));
+    h.push(Message::assistant("done"));
+    let msgs = summary_messages(&h, Some("  focus on the tests "), 1_000_000);
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[0].role, Role::System);
+    assert_eq!(msgs[0].text(), SUMMARY_SYSTEM);
+    let text = msgs[1].text();
+    assert!(text.starts_with("<conversation>\n## user\nfix the parser\n\n## assistant\n"));
+    assert!(text.contains("[calls read_file (a) with {\"path\":\"a.rs\"}]"));
+    assert!(text.contains("## tool (result of a)\n"));
+    assert!(
+        text.contains("[… 6000 bytes cut …]"),
+        "long outputs cut in the middle"
+    );
+    assert!(text.contains(SUMMARY_PROMPT));
+    assert!(text.ends_with("The user adds these instructions for the summary: focus on the tests"));
+}
+
+#[test]
+fn summary_transcript_fits_its_budget_keeping_the_task() {
+    let mut h = vec![Message::user("the task")];
+    for n in 0..20 {
+        h.extend(step(&format!("c{n}"), 3000));
+    }
+    let msgs = summary_messages(&h, None, 20_000);
+    let text = msgs[1].text();
+    assert!(
+        text.len() < 20_000 + SUMMARY_PROMPT.len() + 200,
+        "{}",
+        text.len()
+    );
+    assert!(text.starts_with("<conversation>\n## user\nthe task\n"));
+    assert!(text.contains("earlier messages omitted to fit the context window"));
+    assert!(text.contains("(result of c19)"), "the latest step is kept");
+}
+
+#[test]
+fn compacted_history_is_summary_task_and_recent_steps() {
+    let mut h = vec![
+        Message::user("old question"),
+        Message::assistant("old answer"),
+    ];
+    h.push(Message::user("the task"));
+    for n in 0..10 {
+        h.extend(step(&format!("c{n}"), 1000));
+    }
+    let c = compacted_history(&h, "  SUMMARY  ", 4000).unwrap();
+    assert!(c.messages[0].text().starts_with(SUMMARY_HEADER));
+    assert!(c.messages[0].text().contains("\n\nSUMMARY\n\n"));
+    assert!(c.messages[0].text().ends_with("verbatim:\n- old question"));
+    assert_eq!(c.messages[1], Message::user("the task"));
+    let kept = &c.messages[2..];
+    assert!(!kept.is_empty());
+    assert_eq!(kept, &h[h.len() - kept.len()..], "a suffix of whole steps");
+    assert_eq!(c.summarized, h.len() - kept.len() - 1);
+    assert_eq!(history::validate(&c.messages), Ok(()));
+    let bytes: usize = c.messages.iter().map(message_bytes).sum();
+    assert!(bytes <= 4000);
+}
+
+#[test]
+fn quotes_survive_a_second_compaction() {
+    let h = vec![Message::user("the original task"), Message::assistant("ok")];
+    let mut first = compacted_history(&h, "S1", 10_000).unwrap().messages;
+    first.push(Message::assistant("more"));
+    first.push(Message::user("continue"));
+    let second = compacted_history(&first, "S2", 10_000).unwrap().messages;
+    let text = second[0].text();
+    assert!(text.contains("S2"));
+    assert!(!text.contains("S1"), "an old summary is not nested");
+    assert!(text.ends_with("verbatim:\n- the original task"), "{text}");
+    assert_eq!(second[1], Message::user("continue"));
+}
+
+#[test]
+fn cannot_shrink_when_the_latest_message_alone_is_too_big() {
+    let h = vec![Message::user("z".repeat(10_000))];
+    let err = compacted_history(&h, "s", 5000).unwrap_err();
+    assert!(matches!(
+        err,
+        CompactError::CannotShrink { budget: 5000, .. }
+    ));
+    assert!(err.to_string().contains("shorten the message"));
+}
+
+#[test]
+fn cut_middle_respects_char_boundaries() {
+    let s = "é".repeat(100);
+    let cut = cut_middle(&s, 51);
+    assert!(cut.contains("bytes cut"));
+    assert_eq!(cut_middle("short", 10), "short");
+}
+
+fn arb_history() -> impl Strategy<Value = Vec<Message>> {
+    proptest::collection::vec((0usize..4, 0usize..3000), 0..25).prop_map(|ops| {
+        let mut h = Vec::new();
+        for (n, (kind, size)) in ops.into_iter().enumerate() {
+            match kind {
+                0 => h.push(Message::user(format!("user {n} {}", "u".repeat(size / 10)))),
+                1 => h.push(Message::assistant("a".repeat(size))),
+                _ => h.extend(step(&format!("c{n}"), size)),
+            }
+        }
+        h
+    })
+}
+
+proptest! {
+    /// Whatever the history and budget: the result is valid, fits the budget, starts with the
+    /// summary, has the latest user message verbatim and keeps a suffix of the old history.
+    #[test]
+    fn compaction_is_valid_and_fits(h in arb_history(), budget in 0usize..20_000) {
+        let Ok(c) = compacted_history(&h, "sum", budget) else {
+            return Ok(());
+        };
+        prop_assert_eq!(history::validate(&c.messages), Ok(()));
+        let bytes: usize = c.messages.iter().map(message_bytes).sum();
+        prop_assert!(bytes <= budget);
+        prop_assert!(c.messages[0].text().starts_with(SUMMARY_HEADER));
+        let latest = h.iter().rposition(|m| m.role == Role::User);
+        let kept_from = 1 + usize::from(latest.is_some());
+        if let Some(i) = latest {
+            prop_assert_eq!(&c.messages[1], &h[i]);
+        }
+        let kept = &c.messages[kept_from..];
+        prop_assert_eq!(kept, &h[h.len() - kept.len()..]);
+        prop_assert_eq!(c.summarized + kept.len() + usize::from(latest.is_some()), h.len());
+        let msgs = summary_messages(&h, None, budget);
+        prop_assert_eq!(msgs.len(), 2);
+    }
+}

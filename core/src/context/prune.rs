@@ -1,0 +1,194 @@
+//! Pruning: the outputs of old tool calls replaced by a short stub.
+//!
+//! Old tool outputs are the bulk of a tool-heavy history (whole files read, long test logs) and
+//! the part the model needs least once it has acted on them. A pruned output keeps its tool
+//! message (so every call still has its result) with a stub that names the tool, its arguments
+//! and how much was cut, so the model can run the call again if it needs the output.
+
+use crate::text::shorten;
+use crate::wire::{Message, Role};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Tool outputs at most this long are left alone: a stub would not be much shorter.
+pub const PRUNE_MIN_BYTES: usize = 1024;
+
+/// The start of every stub, so a pruned output is not pruned again.
+const STUB_PREFIX: &str = "[output pruned to save context: ";
+
+/// Most of a call's arguments quoted in its stub.
+const MAX_STUB_ARGUMENTS: usize = 200;
+
+/// One tool output replaced by a stub.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrunedOutput {
+    /// The call id.
+    pub call_id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The call's arguments, shortened.
+    pub arguments: String,
+    /// The size of the output that was cut, in bytes.
+    pub bytes: usize,
+}
+
+/// Whether `text` is a stub left by [`prune_tool_outputs`].
+pub fn is_pruned_stub(text: &str) -> bool {
+    text.starts_with(STUB_PREFIX)
+}
+
+/// Replaces the outputs of tool calls made before the last `keep_steps` model steps (an
+/// assistant message with tool calls is one step) by stubs, when longer than
+/// [`PRUNE_MIN_BYTES`]. Returns what was pruned, oldest first. Messages are never added,
+/// removed or reordered, so a valid history stays valid.
+pub fn prune_tool_outputs(history: &mut [Message], keep_steps: usize) -> Vec<PrunedOutput> {
+    let protected_from = history
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, m)| m.role == Role::Assistant && !m.tool_calls.is_empty())
+        .nth(keep_steps.saturating_sub(1))
+        .map_or(0, |(i, _)| if keep_steps == 0 { history.len() } else { i });
+    let mut calls: HashMap<String, (String, String)> = HashMap::new();
+    let mut pruned = Vec::new();
+    for m in &mut history[..protected_from] {
+        match m.role {
+            Role::Assistant => {
+                calls.clear();
+                for c in &m.tool_calls {
+                    calls.insert(
+                        c.id.clone(),
+                        (c.function.name.clone(), c.function.arguments.clone()),
+                    );
+                }
+            }
+            Role::Tool => {
+                let text = m.text();
+                if text.len() <= PRUNE_MIN_BYTES || is_pruned_stub(&text) {
+                    continue;
+                }
+                let id = m.tool_call_id.clone().unwrap_or_default();
+                let (tool, arguments) = calls.get(&id).cloned().unwrap_or_default();
+                let arguments = shorten(arguments.trim(), MAX_STUB_ARGUMENTS).into_owned();
+                m.content = Some(crate::wire::Content::Text(format!(
+                    "{STUB_PREFIX}`{tool}` {arguments} returned {} bytes, cut from the history. Run the call again if you need its output.]",
+                    text.len()
+                )));
+                pruned.push(PrunedOutput {
+                    call_id: id,
+                    tool,
+                    arguments,
+                    bytes: text.len(),
+                });
+            }
+            Role::System | Role::Developer | Role::User | Role::Function => {}
+        }
+    }
+    pruned
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history;
+    use crate::wire::{FunctionCall, ToolCall};
+    use proptest::prelude::*;
+
+    pub(crate) fn step(id: &str, name: &str, args: &str) -> Message {
+        let mut m = Message::assistant("");
+        m.content = None;
+        m.tool_calls = vec![ToolCall {
+            id: id.into(),
+            kind: "function".into(),
+            function: FunctionCall {
+                name: name.into(),
+                arguments: args.into(),
+                extra: Default::default(),
+            },
+            extra: Default::default(),
+        }];
+        m
+    }
+
+    fn big(n: usize) -> String {
+        "x".repeat(n)
+    }
+
+    #[test]
+    fn old_large_outputs_become_stubs_naming_the_call() {
+        let mut h = vec![
+            Message::user("task"),
+            step("a", "read_file", r#"{"path":"big.rs"}"#),
+            Message::tool("a", big(5000)),
+            step("b", "read_file", r#"{"path":"small.rs"}"#),
+            Message::tool("b", "short"),
+            step("c", "run_command", r#"{"command":"cargo test"}"#),
+            Message::tool("c", big(9000)),
+            step("d", "grep", "{}"),
+            Message::tool("d", big(3000)),
+        ];
+        let before = h.clone();
+        let pruned = prune_tool_outputs(&mut h, 2);
+        assert_eq!(
+            pruned,
+            vec![PrunedOutput {
+                call_id: "a".into(),
+                tool: "read_file".into(),
+                arguments: r#"{"path":"big.rs"}"#.into(),
+                bytes: 5000,
+            }]
+        );
+        assert_eq!(
+            h[2].text(),
+            "[output pruned to save context: `read_file` {\"path\":\"big.rs\"} returned 5000 bytes, cut from the history. Run the call again if you need its output.]"
+        );
+        assert!(is_pruned_stub(&h[2].text()));
+        assert_eq!(h[4..], before[4..], "small and recent outputs are kept");
+        // pruning again changes nothing
+        assert!(prune_tool_outputs(&mut h, 2).is_empty());
+        // keep nothing: everything large goes
+        let mut all = before.clone();
+        assert_eq!(prune_tool_outputs(&mut all, 0).len(), 3);
+        // more steps kept than exist: nothing goes
+        let mut none = before.clone();
+        assert!(prune_tool_outputs(&mut none, 10).is_empty());
+    }
+
+    fn arb_history() -> impl Strategy<Value = Vec<Message>> {
+        proptest::collection::vec((0usize..3, 0usize..4000), 0..30).prop_map(|steps| {
+            let mut h = vec![Message::user("task")];
+            for (n, (kind, size)) in steps.into_iter().enumerate() {
+                match kind {
+                    0 => h.push(Message::user(format!("more {n}"))),
+                    1 => h.push(Message::assistant(big(size))),
+                    _ => {
+                        let id = format!("c{n}");
+                        h.push(step(&id, "read_file", "{}"));
+                        h.push(Message::tool(id, big(size)));
+                    }
+                }
+            }
+            h
+        })
+    }
+
+    proptest! {
+        /// Pruning keeps the history valid, never grows it, keeps the last `keep` steps and
+        /// every non-tool message byte for byte.
+        #[test]
+        fn pruning_keeps_pairing_and_recent_steps(mut h in arb_history(), keep in 0usize..5) {
+            let before = h.clone();
+            prune_tool_outputs(&mut h, keep);
+            prop_assert_eq!(history::validate(&h), Ok(()));
+            prop_assert_eq!(h.len(), before.len());
+            let steps_seen = |i: usize| before[i..].iter()
+                .filter(|m| m.role == Role::Assistant && !m.tool_calls.is_empty()).count();
+            for (i, (a, b)) in before.iter().zip(&h).enumerate() {
+                prop_assert!(b.text().len() <= a.text().len().max(PRUNE_MIN_BYTES));
+                if a.role != Role::Tool || steps_seen(i) < keep {
+                    prop_assert_eq!(a, b);
+                }
+            }
+        }
+    }
+}
