@@ -76,7 +76,11 @@ pub(crate) enum Command {
     /// List the configured providers.
     Providers,
     /// List the agents (built-in and from AGENT.md files).
-    Agents,
+    Agents {
+        /// Also list the project instruction files (AGENTS.md) the system prompt includes.
+        #[arg(long, short = 'v')]
+        verbose: bool,
+    },
     /// List the skills found in SKILL.md files.
     Skills,
     /// List saved sessions, or export one.

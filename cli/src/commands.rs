@@ -61,10 +61,16 @@ pub(crate) fn providers(global: &Global) -> Result<u8, CliError> {
     Ok(0)
 }
 
-/// `hrns agents`.
-pub(crate) fn agents(global: &Global) -> Result<u8, CliError> {
+/// `hrns agents`; with `verbose`, also the instruction files loaded for this directory.
+pub(crate) fn agents(global: &Global, verbose: bool) -> Result<u8, CliError> {
     let file = ConfigFile::load(global.config.as_deref())?;
-    let found = scan();
+    let mut found = scan();
+    if verbose {
+        let cwd = std::env::current_dir()
+            .and_then(|d| d.canonicalize())
+            .unwrap_or_default();
+        found.load_instructions(&cwd, &file.config);
+    }
     let current = global
         .agent
         .clone()
@@ -81,6 +87,16 @@ pub(crate) fn agents(global: &Global) -> Result<u8, CliError> {
             hrns_core::agent::AgentSource::File(p) => p.clone(),
         };
         println!("{mark} {}\t{}\t({source})", a.name, a.description);
+    }
+    if verbose {
+        if found.instructions.is_empty() {
+            println!("\nno project instructions (AGENTS.md) found");
+        } else {
+            println!("\nproject instructions, in the order the system prompt has them:");
+            for f in &found.instructions {
+                println!("  {}\t({} bytes)", f.path, f.text.len());
+            }
+        }
     }
     warn(&found);
     Ok(0)

@@ -4,6 +4,7 @@ mod cli;
 mod commands;
 mod debug_sse;
 mod exec;
+mod instructions;
 mod onboarding;
 mod output;
 mod paths;
@@ -40,7 +41,7 @@ fn main() -> ExitCode {
         Some(Command::Replay(args)) => commands::replay(g, args),
         Some(Command::Models) => commands::models(g),
         Some(Command::Providers) => commands::providers(g),
-        Some(Command::Agents) => commands::agents(g),
+        Some(Command::Agents { verbose }) => commands::agents(g, *verbose),
         Some(Command::Skills) => commands::skills(),
         Some(Command::Sessions { command }) => commands::sessions(command.as_ref()),
         None => tui(g, &cli),

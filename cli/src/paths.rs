@@ -14,6 +14,11 @@ pub(crate) fn config_file() -> Result<PathBuf, String> {
     Ok(xdg()?.config_dir().join("hrns").join("config.json"))
 }
 
+/// `$XDG_CONFIG_HOME/hrns` (default `~/.config/hrns`), where the global `AGENTS.md` lives.
+pub(crate) fn config_dir() -> Result<PathBuf, String> {
+    Ok(xdg()?.config_dir().join("hrns"))
+}
+
 /// `$XDG_STATE_HOME/hrns` (default `~/.local/state/hrns`).
 pub(crate) fn state_dir() -> Result<PathBuf, String> {
     let x = xdg()?;

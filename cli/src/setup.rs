@@ -6,6 +6,7 @@ use crate::paths;
 use hrns_blocking::{Toolbox, tools};
 use hrns_core::agent::{self, Agent};
 use hrns_core::config::{Config, ResolvedProvider, Selection};
+use hrns_core::instructions::{InstructionFile, InstructionSettings};
 use hrns_core::prompt::{PromptContext, compose_system_prompt};
 use hrns_core::session::{ApprovalPolicy, SessionConfig};
 use hrns_core::skill::{self, Skill};
@@ -118,6 +119,8 @@ pub(crate) fn env_var(name: &str) -> Option<String> {
 pub(crate) struct Discovered {
     pub(crate) agents: Vec<Agent>,
     pub(crate) skills: Vec<Skill>,
+    /// The project instruction files (`AGENTS.md`), outermost first.
+    pub(crate) instructions: Vec<InstructionFile>,
     pub(crate) warnings: Vec<String>,
 }
 
@@ -142,6 +145,18 @@ impl Discovered {
             .unwrap_or_default();
         d.skills = skill::resolve_skills(project_skills, user_skills);
         d
+    }
+
+    /// Finds the project instruction files for `cwd` with the settings of `config`.
+    pub(crate) fn load_instructions(&mut self, cwd: &Path, config: &Config) {
+        let settings = InstructionSettings::from_config(config).unwrap_or_else(|e| {
+            self.warnings.push(e);
+            InstructionSettings::default()
+        });
+        let global = paths::config_dir().ok();
+        let found = crate::instructions::discover(cwd, global.as_deref(), &settings);
+        self.instructions = found.files;
+        self.warnings.extend(found.warnings);
     }
 
     fn read_all<T, E: std::fmt::Display>(
@@ -207,7 +222,8 @@ impl Setup {
         let workspace = std::env::current_dir()
             .and_then(|d| d.canonicalize())
             .map_err(|e| CliError::usage(format!("cannot use the current directory: {e}")))?;
-        let discovered = Discovered::scan(&workspace, paths::home().as_deref());
+        let mut discovered = Discovered::scan(&workspace, paths::home().as_deref());
+        discovered.load_instructions(&workspace, &file.config);
         let wanted = global
             .agent
             .clone()
@@ -264,6 +280,7 @@ impl Setup {
             os: std::env::consts::OS,
             date: Some(&today[..10]),
             tools: &names,
+            instructions: &self.discovered.instructions,
         });
         let mut config =
             SessionConfig::new(self.provider.to_provider(), self.provider.model.clone());

@@ -80,6 +80,7 @@ pub mod frontmatter;
 pub mod fuzzing;
 pub mod history;
 pub mod http;
+pub mod instructions;
 pub mod prompt;
 #[cfg(test)]
 mod proptest_seeds;

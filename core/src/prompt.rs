@@ -11,16 +11,24 @@
 //! - Operating system: linux
 //! - Date: 2025-01-31
 //!
+//! # Project instructions
+//! {how to weigh them}
+//!
+//! ## /home/me/project/AGENTS.md
+//! {its text}
+//!
 //! # Skills
 //! {how to use them}
 //! - release-notes: Writes release notes from the git log since the last tag.
 //! ```
 //!
-//! The date line is left out when no date is given. The skills section appears only when there
+//! The date line is left out when no date is given. The instructions section appears only when
+//! instruction files were found ([`crate::instructions`]), in the order given. The skills section appears only when there
 //! are skills and `load_skill` is among the tools offered, since the model could not load them
 //! otherwise.
 
 use crate::agent::Agent;
+use crate::instructions::InstructionFile;
 use crate::skill::Skill;
 use crate::tool::builtin::LOAD_SKILL;
 use std::fmt::Write as _;
@@ -40,7 +48,15 @@ pub struct PromptContext<'a> {
     pub date: Option<&'a str>,
     /// The names of the tools offered to the model (after the agent's filter).
     pub tools: &'a [String],
+    /// The project instruction files (`AGENTS.md`), outermost first.
+    pub instructions: &'a [InstructionFile],
 }
+
+/// The heading and instruction of the project instructions section.
+const INSTRUCTIONS_INTRO: &str = "# Project instructions\n\
+The user and the project give these instructions in AGENTS.md files. Follow them. When two \
+disagree, the one listed later (closer to the working directory) wins; the user's direct \
+requests win over all of them.\n";
 
 /// The heading and instruction of the skills section.
 const SKILLS_INTRO: &str = "# Skills\n\
@@ -62,6 +78,19 @@ pub fn compose_system_prompt(ctx: &PromptContext<'_>) -> String {
     let _ = writeln!(out, "- Operating system: {}", no_breaks(ctx.os));
     if let Some(date) = ctx.date {
         let _ = writeln!(out, "- Date: {}", no_breaks(date));
+    }
+
+    if !ctx.instructions.is_empty() {
+        out.push('\n');
+        out.push_str(INSTRUCTIONS_INTRO);
+        for file in ctx.instructions {
+            let _ = write!(
+                out,
+                "\n## {}\n{}\n",
+                no_breaks(&file.path),
+                file.text.trim()
+            );
+        }
     }
 
     let can_load = ctx.tools.iter().any(|t| t == LOAD_SKILL);

@@ -156,6 +156,8 @@ impl App {
             env!("CARGO_PKG_VERSION"),
         );
         app.print(&banner);
+        let loaded = view::instructions_line(&app.setup.discovered.instructions);
+        app.print(&[loaded]);
         for w in app.setup.discovered.warnings.clone() {
             app.print(&[view::error_line(&w)]);
         }
@@ -759,6 +761,9 @@ impl App {
                 let text = history[pos].text();
                 self.rebuild(history[..pos].to_vec());
                 self.start_turn(text);
+            }
+            CommandId::Init => {
+                self.start_turn(hrns_core::instructions::INIT_PROMPT.to_owned());
             }
             CommandId::Models => {
                 let client = self.client.clone();

@@ -10,6 +10,7 @@ pub(crate) enum CommandId {
     Help,
     New,
     Retry,
+    Init,
     Model,
     Models,
     Provider,
@@ -93,6 +94,13 @@ pub(crate) static REGISTRY: &[SlashCommand] = &[
         ArgKind::None,
         ArgValues::Nothing,
         "send your last message again",
+    ),
+    cmd(
+        CommandId::Init,
+        "init",
+        ArgKind::None,
+        ArgValues::Nothing,
+        "ask the model to write an AGENTS.md for this project",
     ),
     cmd(
         CommandId::Model,

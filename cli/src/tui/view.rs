@@ -48,6 +48,21 @@ pub(crate) fn banner(provider: &str, model: &str, agent: &str, version: &str) ->
     vec![title, setup, help]
 }
 
+/// Which instruction files the system prompt includes, for the banner.
+pub(crate) fn instructions_line(files: &[hrns_core::instructions::InstructionFile]) -> Line {
+    let mut line = Line::styled("instructions ", DIM);
+    if files.is_empty() {
+        line.push("none (no AGENTS.md found; /init writes one)", DIM);
+    }
+    for (i, f) in files.iter().enumerate() {
+        if i > 0 {
+            line.push(" · ", DIM);
+        }
+        line.push(f.path.clone(), HARNESS);
+    }
+    line
+}
+
 /// Tokens as people read them: `950`, `12.3k`, `1.2M`.
 pub(crate) fn format_tokens(n: u64) -> String {
     match n {

@@ -39,6 +39,7 @@ fn full_prompt() {
         os: "linux",
         date: Some("2025-01-31"),
         tools: &tools,
+        instructions: &[],
     };
     let expected = "You are a test agent.\n\nBe brief.\n\n\
 # Environment\n\
@@ -69,6 +70,7 @@ fn skills_need_load_skill_and_skills() {
         os: "macos",
         date: None,
         tools: &without,
+        instructions: &[],
     };
     let expected = "A.\n\n# Environment\n- Working directory: /w\n- Operating system: macos";
     assert_eq!(compose_system_prompt(&base), expected);
@@ -95,6 +97,7 @@ fn empty_agent_prompt_and_line_breaks_in_facts() {
         os: "linux",
         date: Some("today"),
         tools: &[],
+        instructions: &[],
     };
     assert_eq!(
         compose_system_prompt(&ctx),
@@ -112,9 +115,44 @@ fn builtin_agents_compose() {
             os: "linux",
             date: None,
             tools: &[],
+            instructions: &[],
         };
         let prompt = compose_system_prompt(&ctx);
         assert!(prompt.starts_with(agent.prompt.as_str()));
         assert!(prompt.ends_with("- Operating system: linux"));
     }
+}
+
+#[test]
+fn instructions_come_after_the_environment_each_under_its_path() {
+    let agent = agent("A.");
+    let skills = [skill("pdf", "Reads PDFs.")];
+    let tools = tools(&["load_skill"]);
+    let files = [
+        InstructionFile {
+            path: "/home/me/.config/hrns/AGENTS.md".into(),
+            text: "Answer in English.\n".into(),
+        },
+        InstructionFile {
+            path: "/w/AGENTS.md\nfake".into(),
+            text: "\n  Run `make test` before you finish.\n\n".into(),
+        },
+    ];
+    let ctx = PromptContext {
+        agent: &agent,
+        skills: &skills,
+        cwd: "/w",
+        os: "linux",
+        date: None,
+        tools: &tools,
+        instructions: &files,
+    };
+    let prompt = compose_system_prompt(&ctx);
+    let expected = format!(
+        "A.\n\n# Environment\n- Working directory: /w\n- Operating system: linux\n\n\
+         {INSTRUCTIONS_INTRO}\n## /home/me/.config/hrns/AGENTS.md\nAnswer in English.\n\n\
+         ## /w/AGENTS.md fake\nRun `make test` before you finish.\n\n# Skills\n"
+    );
+    assert!(prompt.starts_with(&expected), "{prompt}");
+    assert!(prompt.ends_with("- pdf: Reads PDFs."));
 }

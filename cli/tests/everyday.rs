@@ -1,0 +1,146 @@
+//! The everyday features end to end through `hrns exec` against the mock provider: project
+//! instructions, @-mentions, custom commands and diffs, checked in what the requests carry.
+
+use hrns_blocking::mock::{MockProvider, Reply};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+/// A sandbox: its own HOME, XDG dirs and a working directory that is a repository.
+struct Env {
+    root: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        for d in ["home", "config", "state", "work/.git"] {
+            std::fs::create_dir_all(root.path().join(d)).unwrap();
+        }
+        Env { root }
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.root.path().canonicalize().unwrap().join(p)
+    }
+
+    fn write(&self, p: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    fn run_in(&self, dir: &str, mock: &MockProvider, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_hrns"))
+            .current_dir(self.path(dir))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("XDG_CONFIG_HOME", self.path("config"))
+            .env("XDG_STATE_HOME", self.path("state"))
+            .env("OPENAI_BASE_URL", mock.base_url())
+            .env("OPENAI_API_KEY", "sk-everyday")
+            .env("HRNS_MODEL", "mock-model")
+            .stdin(Stdio::null())
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn run(&self, mock: &MockProvider, args: &[&str]) -> Output {
+        self.run_in("work", mock, args)
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn first_body(mock: &MockProvider) -> Value {
+    mock.requests()
+        .into_iter()
+        .find(|r| r.path.ends_with("/chat/completions"))
+        .expect("a chat request")
+        .json()
+}
+
+fn system_prompt(body: &Value) -> String {
+    assert_eq!(body["messages"][0]["role"], "system");
+    body["messages"][0]["content"].as_str().unwrap().to_owned()
+}
+
+fn ok(o: &Output) {
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+}
+
+#[test]
+fn agents_md_files_reach_the_system_prompt_in_order() {
+    let env = Env::new();
+    env.write("config/hrns/AGENTS.md", "GLOBAL-RULE");
+    env.write("AGENTS.md", "OUTSIDE-THE-REPOSITORY");
+    env.write("work/AGENTS.md", "ROOT-RULE");
+    env.write("work/sub/CLAUDE.md", "CLAUDE-RULE");
+    env.write("work/sub/deep/AGENTS.md", "D".repeat(40_000));
+    let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
+    let out = env.run_in("work/sub/deep", &mock, &["exec", "hi"]);
+    ok(&out);
+    let prompt = system_prompt(&first_body(&mock));
+    let at = |needle: &str| prompt.find(needle);
+    let global = at("GLOBAL-RULE").expect("global file");
+    let root = at("ROOT-RULE").expect("root file");
+    let deep = at("DDDD").expect("deep file");
+    assert!(global < root && root < deep, "{prompt}");
+    assert!(prompt.contains(&format!("## {}", env.path("work/AGENTS.md").display())));
+    assert!(!prompt.contains("OUTSIDE-THE-REPOSITORY"));
+    assert!(
+        !prompt.contains("CLAUDE-RULE"),
+        "no fallback names configured"
+    );
+    assert!(prompt.len() < 40_000, "the large file is capped");
+    assert!(
+        stderr(&out).contains("larger than 32768 bytes"),
+        "{}",
+        stderr(&out)
+    );
+
+    // With a fallback name configured, CLAUDE.md counts where there is no AGENTS.md.
+    env.write(
+        "config/hrns/config.json",
+        r#"{"instructions": {"fallbackNames": ["CLAUDE.md"], "maxBytes": 100000}}"#,
+    );
+    let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
+    let out = env.run_in("work/sub/deep", &mock, &["exec", "hi"]);
+    ok(&out);
+    let prompt = system_prompt(&first_body(&mock));
+    assert!(prompt.contains("CLAUDE-RULE"));
+    assert!(!stderr(&out).contains("larger than"));
+
+    let list = env.run_in("work/sub/deep", &mock, &["agents", "--verbose"]);
+    ok(&list);
+    let text = stdout(&list);
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(".md")).collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines[0].contains("config/hrns/AGENTS.md"), "{text}");
+    assert!(lines[2].contains("sub/CLAUDE.md"), "{text}");
+    assert!(lines[3].contains("(40000 bytes)"), "{text}");
+}
+
+#[test]
+fn a_bad_instructions_setting_is_a_warning_not_a_failure() {
+    let env = Env::new();
+    env.write("work/AGENTS.md", "ROOT-RULE");
+    env.write(
+        "config/hrns/config.json",
+        r#"{"instructions": {"fallbackNames": "CLAUDE.md"}}"#,
+    );
+    let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
+    let out = env.run(&mock, &["exec", "hi"]);
+    ok(&out);
+    assert!(stderr(&out).contains("`instructions` is not valid"));
+    assert!(system_prompt(&first_body(&mock)).contains("ROOT-RULE"));
+}

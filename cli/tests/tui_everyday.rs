@@ -1,0 +1,88 @@
+//! The everyday features of the interactive UI in a real pseudo-terminal against the mock
+//! provider: the instructions banner and `/init`, custom commands, `@` completion, diffs in
+//! approvals and queued messages.
+
+mod pty;
+
+use hrns_blocking::mock::{MockProvider, Reply};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(20);
+
+struct Ui {
+    _root: tempfile::TempDir,
+    work: PathBuf,
+    p: pty::Pty,
+}
+
+/// A root with `home`, `config`, `state` and `work` (a repository); `prepare` fills it first.
+fn start(mock: &MockProvider, prepare: impl FnOnce(&Path)) -> Ui {
+    let root = tempfile::tempdir().unwrap();
+    let base = root.path().canonicalize().unwrap();
+    for d in ["home", "config", "state", "work/.git"] {
+        std::fs::create_dir_all(base.join(d)).unwrap();
+    }
+    prepare(&base);
+    let work = base.join("work");
+    let env = vec![
+        ("HOME", base.join("home").display().to_string()),
+        ("XDG_CONFIG_HOME", base.join("config").display().to_string()),
+        ("XDG_STATE_HOME", base.join("state").display().to_string()),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("OPENAI_BASE_URL", mock.base_url()),
+        ("OPENAI_API_KEY", "sk-tui-SECRET".to_owned()),
+        ("HRNS_MODEL", "mock-model".to_owned()),
+    ];
+    let p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 30, 110);
+    p.expect("mock-model", T);
+    Ui {
+        _root: root,
+        work,
+        p,
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+impl Ui {
+    fn quit(mut self) {
+        self.p.send("/quit\r");
+        assert_eq!(self.p.wait(T), 0);
+        assert!(!self.p.output().contains("sk-tui-SECRET"));
+    }
+}
+
+fn chat_bodies(mock: &MockProvider) -> Vec<serde_json::Value> {
+    mock.requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .map(|r| r.json())
+        .collect()
+}
+
+#[test]
+fn banner_names_the_instruction_files_and_init_asks_for_one() {
+    let mock = MockProvider::start([Reply::text_answer("INIT-DONE")]).unwrap();
+    let mut ui = start(&mock, |base| {
+        write(&base.join("work/AGENTS.md"), "Use tabs.");
+    });
+    ui.p.expect("AGENTS.md", T);
+    let shown = ui.work.join("AGENTS.md").display().to_string();
+    assert!(ui.p.output().contains(&shown), "{}", ui.p.output());
+    ui.p.send("/init\r");
+    ui.p.expect("INIT-DONE", T);
+    let body = &chat_bodies(&mock)[0];
+    assert!(
+        body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Use tabs.")
+    );
+    let asked = body["messages"][1]["content"].as_str().unwrap();
+    assert!(asked.contains("write an AGENTS.md"), "{asked}");
+    ui.quit();
+}
