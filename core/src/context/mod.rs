@@ -57,9 +57,9 @@ impl Default for ContextConfig {
 }
 
 impl ContextConfig {
-    /// The token count past which the session prunes and compacts, when the window is known.
-    pub fn threshold_tokens(&self) -> Option<u64> {
+    /// The token count past which the session prunes and compacts, for a `window`.
+    pub fn threshold_of(&self, window: u64) -> u64 {
         let percent = u64::from(self.threshold_percent.clamp(1, 100));
-        self.window.map(|w| w.saturating_mul(percent) / 100)
+        window.saturating_mul(percent) / 100
     }
 }

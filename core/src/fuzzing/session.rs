@@ -5,7 +5,8 @@
 //! approval, time passing, cancel) and the rest picks the details. After every input the actions
 //! are drained and these must hold: no panic; the history is a valid request; every turn that
 //! started has ended exactly once unless one is running; every request body is a valid chat
-//! request; the API key appears in no request `Debug` and no event.
+//! request; the API key appears in no request `Debug` and no event; the user's message survives
+//! every compaction (half the inputs run with a tiny context window, and `compact` is an input).
 
 use crate::history;
 use crate::http::{HttpRequest, Secret};
@@ -41,9 +42,12 @@ const PIECES: &[&str] = &[
     "\n\n",
     ": keep-alive\n\n",
     "{\"error\":{\"message\":\"bad key sk-fuzz-KEY-5150\",\"type\":\"auth\"}}",
+    "{\"error\":{\"message\":\"This model's maximum context length is 300 tokens\",\"code\":\"context_length_exceeded\"}}",
+    "data: {\"error\":{\"message\":\"prompt is too long: 900 tokens > 300 maximum\"}}\n\n",
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Goal: x. Next: y.\"},\"finish_reason\":\"stop\"}]}\n\n",
 ];
 
-const STATUSES: &[u16] = &[200, 200, 200, 200, 429, 500, 503, 400, 401, 422];
+const STATUSES: &[u16] = &[200, 200, 200, 200, 429, 500, 503, 400, 401, 422, 413];
 const CONTENT_TYPES: &[&str] = &["text/event-stream", "application/json", ""];
 
 /// Runs one input sequence; see the module docs for the layout and the invariants.
@@ -63,6 +67,8 @@ pub fn session(data: &[u8]) {
     ][usize::from(setup % 3)];
     config.max_steps = 1 + u32::from(setup / 3 % 5);
     config.max_repeated_calls = 2;
+    // A tiny window on half the inputs, so pruning, compaction and overflow recovery run.
+    config.context.window = (setup / 15 % 2 == 1).then_some(300);
     let mut session = Session::new(config);
     #[allow(clippy::disallowed_methods)]
     // a base instant for simulated time; nothing reads the clock after
@@ -81,6 +87,7 @@ pub fn session(data: &[u8]) {
         let arg = usize::from(byte / 10);
         // Misuse errors are expected here; only panics and broken invariants are failures.
         let _ = match byte % 10 {
+            0 if arg % 4 == 3 => session.compact(None),
             0 => session.submit("go"),
             1 => {
                 let status = STATUSES[arg % STATUSES.len()];
@@ -170,6 +177,11 @@ pub fn session(data: &[u8]) {
             }
         }
         history::validate(session.messages()).expect("the history stays valid");
+        assert_eq!(
+            session.messages().iter().any(|m| m.text() == "go"),
+            started > 0 && !session.messages().is_empty(),
+            "the user's message survives every compaction"
+        );
         assert_eq!(
             started - ended,
             usize::from(!session.is_idle()),

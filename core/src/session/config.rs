@@ -170,6 +170,8 @@ pub struct SessionConfig {
     pub seed: u64,
     /// Largest single streamed event accepted.
     pub max_event_size: usize,
+    /// The context window and when to prune and compact.
+    pub context: crate::context::ContextConfig,
 }
 
 impl SessionConfig {
@@ -187,6 +189,7 @@ impl SessionConfig {
             max_repeated_calls: 3,
             seed: 0,
             max_event_size: crate::sse::DEFAULT_MAX_EVENT_SIZE,
+            context: crate::context::ContextConfig::default(),
         }
     }
 }

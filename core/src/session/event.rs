@@ -106,6 +106,24 @@ pub enum Event {
         /// The provider's message.
         reason: String,
     },
+    /// The history was shrunk to fit the context window. With `method: summarized` the
+    /// history was replaced: the `message` events that follow are the whole new history.
+    ContextCompacted {
+        /// Why: past the threshold, an overflow answer, or the user's `/compact`.
+        reason: CompactReason,
+        /// What was done: old tool outputs pruned only, or the history summarised.
+        method: CompactMethod,
+        /// Estimated tokens of the next request before.
+        tokens_before: u64,
+        /// Estimated tokens of the next request after.
+        tokens_after: u64,
+        /// The context window, when known.
+        window: Option<u64>,
+        /// The tool outputs replaced by stubs.
+        pruned: Vec<crate::context::PrunedOutput>,
+        /// How many messages the summary replaced (0 when only pruned).
+        summarized_messages: usize,
+    },
     /// A message entered the history (the user's, the model's answer, a tool result).
     Message {
         /// The message as it will be sent back to the model.
@@ -167,9 +185,34 @@ impl TurnOutcome {
             | Event::Usage { .. }
             | Event::Retry { .. }
             | Event::OptionDropped { .. }
+            | Event::ContextCompacted { .. }
             | Event::Message { .. } => None,
         }
     }
+}
+
+/// Why the history was compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CompactReason {
+    /// The next request would have passed the threshold.
+    Threshold,
+    /// The provider answered that the request was too long.
+    Overflow,
+    /// The user asked (`/compact`).
+    Requested,
+}
+
+/// How the history was compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CompactMethod {
+    /// Old tool outputs were replaced by stubs; nothing else changed.
+    Pruned,
+    /// The history was replaced by a summary and the latest messages.
+    Summarized,
 }
 
 /// What happened to a tool call.
@@ -237,6 +280,25 @@ pub enum TurnError {
     /// The provider answered, but with no choice in it.
     #[error("the provider's answer had no choices")]
     NoChoices,
+    /// The provider still said the request was too long for the model's context window after
+    /// hrns shrank the history. Start a new session, or use a model with a larger window.
+    #[error(
+        "the request is too long for the model's context window even after {tried}: {error}; start a new session (/new) or use a model with a larger window"
+    )]
+    ContextOverflow {
+        /// What was tried.
+        tried: String,
+        /// The provider's last error.
+        error: ApiError,
+    },
+    /// The history could not be compacted enough to continue (or the summary failed).
+    #[error(
+        "could not compact the conversation: {reason}; start a new session (/new) or raise the context window"
+    )]
+    CompactionFailed {
+        /// Why.
+        reason: String,
+    },
     /// The turn made as many model requests as allowed; the model kept calling tools.
     #[error(
         "stopped after {limit} model requests in one turn (the step limit); send a message to continue"

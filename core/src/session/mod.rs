@@ -19,6 +19,9 @@
 //! inputs always give the same actions.
 
 mod config;
+mod context;
+#[cfg(test)]
+mod context_tests;
 mod event;
 mod request;
 mod retry;
@@ -29,9 +32,10 @@ mod turn;
 pub use config::{
     Approval, ApprovalPolicy, PolicyDecision, Provider, RequestOptions, RetryPolicy, SessionConfig,
 };
+pub use context::ContextUsage;
 pub use event::{
-    EVENT_SCHEMA_VERSION, Event, ToolStatus, TransportError, TransportErrorKind, TurnError,
-    TurnOutcome,
+    CompactMethod, CompactReason, EVENT_SCHEMA_VERSION, Event, ToolStatus, TransportError,
+    TransportErrorKind, TurnError, TurnOutcome,
 };
 pub use request::endpoint;
 
@@ -89,6 +93,9 @@ pub enum SessionError {
     /// Response data before the response head.
     #[error("response data for {0} arrived before its head")]
     DataBeforeHead(RequestId),
+    /// `compact` with an empty history.
+    #[error("there is nothing to compact yet")]
+    NothingToCompact,
     /// A resumed history is not a valid conversation.
     #[error("invalid history: {0}")]
     InvalidHistory(#[from] HistoryError),
@@ -134,6 +141,7 @@ pub struct Session {
     totals: TokenTotals,
     /// The last call signature (name and arguments) and how many times in a row it was made.
     last_call: Option<(String, u32)>,
+    context: context::ContextState,
 }
 
 impl Session {
@@ -142,6 +150,7 @@ impl Session {
         Session {
             jitter: retry::Jitter::new(config.seed),
             stream_options: config.provider.stream_options,
+            context: context::ContextState::new(&config),
             config,
             history: Vec::new(),
             actions: VecDeque::new(),
@@ -163,6 +172,7 @@ impl Session {
         history::repair(&mut history);
         history::validate(&history)?;
         let mut s = Self::new(config);
+        s.context.remeasure(&history);
         s.history = history;
         Ok(s)
     }
@@ -221,7 +231,7 @@ impl Session {
         self.emit(Event::TurnStarted { turn: self.turns });
         self.push_history(message);
         let mut turn = Turn::new();
-        self.send_request(&mut turn, 1);
+        self.send_step(&mut turn);
         self.turn = Some(turn);
         Ok(())
     }
@@ -359,13 +369,25 @@ impl Session {
         self.emit(Event::Message {
             message: message.clone(),
         });
+        self.append(message);
+    }
+
+    /// Appends to the history, keeping its measure up to date.
+    fn append(&mut self, message: Message) {
+        self.context.appended(&message);
         self.history.push(message);
     }
 
     fn send_request(&mut self, turn: &mut Turn, attempt: u32) {
         let id = RequestId(self.next_request);
         self.next_request += 1;
-        let req = request::chat_request(id, &self.config, &self.history, self.stream_options);
+        let req = match &turn.compaction {
+            Some(compaction) => self.summary_request(id, compaction),
+            None => {
+                self.context.sent_bytes = self.context.request_bytes();
+                request::chat_request(id, &self.config, &self.history, self.stream_options)
+            }
+        };
         turn.sent(id, attempt);
         self.emit(Event::RequestStarted {
             step: turn.step,

@@ -45,6 +45,31 @@ pub(crate) fn chat_request(
     config.provider.chat_request(id, body)
 }
 
+/// Builds the summary request of a compaction: the same model and options, no tools.
+pub(crate) fn summary_request(
+    id: RequestId,
+    config: &SessionConfig,
+    messages: Vec<Message>,
+    stream_options: bool,
+) -> HttpRequest {
+    let opts = &config.options;
+    let request = ChatRequest {
+        model: config.model.clone(),
+        messages,
+        tools: Vec::new(),
+        stream: true,
+        stream_options: stream_options.then_some(StreamOptions {
+            include_usage: true,
+        }),
+        temperature: opts.temperature,
+        max_tokens: opts.max_tokens,
+        reasoning_effort: opts.reasoning_effort.clone(),
+        extra: Default::default(),
+    };
+    let body = serde_json::to_vec(&request).expect("a chat request always serializes");
+    config.provider.chat_request(id, body)
+}
+
 /// `base_url` joined with `path`, with exactly one slash between them.
 pub fn endpoint(base_url: &str, path: &str) -> String {
     format!(

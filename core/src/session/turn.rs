@@ -1,5 +1,6 @@
 //! One turn of the loop: its phases and every decision the session makes within it.
 
+use super::context::Compaction;
 use super::event::{Event, ToolStatus, TransportError, TurnError};
 use super::retry;
 use super::{Approval, PolicyDecision, Session, SessionError, TokenTotals, ToolRun};
@@ -22,6 +23,10 @@ pub(super) struct Turn {
     pub(super) step: u32,
     usage: TokenTotals,
     phase: Phase,
+    /// A compaction under way: the request out is its summary request.
+    pub(super) compaction: Option<Compaction>,
+    /// What was done after an overflow answer in this step; a second overflow fails.
+    pub(super) overflow_tried: Option<String>,
 }
 
 #[derive(Debug)]
@@ -91,6 +96,8 @@ impl Turn {
             step: 1,
             usage: TokenTotals::default(),
             phase: Phase::Starting,
+            compaction: None,
+            overflow_tried: None,
         }
     }
 
@@ -321,7 +328,7 @@ impl Turn {
         let finished = loop {
             match stream.poll_event() {
                 Ok(Some(ev)) => {
-                    if let Some(event) = ui_event(ev) {
+                    if let Some(event) = ui_event(ev).filter(|_| self.compaction.is_none()) {
                         *shown = true;
                         s.emit(event);
                     }
@@ -353,6 +360,11 @@ impl Turn {
     }
 
     fn stream_failed(&mut self, s: &mut Session, now: Instant, error: StreamError, shown: bool) {
+        if let StreamError::Provider { error: api } = &error {
+            if !shown && s.on_overflow(self, None, api) {
+                return;
+            }
+        }
         let retryable = match &error {
             StreamError::Truncated { .. } => true,
             StreamError::Provider { error } => provider_error_is_retryable(error),
@@ -391,6 +403,9 @@ impl Turn {
                 s.send_request(self, attempt);
                 return;
             }
+        }
+        if s.on_overflow(self, Some(status), &api) {
+            return;
         }
         let failure = TurnError::Api { status, error: api };
         if retry::is_retryable_status(status) {
@@ -467,6 +482,15 @@ impl Turn {
             self.fail(s, TurnError::NoChoices);
             return;
         };
+        if let Some(compaction) = self.compaction.take() {
+            s.summary_done(self, compaction, choice.content.clone());
+            return;
+        }
+        self.overflow_tried = None;
+        if let Some(tokens) = completion.usage.as_ref().and_then(|u| u.prompt_tokens) {
+            let bytes = s.context.sent_bytes;
+            s.context.meter.observe(bytes, tokens);
+        }
         let finish = choice.finish_reason.clone();
         let mut message = choice.to_message();
         // Already unique when it came through `Choice::to_message`; kept for any other path.
@@ -557,6 +581,14 @@ impl Turn {
             finish_reason,
             usage: self.usage.to_usage(),
         });
+    }
+
+    pub(super) fn fail_with(&mut self, s: &mut Session, error: TurnError) {
+        self.fail(s, error);
+    }
+
+    pub(super) fn finish_with(&mut self, s: &mut Session) {
+        self.finish(s, None);
     }
 
     fn fail(&mut self, s: &mut Session, error: TurnError) {
@@ -700,7 +732,7 @@ impl Turn {
             return;
         }
         self.step += 1;
-        s.send_request(self, 1);
+        s.send_step(self);
     }
 
     /// Puts a tool message for every call into the history, in call order.
@@ -709,7 +741,7 @@ impl Turn {
         else {
             return;
         };
-        s.history.push(*assistant);
+        s.append(*assistant);
         for call in calls {
             let text = match call.state {
                 CallState::Done { output, .. } => output.content,

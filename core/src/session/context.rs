@@ -1,0 +1,351 @@
+//! The session's side of context management: measuring the history as it grows, and deciding
+//! before each model request (and after an overflow answer) whether to prune or compact.
+//!
+//! The decisions, in order: past the threshold, prune old tool outputs; still past it, compact
+//! (a summary request to the same model, then the history rebuilt around the summary). When
+//! the provider answers that a request was too long, the window it states is learnt and the
+//! history is compacted once; a second overflow in the same step fails the turn, saying what
+//! was tried. A compaction that cannot get under the threshold fails the turn too: there is no
+//! second attempt, so there is no loop.
+
+use super::event::{CompactMethod, CompactReason, Event, TurnError};
+use super::request;
+use super::turn::Turn;
+use super::{Session, SessionError};
+use crate::context::{self, Overflow, PrunedOutput, TokenMeter};
+use crate::http::RequestId;
+use crate::wire::{ApiError, Message};
+
+/// Share of the threshold the history is compacted down to, so the next requests have room
+/// before the threshold is reached again.
+const TARGET_PERCENT_OF_THRESHOLD: u64 = 60;
+
+/// Share of the window the summary request's transcript may fill; the rest is for the summary.
+const TRANSCRIPT_PERCENT_OF_WINDOW: u64 = 70;
+
+/// The session's measure of its own requests.
+#[derive(Debug)]
+pub(super) struct ContextState {
+    pub(super) meter: TokenMeter,
+    /// The window in force: configured, or learnt from an overflow message.
+    pub(super) window: Option<u64>,
+    /// Bytes every request carries besides the history: the system prompt and the tools.
+    fixed_bytes: u64,
+    /// Bytes of the history, kept up to date as messages are appended.
+    history_bytes: u64,
+    /// Bytes of the last step request sent, until its usage arrives.
+    pub(super) sent_bytes: u64,
+}
+
+impl ContextState {
+    pub(super) fn new(config: &super::SessionConfig) -> Self {
+        let system = config.system_prompt.as_ref().map_or(0, String::len);
+        let tools: usize = config
+            .tools
+            .iter()
+            .map(|t| t.to_wire().to_string().len())
+            .sum();
+        ContextState {
+            meter: TokenMeter::default(),
+            window: config.context.window,
+            fixed_bytes: (system + tools) as u64,
+            history_bytes: 0,
+            sent_bytes: 0,
+        }
+    }
+
+    pub(super) fn appended(&mut self, m: &Message) {
+        self.history_bytes += context::message_bytes(m) as u64;
+    }
+
+    pub(super) fn remeasure(&mut self, history: &[Message]) {
+        self.history_bytes = history
+            .iter()
+            .map(|m| context::message_bytes(m) as u64)
+            .sum();
+    }
+
+    pub(super) fn request_bytes(&self) -> u64 {
+        self.fixed_bytes + self.history_bytes
+    }
+}
+
+/// How full the context is, for a status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextUsage {
+    /// Estimated tokens of the next request.
+    pub tokens: u64,
+    /// The window, when known.
+    pub window: Option<u64>,
+}
+
+impl ContextUsage {
+    /// Tokens as a percentage of the window, when it is known.
+    pub fn percent(&self) -> Option<u64> {
+        self.window
+            .filter(|w| *w > 0)
+            .map(|w| self.tokens.saturating_mul(100) / w)
+    }
+}
+
+/// A compaction under way: the summary request is out, the history not yet replaced.
+#[derive(Debug)]
+pub(super) struct Compaction {
+    reason: CompactReason,
+    instructions: Option<String>,
+    tokens_before: u64,
+    pruned: Vec<PrunedOutput>,
+    /// Bytes of the request that overflowed, when the window is unknown.
+    overflowed_bytes: Option<u64>,
+    pub(super) then: AfterCompaction,
+}
+
+/// What follows a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum AfterCompaction {
+    /// Send the step's request.
+    SendStep,
+    /// End the turn (`/compact`).
+    Finish,
+}
+
+impl Session {
+    /// The estimated size of the next request and the window, for a status line.
+    pub fn context_usage(&self) -> ContextUsage {
+        ContextUsage {
+            tokens: self.context.meter.estimate(self.context.request_bytes()),
+            window: self.context.window,
+        }
+    }
+
+    /// Compacts the history now (`/compact`): one summary request, with the user's extra
+    /// `instructions` for it. Runs as a turn: drain [`Session::poll`] as usual; it ends with
+    /// [`Event::TurnFinished`] after [`Event::ContextCompacted`], or [`Event::TurnFailed`].
+    pub fn compact(&mut self, instructions: Option<String>) -> Result<(), SessionError> {
+        if self.turn.is_some() {
+            return Err(SessionError::Busy);
+        }
+        if self.history.is_empty() {
+            return Err(SessionError::NothingToCompact);
+        }
+        self.turns += 1;
+        self.emit(Event::TurnStarted { turn: self.turns });
+        let mut turn = Turn::new();
+        let tokens_before = self.context_usage().tokens;
+        turn.compaction = Some(Compaction {
+            reason: CompactReason::Requested,
+            instructions: instructions.filter(|i| !i.trim().is_empty()),
+            tokens_before,
+            pruned: Vec::new(),
+            overflowed_bytes: None,
+            then: AfterCompaction::Finish,
+        });
+        self.send_request(&mut turn, 1);
+        self.turn = Some(turn);
+        Ok(())
+    }
+
+    /// Sends the next step's request, pruning or compacting first when it would pass the
+    /// threshold.
+    pub(super) fn send_step(&mut self, turn: &mut Turn) {
+        let Some(threshold) = self.threshold() else {
+            self.send_request(turn, 1);
+            return;
+        };
+        let before = self.context_usage().tokens;
+        if before <= threshold {
+            self.send_request(turn, 1);
+            return;
+        }
+        let pruned = self.prune();
+        let after = self.context_usage().tokens;
+        if after <= threshold {
+            self.emit(Event::ContextCompacted {
+                reason: CompactReason::Threshold,
+                method: CompactMethod::Pruned,
+                tokens_before: before,
+                tokens_after: after,
+                window: self.context.window,
+                pruned,
+                summarized_messages: 0,
+            });
+            self.send_request(turn, 1);
+            return;
+        }
+        turn.compaction = Some(Compaction {
+            reason: CompactReason::Threshold,
+            instructions: None,
+            tokens_before: before,
+            pruned,
+            overflowed_bytes: None,
+            then: AfterCompaction::SendStep,
+        });
+        self.send_request(turn, 1);
+    }
+
+    fn threshold(&self) -> Option<u64> {
+        self.context
+            .window
+            .map(|w| self.config.context.threshold_of(w))
+    }
+
+    fn prune(&mut self) -> Vec<PrunedOutput> {
+        let pruned = context::prune_tool_outputs(&mut self.history, self.config.context.keep_steps);
+        if !pruned.is_empty() {
+            self.context.remeasure(&self.history);
+        }
+        pruned
+    }
+
+    /// The summary request for the compaction under way.
+    pub(super) fn summary_request(
+        &self,
+        id: RequestId,
+        compaction: &Compaction,
+    ) -> crate::http::HttpRequest {
+        let budget = match (self.context.window, compaction.overflowed_bytes) {
+            (Some(w), _) => self
+                .context
+                .meter
+                .bytes_for(w * TRANSCRIPT_PERCENT_OF_WINDOW / 100),
+            (None, Some(b)) => b / 2,
+            (None, None) => self.context.request_bytes(),
+        };
+        let messages = context::summary_messages(
+            &self.history,
+            compaction.instructions.as_deref(),
+            budget as usize,
+        );
+        request::summary_request(id, &self.config, messages, self.stream_options)
+    }
+
+    /// The provider answered with an error: when it says the request was too long, handles
+    /// it (compaction, or the final failure) and returns true.
+    pub(super) fn on_overflow(
+        &mut self,
+        turn: &mut Turn,
+        status: Option<u16>,
+        error: &ApiError,
+    ) -> bool {
+        let Some(Overflow { window }) = context::recognise_overflow(status, error) else {
+            return false;
+        };
+        if let Some(w) = window {
+            self.context.window = Some(w);
+        }
+        if turn.compaction.is_some() {
+            turn.fail_with(
+                self,
+                TurnError::ContextOverflow {
+                    tried: "compacting the history, but the summary request itself was too long"
+                        .to_owned(),
+                    error: error.clone(),
+                },
+            );
+            return true;
+        }
+        if let Some(tried) = turn.overflow_tried.take() {
+            turn.fail_with(
+                self,
+                TurnError::ContextOverflow {
+                    tried,
+                    error: error.clone(),
+                },
+            );
+            return true;
+        }
+        let before = self.context_usage().tokens;
+        let overflowed_bytes = self.context.request_bytes();
+        let pruned = self.prune();
+        turn.overflow_tried = Some(format!(
+            "pruning {} old tool outputs and compacting the history once",
+            pruned.len()
+        ));
+        turn.compaction = Some(Compaction {
+            reason: CompactReason::Overflow,
+            instructions: None,
+            tokens_before: before,
+            pruned,
+            overflowed_bytes: Some(overflowed_bytes),
+            then: AfterCompaction::SendStep,
+        });
+        self.send_request(turn, 1);
+        true
+    }
+
+    /// The summary arrived: the history is rebuilt around it, or the turn fails when that
+    /// cannot get under the threshold.
+    pub(super) fn summary_done(
+        &mut self,
+        turn: &mut Turn,
+        compaction: Compaction,
+        summary: String,
+    ) {
+        if summary.trim().is_empty() {
+            turn.fail_with(
+                self,
+                TurnError::CompactionFailed {
+                    reason: "the model's summary was empty".to_owned(),
+                },
+            );
+            return;
+        }
+        let target_tokens = self
+            .threshold()
+            .map(|t| t * TARGET_PERCENT_OF_THRESHOLD / 100);
+        let mut budget = match (target_tokens, compaction.overflowed_bytes) {
+            (Some(t), _) => self.context.meter.bytes_for(t),
+            (None, Some(b)) => b / 2,
+            (None, None) => self.context.request_bytes(),
+        }
+        .saturating_sub(self.context.fixed_bytes);
+        if compaction.reason == CompactReason::Requested {
+            // Asked for: it must shrink, whatever the room.
+            budget = budget.min(self.context.history_bytes / 2);
+        }
+        let compacted = match context::compacted_history(&self.history, &summary, budget as usize) {
+            Ok(c) => c,
+            Err(e) => {
+                turn.fail_with(
+                    self,
+                    TurnError::CompactionFailed {
+                        reason: e.to_string(),
+                    },
+                );
+                return;
+            }
+        };
+        self.history = compacted.messages;
+        self.context.remeasure(&self.history);
+        let after = self.context_usage().tokens;
+        self.emit(Event::ContextCompacted {
+            reason: compaction.reason,
+            method: CompactMethod::Summarized,
+            tokens_before: compaction.tokens_before,
+            tokens_after: after,
+            window: self.context.window,
+            pruned: compaction.pruned,
+            summarized_messages: compacted.summarized,
+        });
+        for m in self.history.clone() {
+            self.emit(Event::Message { message: m });
+        }
+        let threshold = self.threshold();
+        if threshold.is_some_and(|t| after > t) {
+            turn.fail_with(
+                self,
+                TurnError::CompactionFailed {
+                    reason: format!(
+                        "the compacted history is still about {after} tokens, over the threshold of {} tokens",
+                        threshold.unwrap_or(0)
+                    ),
+                },
+            );
+            return;
+        }
+        match compaction.then {
+            AfterCompaction::SendStep => self.send_request(turn, 1),
+            AfterCompaction::Finish => turn.finish_with(self),
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! Context management driven end to end in the core: a simulated provider that counts the
+//! tokens of every request, enforces a window and answers summary requests wherever they come.
+
+use super::*;
+use crate::context::{SUMMARY_HEADER, SUMMARY_PROMPT};
+use crate::history;
+use crate::tool::builtin::builtin_specs;
+use crate::wire::ChatRequest;
+use serde_json::{Value, json};
+
+const TASK: &str = "Refactor the parser in src/parse.rs; keep the public API unchanged.";
+
+/// Bytes of request body per token the simulated provider counts.
+const SIM_BYTES_PER_TOKEN: u64 = 4;
+
+fn config(window: Option<u64>) -> SessionConfig {
+    let mut c = SessionConfig::new(Provider::new("http://127.0.0.1:1/v1", None), "m");
+    c.system_prompt = Some("You are hrns.".into());
+    c.tools = builtin_specs();
+    c.approval = ApprovalPolicy::Auto;
+    c.context.window = window;
+    c
+}
+
+fn sse(chunks: &[Value]) -> String {
+    let mut s: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    s.push_str("data: [DONE]\n\n");
+    s
+}
+
+fn usage(tokens: u64) -> Value {
+    json!({"choices": [], "usage": {"prompt_tokens": tokens, "completion_tokens": 20}})
+}
+
+fn text(t: &str, tokens: u64) -> String {
+    sse(&[
+        json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": t}, "finish_reason": "stop"}]}),
+        usage(tokens),
+    ])
+}
+
+fn call(id: &str, name: &str, args: &str, tokens: u64) -> String {
+    sse(&[
+        json!({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args}}]}, "finish_reason": "tool_calls"}]}),
+        usage(tokens),
+    ])
+}
+
+fn is_summary_request(r: &ChatRequest) -> bool {
+    r.tools.is_empty() && r.messages.iter().any(|m| m.text().contains(SUMMARY_PROMPT))
+}
+
+struct Sim {
+    s: Session,
+    now: Instant,
+    events: Vec<Event>,
+    /// Every request with the tokens the simulated provider counted for it.
+    requests: Vec<(ChatRequest, u64)>,
+    /// The session's own estimate of each request, taken when it went out.
+    estimates: Vec<u64>,
+}
+
+impl Sim {
+    fn new(c: SessionConfig) -> Self {
+        Sim {
+            s: Session::new(c),
+            #[allow(clippy::disallowed_methods)] // a base instant; nothing reads the clock after
+            now: Instant::now(),
+            events: Vec::new(),
+            requests: Vec::new(),
+            estimates: Vec::new(),
+        }
+    }
+
+    /// Drains the session until it waits, answering requests with `provider` (status, body)
+    /// and tools with `tool`; checks the history after every action.
+    fn drive(
+        &mut self,
+        provider: &mut dyn FnMut(&ChatRequest, u64) -> (u16, String),
+        tool: &mut dyn FnMut(&ToolRun) -> String,
+    ) {
+        while let Some(action) = self.s.poll() {
+            history::validate(self.s.messages()).expect("pairing valid after every step");
+            match action {
+                Action::SendRequest(r) => {
+                    self.estimates.push(self.s.context_usage().tokens);
+                    let body: ChatRequest = serde_json::from_slice(&r.body).unwrap();
+                    let tokens = r.body.len() as u64 / SIM_BYTES_PER_TOKEN;
+                    let (status, answer) = provider(&body, tokens);
+                    self.requests.push((body, tokens));
+                    let ct = if status == 200 {
+                        "text/event-stream"
+                    } else {
+                        "application/json"
+                    };
+                    self.s
+                        .handle_response_head(
+                            self.now,
+                            r.id,
+                            status,
+                            [("content-type", ct.as_bytes())],
+                        )
+                        .unwrap();
+                    self.s
+                        .handle_response_data(self.now, r.id, answer.as_bytes())
+                        .unwrap();
+                    let _ = self.s.handle_response_end(self.now, r.id);
+                }
+                Action::RunTool(run) => {
+                    let out = tool(&run);
+                    self.s
+                        .handle_tool_output(&run.call_id, crate::tool::ToolOutput::ok(out))
+                        .unwrap();
+                }
+                Action::AskApproval(_) => panic!("auto policy never asks"),
+                Action::Emit(e) => self.events.push(e),
+            }
+        }
+        history::validate(self.s.messages()).expect("history valid at rest");
+    }
+
+    fn compactions(&self) -> Vec<&Event> {
+        self.events
+            .iter()
+            .filter(|e| matches!(e, Event::ContextCompacted { .. }))
+            .collect()
+    }
+
+    fn last_final(&self) -> &Event {
+        self.events.iter().rev().find(|e| e.is_final()).unwrap()
+    }
+}
+
+fn overflow_body(window: u64, tokens: u64) -> String {
+    json!({"error": {"message": format!("This model's maximum context length is {window} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."), "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}).to_string()
+}
+
+/// A provider with `window` tokens that makes `steps` tool calls reading large files, then
+/// answers; it answers every summary request with a summary, wherever it comes.
+fn tool_heavy_provider(
+    window: u64,
+    steps: usize,
+) -> impl FnMut(&ChatRequest, u64) -> (u16, String) {
+    let mut step = 0;
+    move |req, tokens| {
+        if tokens > window {
+            return (400, overflow_body(window, tokens));
+        }
+        if is_summary_request(req) {
+            assert!(req.tools.is_empty(), "the summary request offers no tools");
+            return (
+                200,
+                text(
+                    "Goal: refactor the parser. Files: src/f*.rs read. Next: finish.",
+                    tokens,
+                ),
+            );
+        }
+        step += 1;
+        if step > steps {
+            (200, text("All done.", tokens))
+        } else {
+            let args = format!(r#"{{"path":"src/f{step}.rs"}}"#);
+            (
+                200,
+                call(&format!("call_{step}"), "read_file", &args, tokens),
+            )
+        }
+    }
+}
+
+fn big_file(run: &ToolRun) -> String {
+    format!(
+        "// {}\n{}",
+        run.arguments,
+        "fn item() { let x = parse(input)?; }\n".repeat(150)
+    )
+}
+
+#[test]
+fn fifty_tool_heavy_exchanges_finish_under_a_small_window() {
+    let window = 8_000;
+    let mut sim = Sim::new(config(Some(window)));
+    sim.s.submit(TASK).unwrap();
+    sim.drive(&mut tool_heavy_provider(window, 50), &mut big_file);
+    assert!(
+        matches!(sim.last_final(), Event::TurnFinished { .. }),
+        "{:?}",
+        sim.last_final()
+    );
+    for (req, tokens) in &sim.requests {
+        assert!(
+            *tokens <= window,
+            "a request of {tokens} tokens passed the window"
+        );
+        if !is_summary_request(req) {
+            let texts: Vec<String> = req.messages.iter().map(|m| m.text()).collect();
+            assert!(
+                texts.iter().any(|t| t == TASK),
+                "the task survives every compaction"
+            );
+        }
+    }
+    let compactions = sim.compactions();
+    assert!(compactions.iter().any(|e| matches!(
+        e,
+        Event::ContextCompacted {
+            method: CompactMethod::Summarized,
+            ..
+        }
+    )));
+    assert!(compactions.iter().any(|e| matches!(
+        e,
+        Event::ContextCompacted {
+            method: CompactMethod::Pruned,
+            ..
+        }
+    ) || matches!(e, Event::ContextCompacted { pruned, .. } if !pruned.is_empty())));
+    for e in &compactions {
+        let Event::ContextCompacted {
+            tokens_before,
+            tokens_after,
+            ..
+        } = e
+        else {
+            unreachable!()
+        };
+        assert!(tokens_after < tokens_before, "{e:?}");
+    }
+    // no summary text ever reached the user as answer text
+    let shown: String = sim
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, "All done.");
+    let first = sim.s.messages()[0].text();
+    assert!(first.starts_with(SUMMARY_HEADER));
+    assert!(sim.s.context_usage().percent().unwrap() < 85);
+}
+
+#[test]
+fn estimates_follow_the_provider_counts() {
+    let window = 1_000_000;
+    let mut sim = Sim::new(config(Some(window)));
+    sim.s.submit(TASK).unwrap();
+    sim.drive(&mut tool_heavy_provider(window, 30), &mut big_file);
+    assert_eq!(sim.estimates.len(), sim.requests.len());
+    assert!(sim.requests.len() > 30);
+    // The first estimate is conservative (over); every later one is within 15 %.
+    let (first_estimate, first_count) = (sim.estimates[0], sim.requests[0].1);
+    assert!(
+        first_estimate >= first_count,
+        "{first_estimate} < {first_count}"
+    );
+    for (estimate, (_, counted)) in sim.estimates.iter().zip(&sim.requests).skip(1) {
+        let err = (*estimate as f64 - *counted as f64).abs() / *counted as f64;
+        assert!(err < 0.15, "estimate {estimate} vs counted {counted}");
+    }
+}
+
+#[test]
+fn overflow_learns_the_window_compacts_and_retries_once() {
+    let window = 6_000;
+    let mut sim = Sim::new(config(None)); // window unknown
+    sim.s.submit(TASK).unwrap();
+    sim.drive(&mut tool_heavy_provider(window, 12), &mut big_file);
+    assert!(
+        matches!(sim.last_final(), Event::TurnFinished { .. }),
+        "{:?}",
+        sim.last_final()
+    );
+    assert_eq!(
+        sim.s.context_usage().window,
+        Some(window),
+        "learnt from the message"
+    );
+    let overflowed = sim.requests.iter().filter(|(_, t)| *t > window).count();
+    assert_eq!(
+        overflowed, 1,
+        "after learning the window, the threshold keeps requests under it"
+    );
+    assert!(sim.compactions().iter().any(|e| matches!(
+        e,
+        Event::ContextCompacted {
+            reason: CompactReason::Overflow,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn each_overflow_wording_triggers_recovery() {
+    let bodies = [
+        (400, overflow_body(4096, 5000)),
+        (400, json!({"error": {"message": "prompt is too long: 5000 tokens > 4096 maximum"}}).to_string()),
+        (400, json!({"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error", "n_ctx": 4096}}).to_string()),
+        (400, json!({"object": "error", "message": "The decoder prompt (length 5000) is longer than the maximum model length of 4096.", "code": 400}).to_string()),
+        (500, json!({"error": "the input length exceeds the context length"}).to_string()),
+        (400, json!({"error": {"message": "The input token count (5000) exceeds the maximum number of tokens allowed (4096).", "code": 400}}).to_string()),
+        (413, "Request Entity Too Large".to_owned()),
+    ];
+    for (status, body) in bodies {
+        let mut sim = Sim::new(config(None));
+        sim.s.submit(TASK).unwrap();
+        let mut n = 0;
+        sim.drive(
+            &mut |req, tokens| {
+                n += 1;
+                match n {
+                    1 => (200, call("c1", "read_file", r#"{"path":"a"}"#, tokens)),
+                    2 => (status, body.clone()),
+                    _ if is_summary_request(req) => (200, text("the summary", tokens)),
+                    _ => (200, text("ok", tokens)),
+                }
+            },
+            &mut big_file,
+        );
+        assert!(
+            matches!(sim.last_final(), Event::TurnFinished { .. }),
+            "{status} {body}: {:?}",
+            sim.last_final()
+        );
+        assert_eq!(sim.compactions().len(), 1, "{body}");
+        assert_eq!(
+            sim.requests
+                .iter()
+                .filter(|(r, _)| is_summary_request(r))
+                .count(),
+            1
+        );
+    }
+}
+
+#[test]
+fn a_second_overflow_fails_saying_what_was_tried() {
+    let mut sim = Sim::new(config(None));
+    sim.s.submit(TASK).unwrap();
+    sim.drive(
+        &mut |req, tokens| {
+            if is_summary_request(req) {
+                (200, text("the summary", tokens))
+            } else {
+                (400, overflow_body(100_000, 200_000))
+            }
+        },
+        &mut big_file,
+    );
+    let Event::TurnFailed { error } = sim.last_final() else {
+        panic!("{:?}", sim.last_final())
+    };
+    assert!(matches!(error, TurnError::ContextOverflow { .. }));
+    let msg = error.to_string();
+    assert!(msg.contains("compacting the history once"), "{msg}");
+    assert!(msg.contains("maximum context length is 100000"), "{msg}");
+    assert_eq!(
+        sim.requests.len(),
+        3,
+        "request, summary, one retry — no loop"
+    );
+    assert_eq!(
+        sim.s.messages().last().map(|m| m.text()),
+        Some(TASK.to_owned())
+    );
+}
+
+#[test]
+fn a_compaction_that_cannot_shrink_ends_the_turn_cleanly() {
+    let mut sim = Sim::new(config(Some(2_000)));
+    sim.s.submit("x".repeat(40_000)).unwrap(); // the message alone is over the window
+    sim.drive(
+        &mut |req, tokens| {
+            assert!(
+                is_summary_request(req),
+                "no step request goes out over the threshold"
+            );
+            (200, text("the summary", tokens))
+        },
+        &mut big_file,
+    );
+    let Event::TurnFailed { error } = sim.last_final() else {
+        panic!("{:?}", sim.last_final())
+    };
+    assert!(
+        matches!(error, TurnError::CompactionFailed { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("shorten the message"), "{error}");
+    assert!(sim.requests.len() <= 1);
+    assert!(sim.s.is_idle());
+    // The session can go on: a short message is still accepted.
+    assert_eq!(sim.events.iter().filter(|e| e.is_final()).count(), 1);
+}
+
+#[test]
+fn compact_on_demand_replaces_the_history_and_finishes() {
+    let mut sim = Sim::new(config(Some(100_000)));
+    assert_eq!(sim.s.compact(None), Err(SessionError::NothingToCompact));
+    sim.s.submit(TASK).unwrap();
+    sim.drive(&mut tool_heavy_provider(100_000, 3), &mut big_file);
+    let before = sim.s.messages().len();
+    sim.s.compact(Some("keep the file list".into())).unwrap();
+    sim.drive(
+        &mut |req, tokens| {
+            assert!(is_summary_request(req));
+            let prompt = req.messages.last().unwrap().text();
+            assert!(prompt.ends_with("keep the file list"));
+            (200, text("the summary", tokens))
+        },
+        &mut big_file,
+    );
+    assert!(matches!(sim.last_final(), Event::TurnFinished { .. }));
+    let c = sim.compactions();
+    assert!(matches!(
+        c.last(),
+        Some(Event::ContextCompacted {
+            reason: CompactReason::Requested,
+            method: CompactMethod::Summarized,
+            ..
+        })
+    ));
+    let after = sim.s.messages();
+    assert!(after.len() < before);
+    assert!(after[0].text().contains("the summary"));
+    assert!(after.iter().any(|m| m.text() == TASK));
+    // The events after the compaction carry the new history, message by message.
+    let at = sim
+        .events
+        .iter()
+        .rposition(|e| matches!(e, Event::ContextCompacted { .. }))
+        .unwrap();
+    let replayed: Vec<&crate::wire::Message> = sim.events[at..]
+        .iter()
+        .filter_map(|e| match e {
+            Event::Message { message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replayed.len(), after.len());
+    assert_eq!(
+        replayed.into_iter().cloned().collect::<Vec<_>>(),
+        after.to_vec()
+    );
+}
+
+#[test]
+fn without_a_window_nothing_is_pruned_before_sending() {
+    let mut sim = Sim::new(config(None));
+    sim.s.submit(TASK).unwrap();
+    sim.drive(&mut tool_heavy_provider(u64::MAX, 10), &mut big_file);
+    assert!(sim.compactions().is_empty());
+    assert_eq!(sim.s.context_usage().percent(), None);
+}
