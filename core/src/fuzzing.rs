@@ -16,7 +16,9 @@
 //!   (partial) completion holds exactly the text of the content, reasoning and tool-call
 //!   argument deltas that were polled.
 
+mod mcp;
 mod session;
+pub use mcp::mcp_jsonrpc;
 pub use session::session;
 
 use crate::sse::{self, DecodeError, Decoder, SseEvent};
@@ -392,6 +394,11 @@ mod tests {
     #[test]
     fn chat_stream_seeds() {
         run_seeds("chat_stream", super::chat_stream);
+    }
+
+    #[test]
+    fn mcp_jsonrpc_seeds() {
+        run_seeds("mcp_jsonrpc", super::mcp_jsonrpc);
     }
 
     #[test]

@@ -23,7 +23,8 @@
 //!   cancellation — as a state machine.
 //! - [`tool`]: tool specs and the pure parts of the built-in tools; [`history`]: validity
 //!   checks of a conversation; [`http`]: the request description with the key redacted;
-//!   [`client`]: the pure parts of the drivers' provider clients.
+//!   [`client`]: the pure parts of the drivers' provider clients; [`mcp`]: the Model Context
+//!   Protocol client.
 //!
 //! # The run loop every driver writes
 //!
@@ -81,6 +82,7 @@ pub mod fuzzing;
 pub mod history;
 pub mod http;
 pub mod instructions;
+pub mod mcp;
 pub mod prompt;
 #[cfg(test)]
 mod proptest_seeds;

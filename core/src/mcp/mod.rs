@@ -1,0 +1,25 @@
+//! The Model Context Protocol (MCP) client, without IO: tools from any MCP server.
+//!
+//! ```text
+//! server bytes ─► jsonrpc::LineDecoder (stdio) ─┐
+//!   SSE / JSON body ─► jsonrpc::Message::parse ─┴► Client::handle_message ─► poll():
+//!        Send(Message) ─► the driver writes it (a line on stdio, a POST over HTTP)
+//!        Emit(Event)   ─► Ready / ToolsChanged / CallFinished / Progress / Log / Failed
+//! ```
+//!
+//! - [`jsonrpc`]: JSON-RPC 2.0 messages and the newline-delimited framing of stdio.
+//! - [`client`]: the per-server state machine — handshake with version negotiation, tool
+//!   listing with pagination, calls with progress, cancellation, timeouts, server requests.
+//! - [`content`]: what the model reads of a tool result.
+//! - [`naming`]: the `mcp__SERVER__TOOL` names, specs and effects offered to the model.
+
+pub mod client;
+pub mod content;
+mod error;
+pub mod jsonrpc;
+pub mod naming;
+mod roots;
+
+pub use client::{
+    Action, CallId, Client, ClientConfig, ClientError, Event, Failure, McpTool, Phase,
+};
