@@ -135,6 +135,9 @@ pub(crate) enum ExportFormat {
 pub(crate) struct ExecArgs {
     /// The prompt; read from stdin when absent or `-`.
     pub(crate) prompt: Option<String>,
+    /// The prompt, as the original hrns's `-message` flag gave it.
+    #[arg(long, value_name = "TEXT", conflicts_with = "prompt", hide = true)]
+    pub(crate) message: Option<String>,
     /// Print one JSON event per line on stdout instead of text.
     #[arg(long)]
     pub(crate) json: bool,

@@ -43,10 +43,23 @@ pub(crate) fn models(global: &Global) -> Result<u8, CliError> {
 pub(crate) fn providers(global: &Global) -> Result<u8, CliError> {
     let file = ConfigFile::load(global.config.as_deref())?;
     if file.config.providers.is_empty() {
-        eprintln!(
-            "no providers in {}; run `hrns` in a terminal to add one",
-            file.path.display()
-        );
+        // The provider made from OPENAI_BASE_URL / OPENAI_API_KEY, when they are set.
+        let selection = hrns_core::config::Selection::default();
+        match file.config.resolve(&selection, &crate::setup::env_var) {
+            Ok(p) => println!(
+                "* {}\t{}\t{}\t(from {} and {})",
+                p.name,
+                p.base_url,
+                p.model,
+                hrns_core::config::ENV_BASE_URL,
+                hrns_core::config::ENV_API_KEY
+            ),
+            Err(hrns_core::config::ResolveError::NotConfigured) => eprintln!(
+                "no providers in {}; run `hrns` in a terminal to add one",
+                file.path.display()
+            ),
+            Err(e) => return Err(CliError::usage(e.to_string())),
+        }
         return Ok(0);
     }
     for (name, entry) in &file.config.providers {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// How an exec run ended, as a process exit code.
 pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
-    let prompt = read_prompt(args.prompt.as_deref())?;
+    let prompt = read_prompt(args.message.as_deref().or(args.prompt.as_deref()))?;
     let file = ConfigFile::load(global.config.as_deref())?;
     let setup = crate::onboarding::resolve_or_onboard(global, file)?;
     setup.print_warnings();

@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod compat;
 mod debug_sse;
 mod exec;
 mod instructions;
@@ -24,18 +25,59 @@ pub(crate) mod exit {
     pub(crate) const FAILURE: u8 = 1;
     pub(crate) const USAGE: u8 = 2;
     pub(crate) const INTERRUPTED: u8 = 130;
+    /// Stdout was closed by its reader (`hrns sessions | head`): 128 + SIGPIPE, what a program
+    /// killed by the signal reports.
+    pub(crate) const BROKEN_PIPE: i32 = 141;
+}
+
+/// Exits quietly when printing to a closed stdout or stderr.
+///
+/// Rust ignores SIGPIPE, so `println!` to a pipe whose reader is gone panics with "failed
+/// printing to stdout: Broken pipe". Every command prints with `println!`, so the hook is the
+/// one place that covers them all; any other panic keeps the default report.
+fn exit_quietly_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if payload.starts_with("failed printing to std") && payload.contains("Broken pipe") {
+            std::process::exit(exit::BROKEN_PIPE);
+        }
+        default(info);
+    }));
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    exit_quietly_on_closed_pipe();
+    let args = match compat::normalize(std::env::args_os().collect()) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("{} {message}", style::Style::stderr().error("hrns:"));
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    let cli = Cli::parse_from(args);
     let g = &cli.global;
     let result = match &cli.command {
         Some(Command::Debug {
             command: DebugCommand::Sse { file },
         }) => return debug_sse(file.clone()),
         Some(Command::Completions { shell }) => {
-            clap_complete::generate(*shell, &mut Cli::command(), "hrns", &mut std::io::stdout());
-            Ok(0)
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "hrns", &mut script);
+            match std::io::Write::write_all(&mut std::io::stdout().lock(), &script) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                    std::process::exit(exit::BROKEN_PIPE)
+                }
+                Err(e) => Err(setup::CliError::failure(format!(
+                    "cannot write the script: {e}"
+                ))),
+                Ok(()) => Ok(0),
+            }
         }
         Some(Command::Exec(args)) => exec::run(g, args),
         Some(Command::Replay(args)) => commands::replay(g, args),

@@ -32,7 +32,7 @@ pub(crate) fn resolve_or_onboard(global: &Global, file: ConfigFile) -> Result<Se
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return Err(CliError::usage(format!(
             "no provider is configured. Set {ENV_API_KEY} (and {ENV_BASE_URL} and HRNS_MODEL for other endpoints), \
-             write {} , or run `hrns` in a terminal to set one up.",
+             write {}, or run `hrns` in a terminal to set one up.",
             file.path.display()
         )));
     }

@@ -46,9 +46,10 @@ pub(crate) struct ConfigFile {
 }
 
 impl ConfigFile {
-    /// Loads the config from `--config` or the default place. A missing file is an empty
-    /// config; an unreadable or corrupt one is an error naming the file and line, and the file
-    /// is left alone.
+    /// Loads the config from `--config` or the default place. A missing default file is an
+    /// empty config, but a missing `--config` file is an error (a typo in the path must not
+    /// silently run with no config); an unreadable or corrupt one is an error naming the file
+    /// and line, and the file is left alone.
     pub(crate) fn load(explicit: Option<&Path>) -> Result<ConfigFile, CliError> {
         let path = match explicit {
             Some(p) => p.to_owned(),
@@ -57,14 +58,20 @@ impl ConfigFile {
         match std::fs::read_to_string(&path) {
             Ok(text) => {
                 let config = Config::parse(&text).map_err(|e| {
+                    // The error names the line and column and says what to do.
                     CliError::usage(format!(
-                        "{}:{}:{}: the config file is not valid: {e}\nFix or move the file; hrns does not overwrite a config it cannot read.",
-                        path.display(),
-                        e.line(),
-                        e.column()
+                        "{}: the config file is not valid: {e}",
+                        path.display()
                     ))
                 })?;
                 Ok(ConfigFile { path, config })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_some() => {
+                Err(CliError::usage(format!(
+                    "the config file {} (from --config or HRNS_CONFIG) does not exist; check the \
+                     path, or leave the option out to use the default config file",
+                    path.display()
+                )))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ConfigFile {
                 path,
@@ -197,6 +204,9 @@ impl Discovered {
     }
 }
 
+/// The agent used when neither `--agent` nor the config names one.
+pub(crate) const DEFAULT_AGENT: &str = "Builder";
+
 /// A fully resolved run: provider, agent, skills, tools and prompt.
 #[derive(Debug)]
 pub(crate) struct Setup {
@@ -210,7 +220,14 @@ pub(crate) struct Setup {
 
 impl Setup {
     /// Resolves the provider and agent for `global` from an already loaded config.
-    pub(crate) fn resolve(global: &Global, file: ConfigFile) -> Result<Setup, CliError> {
+    ///
+    /// A saved `currentProvider` or `currentAgent` that names nothing (and that this run would
+    /// use) is replaced by the default, with a warning, and the config is saved.
+    pub(crate) fn resolve(global: &Global, mut file: ConfigFile) -> Result<Setup, CliError> {
+        let mut repaired = Vec::new();
+        if global.provider.is_none() {
+            repaired.extend(file.config.repair_current_provider());
+        }
         let selection = Selection {
             provider: global.provider.as_deref(),
             model: global.model.as_deref(),
@@ -224,11 +241,24 @@ impl Setup {
             .map_err(|e| CliError::usage(format!("cannot use the current directory: {e}")))?;
         let mut discovered = Discovered::scan(&workspace, paths::home().as_deref());
         discovered.load_instructions(&workspace, &file.config);
+        if global.agent.is_none() {
+            let names: Vec<String> = discovered.agents.iter().map(|a| a.name.clone()).collect();
+            repaired.extend(file.config.repair_current_agent(&names, DEFAULT_AGENT));
+        }
+        if !repaired.is_empty() {
+            let s = crate::style::Style::stderr();
+            for r in &repaired {
+                eprintln!("{} {r}", s.harness("hrns: warning:"));
+            }
+            if let Err(e) = file.save() {
+                eprintln!("{} {}", s.harness("hrns: warning:"), e.message);
+            }
+        }
         let wanted = global
             .agent
             .clone()
             .or_else(|| file.config.current_agent.clone())
-            .unwrap_or_else(|| "Builder".to_owned());
+            .unwrap_or_else(|| DEFAULT_AGENT.to_owned());
         let agent = agent::find_agent(&discovered.agents, &wanted)
             .cloned()
             .ok_or_else(|| {
@@ -353,7 +383,8 @@ mod tests {
             "{}",
             err.message
         );
-        let missing = ConfigFile::load(Some(&dir.path().join("none.json"))).unwrap();
-        assert!(missing.config.providers.is_empty());
+        let missing = ConfigFile::load(Some(&dir.path().join("none.json"))).unwrap_err();
+        assert_eq!(missing.code, crate::exit::USAGE);
+        assert!(missing.message.contains("none.json"), "{}", missing.message);
     }
 }

@@ -36,6 +36,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+mod stale;
+pub use stale::{ChoiceKind, StaleChoice};
+
 /// The environment variable with the API key when no provider is configured.
 pub const ENV_API_KEY: &str = "OPENAI_API_KEY";
 /// The environment variable with the base URL when no provider is configured.
@@ -267,6 +270,18 @@ pub enum ResolveError {
         /// The provider.
         provider: String,
     },
+    /// The base URL is not an `http://` or `https://` URL with a host (`OPENAI_BASE_URL=not-a-url`).
+    #[error(
+        "the base URL `{url}` of provider `{provider}` is not an http:// or https:// URL with a \
+         host: {}",
+        fix_url(provider)
+    )]
+    InvalidUrl {
+        /// The provider.
+        provider: String,
+        /// The URL as given.
+        url: String,
+    },
     /// No model was chosen anywhere.
     #[error(
         "no model is chosen for provider `{provider}`: pass --model NAME, set its model in the \
@@ -276,6 +291,30 @@ pub enum ResolveError {
         /// The provider.
         provider: String,
     },
+}
+
+fn fix_url(provider: &str) -> String {
+    let example = "such as http://127.0.0.1:11434/v1";
+    if provider == ENV_PROVIDER_NAME {
+        format!("set {ENV_BASE_URL} to one, {example}")
+    } else {
+        format!("set providers.{provider}.url in the config to one, {example}")
+    }
+}
+
+/// Whether `url` is an `http://` or `https://` URL with a non-empty host and no spaces.
+fn is_http_url(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    let Some(rest) = lower
+        .strip_prefix("http://")
+        .or_else(|| lower.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = host.rsplit('@').next().unwrap_or_default();
+    let name = host.split(':').next().unwrap_or_default();
+    !name.is_empty() && !url.chars().any(char::is_whitespace)
 }
 
 fn list(names: &[String]) -> String {
@@ -338,6 +377,19 @@ impl Config {
         Ok(())
     }
 
+    /// Saves `model` as the default model of the configured provider `name` (as `/model` does, like
+    /// the original hrns). Returns false when no configured provider has that name (the
+    /// provider made from environment variables has nowhere to keep it).
+    pub fn set_provider_model(&mut self, name: &str, model: &str) -> bool {
+        match self.providers.get_mut(name) {
+            Some(entry) => {
+                entry.model = Some(model.to_owned());
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Makes `name` the current agent. Agents are not part of the config, so any name is taken.
     pub fn set_current_agent(&mut self, name: impl Into<String>) {
         self.current_agent = Some(name.into());
@@ -386,9 +438,16 @@ impl Config {
             if key.is_none() && url.is_none() {
                 return Err(ResolveError::NotConfigured);
             }
+            let base_url = url.map_or_else(|| DEFAULT_BASE_URL.to_owned(), |u| u.trim().to_owned());
+            if !is_http_url(&base_url) {
+                return Err(ResolveError::InvalidUrl {
+                    provider: ENV_PROVIDER_NAME.to_owned(),
+                    url: base_url,
+                });
+            }
             return Ok(ResolvedProvider {
                 name: ENV_PROVIDER_NAME.to_owned(),
-                base_url: url.map_or_else(|| DEFAULT_BASE_URL.to_owned(), |u| u.trim().to_owned()),
+                base_url,
                 api_key: key.map(|k| Secret::new(k.trim())),
                 model: model(ENV_PROVIDER_NAME, None)?,
                 skip_verify: false,
@@ -399,6 +458,12 @@ impl Config {
         let base_url = non_empty(Some(&entry.url)).ok_or_else(|| ResolveError::MissingUrl {
             provider: name.to_owned(),
         })?;
+        if !is_http_url(base_url) {
+            return Err(ResolveError::InvalidUrl {
+                provider: name.to_owned(),
+                url: base_url.to_owned(),
+            });
+        }
         let api_key = match (
             non_empty(entry.key.as_deref()),
             non_empty(entry.key_env.as_deref()),

@@ -786,7 +786,17 @@ impl App {
                 self.setup.provider.model = model.clone();
                 let history = self.history();
                 self.rebuild(history);
-                self.info(&format!("model: {model}"));
+                let name = self.setup.provider.name.clone();
+                if self.setup.file.config.set_provider_model(&name, &model) {
+                    self.save_config();
+                    self.info(&format!(
+                        "model: {model} (saved as provider {name}'s default)"
+                    ));
+                } else {
+                    self.info(&format!(
+                        "model: {model} (for this session; set HRNS_MODEL to keep it)"
+                    ));
+                }
             }
             CommandId::Providers => {
                 let current = self.setup.provider.name.clone();
@@ -805,6 +815,18 @@ impl App {
                         ))
                     })
                     .collect();
+                let env = &self.setup.provider;
+                if lines.is_empty() && env.name == hrns_core::config::ENV_PROVIDER_NAME {
+                    self.print(&[Line::plain(format!(
+                        "* {}  {}  {}  (from {} and {}; /connect adds one to the config)",
+                        env.name,
+                        env.base_url,
+                        env.model,
+                        hrns_core::config::ENV_BASE_URL,
+                        hrns_core::config::ENV_API_KEY
+                    ))]);
+                    return;
+                }
                 if lines.is_empty() {
                     self.info("no providers in the config file; /connect adds one");
                 }

@@ -344,9 +344,10 @@ fn env_only() {
 
 #[test]
 fn model_precedence() {
-    let c =
-        Config::parse(r#"{"providers": {"a": {"url": "u", "model": "entry"}, "b": {"url": "u"}}}"#)
-            .unwrap();
+    let c = Config::parse(
+        r#"{"providers": {"a": {"url": "http://u", "model": "entry"}, "b": {"url": "http://u"}}}"#,
+    )
+    .unwrap();
     let env = env_of(&[(ENV_MODEL, "from-env")]);
     let model = |provider, model| c.resolve(&pick(Some(provider), model), &env).unwrap().model;
     assert_eq!(model("a", Some("chosen")), "chosen");
@@ -449,4 +450,75 @@ fn onboarding_edits() {
     let back = Config::parse(&c.to_json_pretty()).unwrap();
     assert_eq!(back, c);
     assert_eq!(back.extra["theme"], "dark");
+}
+
+#[test]
+fn set_provider_model_keeps_the_model_in_the_entry() {
+    let mut c = Config::default();
+    c.upsert_provider("p", ProviderEntry::new("http://p/v1"));
+    assert!(c.set_provider_model("p", "big"));
+    assert_eq!(c.providers["p"].model.as_deref(), Some("big"));
+    assert!(c.to_json_pretty().contains("\"model\": \"big\""));
+    assert!(
+        !c.set_provider_model(ENV_PROVIDER_NAME, "x"),
+        "env provider is not saved"
+    );
+}
+
+#[test]
+fn a_base_url_that_is_not_http_is_a_config_error_naming_it() {
+    let env_url =
+        |url: &'static str| move |name: &str| (name == ENV_BASE_URL).then(|| url.to_owned());
+    for bad in [
+        "not-a-url",
+        "ftp://host/v1",
+        "http://",
+        "https:///v1",
+        "http://a b/v1",
+    ] {
+        let env = env_url(bad);
+        let err = Config::default()
+            .resolve(
+                &Selection {
+                    model: Some("m"),
+                    ..Selection::default()
+                },
+                &env,
+            )
+            .unwrap_err();
+        assert!(
+            matches!(err, ResolveError::InvalidUrl { .. }),
+            "{bad}: {err:?}"
+        );
+        let text = err.to_string();
+        assert!(text.contains(bad) && text.contains(ENV_BASE_URL), "{text}");
+    }
+    for good in [
+        "http://127.0.0.1:8000/v1",
+        "HTTPS://api.example.com",
+        "http://[::1]:8080/v1",
+        "http://user@host/v1",
+    ] {
+        let env = env_url(good);
+        let ok = Config::default().resolve(
+            &Selection {
+                model: Some("m"),
+                ..Selection::default()
+            },
+            &env,
+        );
+        assert!(ok.is_ok(), "{good}: {ok:?}");
+    }
+    let mut c = Config::default();
+    c.upsert_provider("p", ProviderEntry::new("localhost:8080/v1"));
+    let err = c
+        .resolve(
+            &Selection {
+                model: Some("m"),
+                ..Selection::default()
+            },
+            &|_| None,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("providers.p.url"), "{err}");
 }

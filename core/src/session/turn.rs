@@ -305,9 +305,11 @@ impl Turn {
             self.fail(s, TurnError::StreamBroken { message });
             return;
         }
+        // Name the URL that could not be reached: a typo in it is the usual cause.
+        let url = super::request::endpoint(&s.config.provider.base_url, "chat/completions");
         let failure = TurnError::Transport {
             kind: error.kind,
-            message: message.clone(),
+            message: format!("{url}: {message}"),
         };
         if error.kind.is_retryable() {
             self.retry_or_fail(s, now, message, None, failure);

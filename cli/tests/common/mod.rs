@@ -1,0 +1,98 @@
+//! A sandbox for running the built `hrns` binary: its own HOME, XDG dirs and working directory.
+#![allow(dead_code, unreachable_pub)]
+
+use hrns_blocking::mock::MockProvider;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+pub const KEY: &str = "sk-parity-NEVERSHOWN-4242";
+
+pub struct Env {
+    pub root: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        for d in ["home", "config", "state", "work"] {
+            std::fs::create_dir_all(root.path().join(d)).unwrap();
+        }
+        Env { root }
+    }
+
+    pub fn path(&self, p: &str) -> PathBuf {
+        self.root.path().join(p)
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.path("work")
+    }
+
+    pub fn config_file(&self) -> PathBuf {
+        self.path("config/hrns/config.json")
+    }
+
+    pub fn write(&self, p: &str, text: &str) -> PathBuf {
+        let path = self.path(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// A config with one provider `mock` at `mock`, plus `extra` top-level JSON fields.
+    pub fn config_with(&self, mock: &MockProvider, extra: &str) -> PathBuf {
+        let text = format!(
+            r#"{{"providers": {{"mock": {{"url": "{}", "key": "{KEY}", "model": "mock-model", "skipVerify": false}}}}{extra}}}"#,
+            mock.base_url()
+        );
+        self.write("config/hrns/config.json", &text)
+    }
+
+    pub fn config_json(&self) -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(self.config_file()).unwrap()).unwrap()
+    }
+
+    /// The command with a clean environment; with `mock`, the env variables point at it.
+    pub fn cmd(&self, mock: Option<&MockProvider>) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_hrns"));
+        c.current_dir(self.work())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("XDG_CONFIG_HOME", self.path("config"))
+            .env("XDG_STATE_HOME", self.path("state"))
+            .stdin(Stdio::null());
+        if let Some(m) = mock {
+            c.env("OPENAI_BASE_URL", m.base_url())
+                .env("OPENAI_API_KEY", KEY)
+                .env("HRNS_MODEL", "mock-model");
+        }
+        c
+    }
+
+    pub fn run(&self, mock: Option<&MockProvider>, args: &[&str]) -> Output {
+        self.cmd(mock).args(args).output().unwrap()
+    }
+
+    pub fn run_stdin(&self, mock: Option<&MockProvider>, args: &[&str], stdin: &[u8]) -> Output {
+        let mut child = self
+            .cmd(mock)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        child.wait_with_output().unwrap()
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

@@ -1,0 +1,196 @@
+//! Parity with the original Go hrns and the rough edges of issue 19, end to end: the built binary
+//! against the mock provider over loopback.
+
+mod common;
+
+use common::{Env, KEY, stderr, stdout};
+use hrns_blocking::mock::{MockProvider, Reply};
+use std::io::Read;
+use std::process::Stdio;
+
+#[test]
+fn a_stale_current_agent_is_repaired_and_saved() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("a"), Reply::text_answer("b")]).unwrap();
+    env.config_with(&mock, r#", "currentAgent": "Reviewer", "theme": "dark""#);
+    let out = env.run(None, &["exec", "x"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("`Reviewer`") && err.contains("Builder, Explorer, Planner, Pirate"),
+        "{err}"
+    );
+    let saved = env.config_json();
+    assert_eq!(saved["currentAgent"], "Builder");
+    assert_eq!(saved["theme"], "dark", "other keys kept");
+    // Repaired once: the next run is quiet.
+    let out = env.run(None, &["exec", "x"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!stderr(&out).contains("Reviewer"), "{}", stderr(&out));
+    // An explicit --agent that does not exist is still an error.
+    let out = env.run(None, &["exec", "--agent", "nobody", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_stale_current_provider_falls_back_to_a_configured_one() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("fine")]).unwrap();
+    env.config_with(&mock, r#", "currentProvider": "renamed""#);
+    let out = env.run(None, &["exec", "x"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("`renamed`"), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "fine\n");
+    assert_eq!(env.config_json()["currentProvider"], "mock");
+}
+
+#[test]
+fn the_originals_exec_flags_work_and_value_swallowing_clusters_are_refused() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("a"), Reply::text_answer("b")]).unwrap();
+    env.config_with(&mock, "");
+    let out = env.run(
+        None,
+        &[
+            "exec",
+            "-message=hello pirate",
+            "-model=other-model",
+            "-agent",
+            "Pirate",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body = mock.requests()[0].json();
+    assert_eq!(body["model"], "other-model");
+    let messages = body["messages"].to_string();
+    assert!(messages.contains("hello pirate"), "{messages}");
+    assert!(
+        messages.contains("pirate's voice"),
+        "the Pirate agent's prompt"
+    );
+    let out = env.run(None, &["exec", "-provider", "mock", "-message", "two"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        mock.requests()[1].json()["messages"]
+            .to_string()
+            .contains("two")
+    );
+    for bad in ["-mfoo", "-messages=x"] {
+        let out = env.run(None, &["exec", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(stderr(&out).contains(bad), "{}", stderr(&out));
+    }
+    assert_eq!(mock.request_count(), 2, "nothing sent for refused flags");
+}
+
+/// Runs `args` with stdout read for a few bytes and then closed.
+fn closed_pipe(env: &Env, args: &[&str]) -> (Option<i32>, String) {
+    let mut child = env
+        .cmd(None)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 8];
+    out.read_exact(&mut first).unwrap();
+    drop(out);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (child.wait().unwrap().code(), err)
+}
+
+#[test]
+fn commands_exit_quietly_on_a_closed_pipe() {
+    let env = Env::new();
+    let line =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"xxxxxxxxxxxxxxxx\"}}]}\n\n";
+    let body = env.write("work/body.sse", &line.repeat(40_000));
+    let (code, err) = closed_pipe(&env, &["debug", "sse", body.to_str().unwrap()]);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err, "");
+    assert_eq!(code, Some(141));
+    let (code, err) = closed_pipe(&env, &["completions", "zsh"]);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(matches!(code, Some(0 | 141)), "{code:?}");
+}
+
+#[test]
+fn an_invalid_base_url_is_a_config_error_naming_it() {
+    let env = Env::new();
+    let out = env
+        .cmd(None)
+        .args(["exec", "x"])
+        .env("OPENAI_BASE_URL", "not-a-url")
+        .env("HRNS_MODEL", "m")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`not-a-url`") && stderr(&out).contains("OPENAI_BASE_URL"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_connection_error_names_the_url() {
+    let env = Env::new();
+    // A port nothing listens on: bind, read the port, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let out = env
+        .cmd(None)
+        .args(["exec", "--json", "x"])
+        .env("OPENAI_BASE_URL", &url)
+        .env("HRNS_MODEL", "m")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let failed = stdout(&out);
+    assert!(
+        failed.contains(&format!("{url}/chat/completions")),
+        "{failed}\n{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_missing_config_file_is_an_error_and_corrupt_ones_are_reported_once() {
+    let env = Env::new();
+    let out = env.run(None, &["--config", "nope.json", "providers"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("nope.json"), "{}", stderr(&out));
+    env.write("config/hrns/config.json", "{\n  \"providers\": [\n");
+    let out = env.run(None, &["providers"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.matches("line").count(), 1, "{err}");
+    assert_eq!(err.matches("overwrite").count(), 1, "{err}");
+}
+
+#[test]
+fn providers_shows_the_one_from_the_environment() {
+    let env = Env::new();
+    let mock = MockProvider::start([]).unwrap();
+    let out = env.run(Some(&mock), &["providers"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("env") && text.contains(&mock.base_url()) && text.contains("mock-model"),
+        "{text}"
+    );
+    assert!(!text.contains(KEY));
+    let out = env.run(None, &["exec", "x"]);
+    assert!(!stderr(&out).contains(" ,"), "{}", stderr(&out));
+}
