@@ -56,8 +56,7 @@ pub(crate) fn normalize(args: Vec<OsString>) -> Result<Vec<OsString>, String> {
 /// Fails when a short flag that takes a value is followed by more characters (`-mfoo`, `-am`),
 /// unless they start with `=`.
 fn check_cluster(word: &str) -> Result<(), String> {
-    let mut chars = word.char_indices();
-    while let Some((i, c)) = chars.next() {
+    for (i, c) in word.char_indices() {
         let Some((_, long)) = VALUE_SHORTS.iter().find(|(s, _)| *s == c) else {
             continue;
         };

@@ -58,10 +58,16 @@ impl ConfigFile {
         match std::fs::read_to_string(&path) {
             Ok(text) => {
                 let config = Config::parse(&text).map_err(|e| {
-                    // The error names the line and column and says what to do.
+                    // `path:line:column:` in front, as compilers write it; the error's own
+                    // text says the position too, so it is taken off once here.
+                    let text = e.to_string();
+                    let position = format!("line {}, column {}: ", e.line(), e.column());
                     CliError::usage(format!(
-                        "{}: the config file is not valid: {e}",
-                        path.display()
+                        "{}:{}:{}: the config file is not valid: {}",
+                        path.display(),
+                        e.line(),
+                        e.column(),
+                        text.strip_prefix(&position).unwrap_or(&text)
                     ))
                 })?;
                 Ok(ConfigFile { path, config })
