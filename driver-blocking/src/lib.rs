@@ -9,15 +9,20 @@
 //! provider (feature `mock`) is the test server of the whole project.
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "http")]
 pub mod client;
 #[cfg(feature = "mock")]
 pub mod mock;
+#[cfg(feature = "http")]
 mod read_ahead;
+#[cfg(feature = "http")]
 pub mod runner;
 pub mod tool;
 pub mod tools;
 
+#[cfg(feature = "http")]
 pub use client::{ChatEvents, Client, ClientConfig, ClientError, Response, Transport};
 pub use hrns_core::session::TurnOutcome;
+#[cfg(feature = "http")]
 pub use runner::Runner;
 pub use tool::{CancelFlag, Tool, ToolContext, Toolbox};

@@ -1,7 +1,6 @@
 //! The `Tool` trait and the toolbox the runner dispatches calls to.
 
-use hrns_core::tool::{Registry, ToolOutput, ToolSpec};
-use std::ops::{Deref, DerefMut};
+use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,39 +65,28 @@ pub trait Tool: Send + Sync {
     fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput;
 }
 
-/// The tools of a session, looked up by name: a [`Registry`] of [`Tool`]s (`specs`, `get`,
-/// `retain` come from it) that takes tools by value. Cheap to clone (tools are shared).
-#[derive(Debug, Clone, Default)]
-pub struct Toolbox(Registry<dyn Tool>);
-
-impl Toolbox {
-    /// An empty toolbox.
-    pub fn new() -> Self {
-        Self::default()
+impl<T: Tool + ?Sized> Tool for std::sync::Arc<T> {
+    fn spec(&self) -> ToolSpec {
+        (**self).spec()
     }
 
-    /// Adds a tool; a tool of the same name is replaced.
-    pub fn add(&mut self, tool: impl Tool + 'static) -> &mut Self {
-        self.add_arc(Arc::new(tool))
-    }
-
-    /// Adds a shared tool; a tool of the same name is replaced.
-    pub fn add_arc(&mut self, tool: Arc<dyn Tool>) -> &mut Self {
-        self.0.insert(tool.spec(), tool);
-        self
+    fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput {
+        (**self).run(arguments, ctx)
     }
 }
 
-impl Deref for Toolbox {
-    type Target = Registry<dyn Tool>;
+/// The tools of a session, looked up by name: a [`Registry`] of [`Tool`]s (`add`, `specs`,
+/// `get`, `retain` come from it). Cheap to clone (tools are shared).
+pub type Toolbox = Registry<dyn Tool>;
 
-    fn deref(&self) -> &Registry<dyn Tool> {
-        &self.0
+impl ToolObject for dyn Tool {
+    fn tool_spec(&self) -> ToolSpec {
+        self.spec()
     }
 }
 
-impl DerefMut for Toolbox {
-    fn deref_mut(&mut self) -> &mut Registry<dyn Tool> {
-        &mut self.0
+impl<T: Tool + 'static> From<T> for Box<dyn Tool> {
+    fn from(tool: T) -> Self {
+        Box::new(tool)
     }
 }

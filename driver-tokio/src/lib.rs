@@ -13,8 +13,9 @@
 //!   arrive, runs independent tool calls concurrently (8 at once by default, each with a
 //!   timeout), asks for approvals through an async callback, sleeps for retries with
 //!   `tokio::time`, and hands every event to a callback.
-//! - [`Tool`] and [`Toolbox`], and the built-in [`tools`] on `tokio::fs` and
-//!   `tokio::process`, thin IO around the pure helpers of [`hrns_core::tool`].
+//! - [`Tool`] and [`Toolbox`], and the built-in [`tools`]: the blocking driver's std tools
+//!   run on tokio's blocking threads (any [`hrns_blocking::Tool`] is a [`Tool`] here), and
+//!   `web_fetch` on the hyper client.
 //!
 //! # One turn
 //!

@@ -1,11 +1,11 @@
 //! The async `Tool` trait and the toolbox the runner dispatches calls to.
 
-use hrns_core::tool::{Registry, ToolOutput, ToolSpec};
+use hrns_blocking::CancelFlag;
+use hrns_core::tool::render::tool_failed;
+use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
 use std::future::Future;
-use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// The future a [`Tool`] returns.
@@ -73,39 +73,67 @@ pub trait Tool: Send + Sync {
     fn run<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> ToolFuture<'a>;
 }
 
-/// The tools of a session, looked up by name: a [`Registry`] of [`Tool`]s (`specs`, `get`,
-/// `retain` come from it) that takes tools by value. Cheap to clone (tools are shared).
-#[derive(Debug, Clone, Default)]
-pub struct Toolbox(Registry<dyn Tool>);
+/// The tools of a session, looked up by name: a [`Registry`] of [`Tool`]s (`add`, `specs`,
+/// `get`, `retain` come from it). Cheap to clone (tools are shared).
+pub type Toolbox = Registry<dyn Tool>;
 
-impl Toolbox {
-    /// An empty toolbox.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds a tool; a tool of the same name is replaced.
-    pub fn add(&mut self, tool: impl Tool + 'static) -> &mut Self {
-        self.add_arc(Arc::new(tool))
-    }
-
-    /// Adds a shared tool; a tool of the same name is replaced.
-    pub fn add_arc(&mut self, tool: Arc<dyn Tool>) -> &mut Self {
-        self.0.insert(tool.spec(), tool);
-        self
+impl ToolObject for dyn Tool {
+    fn tool_spec(&self) -> ToolSpec {
+        self.spec()
     }
 }
 
-impl Deref for Toolbox {
-    type Target = Registry<dyn Tool>;
-
-    fn deref(&self) -> &Registry<dyn Tool> {
-        &self.0
+impl<T: Tool + 'static> From<T> for Box<dyn Tool> {
+    fn from(tool: T) -> Self {
+        Box::new(tool)
     }
 }
 
-impl DerefMut for Toolbox {
-    fn deref_mut(&mut self) -> &mut Registry<dyn Tool> {
-        &mut self.0
+/// Every tool of the blocking driver (std IO) is a tool here too: each call runs on one of
+/// tokio's blocking threads (`spawn_blocking`), so the built-in file and command tools — and
+/// yours written for [`hrns_blocking::Tool`] — exist once.
+///
+/// The tool gets a [`hrns_blocking::ToolContext`] for the same workspace whose cancellation
+/// flag is set when this call's token is cancelled or its future is dropped (a command is then
+/// killed with its process group by the blocking thread). The future waits for the thread to
+/// finish after a cancel, so the tool's own cleanup is done when it resolves.
+impl<T> Tool for T
+where
+    T: hrns_blocking::Tool + Clone + 'static,
+{
+    fn spec(&self) -> ToolSpec {
+        hrns_blocking::Tool::spec(self)
+    }
+
+    fn run<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        let tool = self.clone();
+        let arguments = arguments.to_owned();
+        let flag = CancelFlag::new();
+        let std_ctx = hrns_blocking::ToolContext {
+            workspace: ctx.workspace.clone(),
+            cancel: flag.clone(),
+        };
+        Box::pin(async move {
+            let _cancel_on_drop = CancelOnDrop(flag.clone());
+            let name = hrns_blocking::Tool::spec(&tool).name;
+            let mut task = tokio::task::spawn_blocking(move || tool.run(&arguments, &std_ctx));
+            let joined = tokio::select! {
+                joined = &mut task => joined,
+                () = ctx.cancel.cancelled() => {
+                    flag.cancel();
+                    task.await
+                }
+            };
+            joined.unwrap_or_else(|_| tool_failed(&name))
+        })
+    }
+}
+
+/// Sets a blocking tool's cancellation flag when the future running it is dropped.
+struct CancelOnDrop(CancelFlag);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
     }
 }

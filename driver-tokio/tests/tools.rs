@@ -38,3 +38,78 @@ impl tool_suite::ToolHarness for Tokio {
 }
 
 tool_tests!(tokio());
+
+/// A std tool that panics: the async driver turns the lost thread into an error result.
+#[derive(Clone)]
+struct Panics;
+
+impl hrns_blocking::Tool for Panics {
+    fn spec(&self) -> hrns_core::tool::ToolSpec {
+        hrns_core::tool::ToolSpec {
+            name: "panics".into(),
+            description: "always panics".into(),
+            parameters: serde_json::json!({"type": "object"}),
+            effect: hrns_core::tool::Effect::ReadOnly,
+        }
+    }
+
+    fn run(&self, _: &str, _: &hrns_blocking::ToolContext) -> ToolOutput {
+        panic!("a tool bug")
+    }
+}
+
+#[test]
+fn a_std_tool_that_panics_is_an_error_result() {
+    let t = tokio();
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(dir.path()).unwrap();
+    let mut tools = Toolbox::new();
+    tools.add(Panics);
+    let out = t.rt.block_on(tools.get("panics").unwrap().run("{}", &ctx));
+    assert!(out.is_error);
+    assert!(
+        out.content.starts_with("panics: the tool failed"),
+        "{}",
+        out.content
+    );
+}
+
+/// A std tool whose call is cancelled by the token stops at once: the flag reached it.
+#[derive(Clone)]
+struct WaitsForCancel;
+
+impl hrns_blocking::Tool for WaitsForCancel {
+    fn spec(&self) -> hrns_core::tool::ToolSpec {
+        hrns_core::tool::ToolSpec {
+            name: "waits".into(),
+            description: "waits for its cancellation".into(),
+            parameters: serde_json::json!({"type": "object"}),
+            effect: hrns_core::tool::Effect::ReadOnly,
+        }
+    }
+
+    fn run(&self, _: &str, ctx: &hrns_blocking::ToolContext) -> ToolOutput {
+        while !ctx.cancel.is_cancelled() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        ToolOutput::ok("saw the cancel")
+    }
+}
+
+#[test]
+fn cancelling_the_token_reaches_a_std_tool() {
+    let t = tokio();
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(dir.path()).unwrap();
+    let mut tools = Toolbox::new();
+    tools.add(WaitsForCancel);
+    let cancel = ctx.cancel.clone();
+    let out = t.rt.block_on(async {
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            cancel.cancel();
+        });
+        tools.get("waits").unwrap().run("{}", &ctx).await
+    });
+    assert_eq!(out, ToolOutput::ok("saw the cancel"));
+}

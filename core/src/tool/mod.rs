@@ -34,7 +34,7 @@
 //!   files (devices, pipes, sockets) are refused ([`files::require_file`]). The file is
 //!   streamed through [`page::TextPager`], so a page of a file of any size costs memory for
 //!   the page only (the whole file is read, to count its lines); a file whose first
-//!   [`render::BINARY_SNIFF_BYTES`] look binary is refused, later invalid UTF-8 is shown as
+//!   [`page::BINARY_SNIFF_BYTES`] look binary is refused, later invalid UTF-8 is shown as
 //!   U+FFFD.
 //! - `list_files` walks its directory (default the root, not confined) honouring
 //!   `.gitignore`, `.ignore` and git's exclude files even outside a repository; hidden files
@@ -75,7 +75,7 @@ mod registry;
 pub mod render;
 pub mod truncate;
 
-pub use registry::Registry;
+pub use registry::{Registry, ToolObject};
 
 /// What running a tool can do to the world, which decides whether it needs approval.
 ///

@@ -31,8 +31,10 @@
 
 use super::ToolOutput;
 use super::builtin::{READ_FILE_DEFAULT_LINES, READ_FILE_MAX_CHARS, READ_FILE_MAX_LINE_CHARS};
-use super::render::{BINARY_SNIFF_BYTES, looks_binary};
 use std::fmt::Write as _;
+
+/// How many leading bytes [`looks_binary`] inspects.
+pub const BINARY_SNIFF_BYTES: usize = 8192;
 
 /// Bytes of one line kept before the rest is only counted: enough for
 /// [`READ_FILE_MAX_LINE_CHARS`] characters of four bytes each.
@@ -45,7 +47,7 @@ const BINARY_MESSAGE: &str = "the file looks binary (it has NUL bytes or is not 
 /// Renders one page of a text file from its bytes, fed in chunks; see the module docs.
 ///
 /// The output is the same whatever the chunk sizes, and is described at
-/// [`render_read`](super::render::render_read), which is this pager fed a whole text: numbered lines, a note with the offset to continue from,
+/// [`render_read`], which is this pager fed a whole text: numbered lines, a note with the offset to continue from,
 /// notes about cut lines and CRLF line endings, and an error for an offset past the end. A
 /// file whose first [`BINARY_SNIFF_BYTES`] look binary ([`looks_binary`]) gives an error
 /// instead; invalid UTF-8 later in the file is shown as U+FFFD.
@@ -291,6 +293,41 @@ impl TextPager {
     }
 }
 
+/// Returns whether bytes look like a binary file rather than text.
+///
+/// Looks at the first [`BINARY_SNIFF_BYTES`] only: a NUL byte there, or bytes that are not
+/// UTF-8, mean binary. A UTF-8 sequence cut off by the end of that sample does not count, so a
+/// driver may pass just the first block of a file.
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    let sample = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
+    if sample.contains(&0) {
+        return true;
+    }
+    match std::str::from_utf8(sample) {
+        Ok(_) => false,
+        Err(e) => e.error_len().is_some(),
+    }
+}
+
+/// Renders a page of a text file for `read_file`, lines numbered from 1.
+///
+/// Each line is shown as `    12\tline` (the number right-aligned in six columns), with a
+/// trailing `\r` removed (and the CRLF line endings mentioned once). The page starts at line
+/// `offset` (default 1) and has at most `limit` lines (default
+/// [`READ_FILE_DEFAULT_LINES`]) and about
+/// [`READ_FILE_MAX_CHARS`] characters; lines longer than
+/// [`READ_FILE_MAX_LINE_CHARS`] are cut. When lines
+/// remain, a closing note gives the range shown and the offset to continue from. An offset
+/// past the end is an error that says how many lines the file has. Linear in `text`.
+///
+/// This is a [`TextPager`] fed the whole text at once, without its binary check; drivers
+/// reading a file use the pager directly, so they need not hold the whole file.
+pub fn render_read(text: &str, offset: Option<u64>, limit: Option<u64>) -> ToolOutput {
+    let mut pager = TextPager::new_without_binary_check(offset, limit);
+    pager.feed(text.as_bytes());
+    pager.finish()
+}
+
 /// Counts the characters of UTF-8 bytes by their lead bytes (exact for valid UTF-8).
 fn count_chars(bytes: &[u8]) -> usize {
     bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count()
@@ -299,7 +336,6 @@ fn count_chars(bytes: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::render::render_read;
     use proptest::prelude::*;
 
     fn page(bytes: &[u8], offset: Option<u64>, limit: Option<u64>, chunk: usize) -> ToolOutput {

@@ -1,9 +1,22 @@
 //! The tools of a session by name: the toolbox of both drivers, generic over the driver's
 //! tool trait.
+//!
+//! A driver makes its toolbox in three lines: `pub type Toolbox = Registry<dyn Tool>;`,
+//! [`ToolObject`] for `dyn Tool` (where the spec comes from), and
+//! `From<T: Tool> for Box<dyn Tool>` (so that [`Registry::add`] takes tools by value).
 
 use super::ToolSpec;
 use std::fmt;
 use std::sync::Arc;
+
+/// A driver's tool trait object as the registry sees it: something with a spec.
+///
+/// Implemented by each driver for its `dyn Tool`; the method has its own name so that it never
+/// competes with the driver trait's `spec` at a call site.
+pub trait ToolObject {
+    /// The spec of this tool, taken once when it is added.
+    fn tool_spec(&self) -> ToolSpec;
+}
 
 /// Tools looked up by name, each kept with its spec (taken once, when it is added). `T` is a
 /// driver's tool trait object, such as `dyn Tool`. Cheap to clone: tools are shared.
@@ -48,6 +61,19 @@ impl<T: ?Sized> Registry<T> {
     /// The names of all tools, in order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|(spec, _)| spec.name.as_str())
+    }
+}
+
+impl<T: ?Sized + ToolObject> Registry<T> {
+    /// Adds a tool by value; a tool of the same name is replaced in its place.
+    pub fn add(&mut self, tool: impl Into<Box<T>>) -> &mut Self {
+        self.add_arc(Arc::from(tool.into()))
+    }
+
+    /// Adds a shared tool; a tool of the same name is replaced in its place.
+    pub fn add_arc(&mut self, tool: Arc<T>) -> &mut Self {
+        self.insert(tool.tool_spec(), tool);
+        self
     }
 }
 
@@ -99,5 +125,39 @@ mod tests {
         r.retain(|name| name != "a");
         assert_eq!(format!("{r:?}"), r#"["b"]"#);
         assert_eq!(copy.names().count(), 2);
+    }
+
+    trait Named {
+        fn name(&self) -> &'static str;
+    }
+
+    impl ToolObject for dyn Named {
+        fn tool_spec(&self) -> ToolSpec {
+            spec(self.name(), "named")
+        }
+    }
+
+    struct Fixed(&'static str);
+
+    impl Named for Fixed {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+    }
+
+    impl From<Fixed> for Box<dyn Named> {
+        fn from(tool: Fixed) -> Self {
+            Box::new(tool)
+        }
+    }
+
+    #[test]
+    fn add_takes_the_spec_from_the_tool() {
+        let mut r: Registry<dyn Named> = Registry::new();
+        r.add(Fixed("x"))
+            .add(Fixed("y"))
+            .add_arc(Arc::new(Fixed("x")));
+        assert_eq!(r.names().collect::<Vec<_>>(), ["x", "y"]);
+        assert_eq!(r.get("y").map(|t| t.name()), Some("y"));
     }
 }

@@ -6,12 +6,9 @@
 
 use super::ToolOutput;
 use super::builtin::{MAX_COMMAND_TIMEOUT_SECS, WEB_FETCH_MAX_CHARS};
-use super::page::TextPager;
+use super::page::looks_binary;
 use super::truncate::{lossy_text, truncate_head_tail};
 use std::fmt::Write as _;
-
-/// How many leading bytes [`looks_binary`] inspects.
-pub const BINARY_SNIFF_BYTES: usize = 8192;
 
 /// Characters of an error response's body that [`render_fetch`] shows.
 const ERROR_BODY_CHARS: usize = 2000;
@@ -84,6 +81,13 @@ pub fn spawn_failed(err: &std::io::Error) -> ToolOutput {
     ToolOutput::error(format!("could not start the command with sh: {err}"))
 }
 
+/// Reports that a tool stopped without a result (it panicked on the driver's thread).
+pub fn tool_failed(name: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "{name}: the tool failed without a result; try another way"
+    ))
+}
+
 /// Names the common Unix signals, which say more to a model than a number.
 fn signal_name(signal: i32) -> Option<&'static str> {
     Some(match signal {
@@ -101,41 +105,6 @@ fn signal_name(signal: i32) -> Option<&'static str> {
         15 => "SIGTERM",
         _ => return None,
     })
-}
-
-/// Returns whether bytes look like a binary file rather than text.
-///
-/// Looks at the first [`BINARY_SNIFF_BYTES`] only: a NUL byte there, or bytes that are not
-/// UTF-8, mean binary. A UTF-8 sequence cut off by the end of that sample does not count, so a
-/// driver may pass just the first block of a file.
-pub fn looks_binary(bytes: &[u8]) -> bool {
-    let sample = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
-    if sample.contains(&0) {
-        return true;
-    }
-    match std::str::from_utf8(sample) {
-        Ok(_) => false,
-        Err(e) => e.error_len().is_some(),
-    }
-}
-
-/// Renders a page of a text file for `read_file`, lines numbered from 1.
-///
-/// Each line is shown as `    12\tline` (the number right-aligned in six columns), with a
-/// trailing `\r` removed (and the CRLF line endings mentioned once). The page starts at line
-/// `offset` (default 1) and has at most `limit` lines (default
-/// [`READ_FILE_DEFAULT_LINES`](super::builtin::READ_FILE_DEFAULT_LINES)) and about
-/// [`READ_FILE_MAX_CHARS`](super::builtin::READ_FILE_MAX_CHARS) characters; lines longer than
-/// [`READ_FILE_MAX_LINE_CHARS`](super::builtin::READ_FILE_MAX_LINE_CHARS) are cut. When lines
-/// remain, a closing note gives the range shown and the offset to continue from. An offset
-/// past the end is an error that says how many lines the file has. Linear in `text`.
-///
-/// This is [`TextPager`] fed the whole text at once, without its binary check; drivers
-/// reading a file use the pager directly, so they need not hold the whole file.
-pub fn render_read(text: &str, offset: Option<u64>, limit: Option<u64>) -> ToolOutput {
-    let mut pager = TextPager::new_without_binary_check(offset, limit);
-    pager.feed(text.as_bytes());
-    pager.finish()
 }
 
 /// Renders the result of `list_files`: sorted, deduplicated paths, one a line.
@@ -333,6 +302,7 @@ fn decode_windows_1252(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::tool::builtin::{READ_FILE_MAX_CHARS, READ_FILE_MAX_LINE_CHARS};
+    use crate::tool::page::{BINARY_SNIFF_BYTES, render_read};
 
     fn outcome(exit_code: Option<i32>, stdout: &str, stderr: &str) -> CommandOutcome {
         CommandOutcome {

@@ -3,8 +3,9 @@
 //! Each tool decodes its arguments with [`decode_args`](hrns_core::tool::args::decode_args), does its file-system, process or
 //! network IO here, and leaves every decision and every text to `hrns_core::tool`: paths are
 //! confined by [`hrns_core::tool::path`], pages rendered by [`hrns_core::tool::page`], output
-//! captured by [`hrns_core::tool::truncate::HeadTail`], and so on. The async driver implements
-//! the same tools on tokio around the same functions.
+//! captured by [`hrns_core::tool::truncate::HeadTail`], and so on. The async driver runs these
+//! very tools on blocking threads (it depends on this crate without the `http` feature) and
+//! has only its own `web_fetch`; [`builtin_toolbox_with`] is the one list of built-ins.
 //!
 //! | tool | here | effect |
 //! | --- | --- | --- |
@@ -13,13 +14,17 @@
 //! | `write_file` | [`WriteFile`] | atomic write inside the workspace |
 //! | `edit_file` | [`EditFile`] | exact-match edit inside the workspace, written atomically |
 //! | `run_command` | [`RunCommand`] | `sh -c` in its own process group, with a timeout |
-//! | `web_fetch` | [`WebFetch`] | http(s) GET with a timeout and a size cap |
+//! | `web_fetch` | `WebFetch` (feature `http`) | http(s) GET with a timeout and a size cap |
 //! | `load_skill` | [`LoadSkill`] | the body of a skill the CLI discovered |
 //!
 //! Relative paths are taken from [`ToolContext::workspace`](crate::tool::ToolContext), which
 //! must be canonical ([`ToolContext::new`](crate::tool::ToolContext::new) makes it so).
 
+use crate::tool::Tool;
+#[cfg(feature = "http")]
 use crate::tool::Toolbox;
+use hrns_core::tool::{Registry, ToolObject};
+use std::sync::Arc;
 
 /// Implements [`Tool`](crate::Tool) for a built-in tool: its spec comes from hrns-core, its
 /// arguments are decoded with hrns-core's decoder, and its body — a fn that returns the
@@ -50,6 +55,7 @@ mod list_files;
 mod load_skill;
 mod read_file;
 mod run_command;
+#[cfg(feature = "http")]
 mod web_fetch;
 mod write_file;
 
@@ -58,25 +64,43 @@ pub use list_files::ListFiles;
 pub use load_skill::{LoadSkill, Skill};
 pub use read_file::ReadFile;
 pub use run_command::RunCommand;
+#[cfg(feature = "http")]
 pub use web_fetch::WebFetch;
 pub use write_file::WriteFile;
 
 /// Returns a toolbox with all built-in tools; `load_skill` is included only when there are
 /// skills to load.
 ///
-/// Filter it with [`Registry::retain`](hrns_core::tool::Registry::retain) for an agent's tool map, and add your own tools with
-/// [`Toolbox::add`].
+/// Filter it with [`Registry::retain`] for an agent's tool map, and add your own tools with
+/// [`Registry::add`].
+#[cfg(feature = "http")]
 pub fn builtin_toolbox(skills: Vec<Skill>) -> Toolbox {
-    let mut toolbox = Toolbox::new();
+    builtin_toolbox_with(skills, Arc::new(WebFetch::new()), |tool| tool)
+}
+
+/// Returns the built-in tools as the tools of any driver, in the order of
+/// [`builtin_specs`](hrns_core::tool::builtin::builtin_specs): the std tools of this crate,
+/// each turned into the driver's tool by `wrap` (the async driver runs them on blocking
+/// threads), and the driver's own `web_fetch` (it needs an HTTP client). `load_skill` is
+/// included only when there are skills to load.
+///
+/// This is the one list of built-in tools; [`builtin_toolbox`] and the async driver's
+/// constructor call it.
+pub fn builtin_toolbox_with<T: ?Sized + ToolObject>(
+    skills: Vec<Skill>,
+    web_fetch: Arc<T>,
+    wrap: impl Fn(Arc<dyn Tool>) -> Arc<T>,
+) -> Registry<T> {
+    let mut toolbox = Registry::new();
     toolbox
-        .add(ReadFile)
-        .add(ListFiles)
-        .add(WriteFile)
-        .add(EditFile)
-        .add(RunCommand)
-        .add(WebFetch::new());
+        .add_arc(wrap(Arc::new(ReadFile)))
+        .add_arc(wrap(Arc::new(ListFiles)))
+        .add_arc(wrap(Arc::new(WriteFile)))
+        .add_arc(wrap(Arc::new(EditFile)))
+        .add_arc(wrap(Arc::new(RunCommand)))
+        .add_arc(web_fetch);
     if !skills.is_empty() {
-        toolbox.add(LoadSkill::new(skills));
+        toolbox.add_arc(wrap(Arc::new(LoadSkill::new(skills))));
     }
     toolbox
 }

@@ -1,15 +1,14 @@
-//! The built-in tools on tokio: thin IO around the pure parts in [`hrns_core::tool`].
+//! The built-in tools of the async driver.
 //!
-//! Each tool decodes its arguments, resolves paths and renders its result with hrns-core's
-//! helpers, so it behaves and reads exactly like the blocking driver's tool of the same name;
-//! only the file system, process and network calls are here. The behaviour they share is
-//! described in [`hrns_core::tool`]'s module docs.
+//! The file, command and skill tools are the blocking driver's, run on tokio's blocking
+//! threads (every [`hrns_blocking::Tool`] is a [`Tool`] here; see the impl on
+//! [`Tool`]), so each built-in exists once and both drivers behave alike by
+//! construction. Only `web_fetch` is this crate's own, on the hyper client.
 //!
 //! | tool | IO |
 //! | --- | --- |
-//! | [`ReadFile`], [`ListFiles`] | `tokio::fs`; the `.gitignore`-aware walk on a blocking thread |
-//! | [`WriteFile`], [`EditFile`] | `tokio::fs`, confined to the workspace, replaced atomically |
-//! | [`RunCommand`] | `tokio::process`, `sh -c` in its own process group, killed with it |
+//! | [`ReadFile`], [`ListFiles`], [`WriteFile`], [`EditFile`] | `std::fs` on a blocking thread |
+//! | [`RunCommand`] | `std::process` on a blocking thread; killed with its group on cancel or drop |
 //! | [`WebFetch`] | the hyper client, redirects followed one by one |
 //! | [`LoadSkill`] | none: the skills are given |
 
@@ -41,37 +40,26 @@ macro_rules! builtin_tool {
     };
 }
 
-mod command;
-mod fetch;
-mod files;
-mod skill;
+mod web_fetch;
 
-pub use command::RunCommand;
-pub use fetch::WebFetch;
-pub use files::{EditFile, ListFiles, ReadFile, WriteFile};
-pub use hrns_core::skill::Skill;
-pub use skill::LoadSkill;
+pub use hrns_blocking::tools::{
+    EditFile, ListFiles, LoadSkill, ReadFile, RunCommand, Skill, WriteFile,
+};
+pub use web_fetch::WebFetch;
 
 use crate::client::HttpClient;
-use crate::tool::Toolbox;
+use crate::tool::{Tool, Toolbox};
+use std::sync::Arc;
 
 /// Returns a toolbox with every built-in tool: `web_fetch` on `http` (a client that verifies
 /// certificates, e.g. `HttpClient::new(&ClientConfig::default())`), and `load_skill` over
-/// `skills`, included only when there are skills to load (as in the blocking driver).
+/// `skills`, included only when there are skills to load — the blocking driver's list
+/// ([`hrns_blocking::tools::builtin_toolbox_with`]).
 ///
-/// Filter it with [`Registry::retain`](hrns_core::tool::Registry::retain) for an agent's tool map, and add your own tools with
-/// [`Toolbox::add`].
+/// Filter it with [`Registry::retain`](hrns_core::tool::Registry::retain) for an agent's tool
+/// map, and add your own tools with [`Registry::add`](hrns_core::tool::Registry::add).
 pub fn builtin_toolbox(http: HttpClient, skills: Vec<Skill>) -> Toolbox {
-    let mut toolbox = Toolbox::new();
-    toolbox
-        .add(ReadFile)
-        .add(ListFiles)
-        .add(WriteFile)
-        .add(EditFile)
-        .add(RunCommand)
-        .add(WebFetch::new(http));
-    if !skills.is_empty() {
-        toolbox.add(LoadSkill::new(skills));
-    }
-    toolbox
+    hrns_blocking::tools::builtin_toolbox_with(skills, Arc::new(WebFetch::new(http)), |tool| {
+        Arc::new(tool) as Arc<dyn Tool>
+    })
 }
