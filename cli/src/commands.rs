@@ -8,7 +8,6 @@ use crate::setup::{CliError, ConfigFile, Discovered, approval};
 use crate::style::Style;
 use hrns_blocking::{Client, ClientConfig, ToolContext, Transport};
 use hrns_core::session::{ApprovalPolicy, Session};
-use std::io::IsTerminal;
 use std::sync::Arc;
 
 /// `hrns models`: the current provider's models, one per line.
@@ -194,13 +193,9 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     let discovered = Discovered::scan(&cwd, crate::paths::home().as_deref());
     let mut toolbox = hrns_blocking::tools::builtin_toolbox(discovered.skills.clone());
     toolbox.retain(|name| header.tools.iter().any(|t| t == name));
-    let recorded_policy = match header.approval.as_str() {
-        "read-only" => ApprovalPolicy::ReadOnly,
-        "ask" if std::io::stdin().is_terminal() => ApprovalPolicy::Ask,
-        "ask" => ApprovalPolicy::ReadOnly,
-        _ => ApprovalPolicy::Auto,
-    };
-    let policy = approval(global.approval, recorded_policy);
+    // A recording from elsewhere must not be a script that runs commands: only read-only tools
+    // run unless `--approval` says otherwise, whatever the recording's own policy was.
+    let policy = approval(global.approval, ApprovalPolicy::ReadOnly);
     let provider = hrns_core::session::Provider::new("http://replay.invalid/v1", None);
     let mut config = hrns_core::session::SessionConfig::new(provider, header.model.clone());
     config.system_prompt = header.system_prompt.clone();
@@ -218,6 +213,11 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         ))
     );
     eprintln!("{} {}", s.harness(">"), header.prompt);
+    if args.json {
+        let cwd = cwd.display().to_string();
+        crate::output::SessionStarted::new(None, "replay", &header.model, &header.agent, &cwd)
+            .print(&mut std::io::stdout().lock());
+    }
     let ctx = ToolContext {
         workspace: cwd,
         cancel: Default::default(),

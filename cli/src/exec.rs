@@ -107,6 +107,16 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         None => Arc::new(client),
     };
 
+    if args.json {
+        crate::output::SessionStarted::new(
+            log.as_ref().map(SessionLog::id),
+            &setup.provider.name,
+            &setup.provider.model,
+            &setup.agent.name,
+            &cwd,
+        )
+        .print(&mut std::io::stdout().lock());
+    }
     let cancel = CancelFlag::new();
     install_interrupt(&cancel);
     let ctx = ToolContext {

@@ -53,14 +53,31 @@ fn exit_quietly_on_closed_pipe() {
 
 fn main() -> ExitCode {
     exit_quietly_on_closed_pipe();
-    let args = match compat::normalize(std::env::args_os().collect()) {
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Known before parsing, so that a usage error is reported as JSON too.
+    let wants_json = raw.iter().take_while(|a| *a != "--").any(|a| a == "--json");
+    let fail = |code: u8, message: &str| {
+        eprintln!("{} {message}", style::Style::stderr().error("hrns:"));
+        if wants_json {
+            output::print_json_error(code, message, &mut std::io::stdout().lock());
+        }
+        ExitCode::from(code)
+    };
+    let args = match compat::normalize(raw) {
         Ok(args) => args,
-        Err(message) => {
-            eprintln!("{} {message}", style::Style::stderr().error("hrns:"));
+        Err(message) => return fail(exit::USAGE, &message),
+    };
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) if wants_json && e.use_stderr() => {
+            // clap's own report, without colours, in the one JSON error event.
+            let message = e.render().to_string();
+            eprint!("{message}");
+            output::print_json_error(exit::USAGE, message.trim(), &mut std::io::stdout().lock());
             return ExitCode::from(exit::USAGE);
         }
+        Err(e) => e.exit(),
     };
-    let cli = Cli::parse_from(args);
     let g = &cli.global;
     let result = match &cli.command {
         Some(Command::Debug {
@@ -90,11 +107,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            let s = style::Style::stderr();
-            eprintln!("{} {}", s.error("hrns:"), e.message);
-            ExitCode::from(e.code)
-        }
+        Err(e) => fail(e.code, &e.message),
     }
 }
 

@@ -4,6 +4,63 @@ use crate::style::Style;
 use hrns_core::session::{Event, ToolStatus};
 use std::io::Write;
 
+/// The first line of `--json` output: the schema version and what the run is.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct SessionStarted<'a> {
+    /// Always `session_started`.
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    /// [`hrns_core::session::EVENT_SCHEMA_VERSION`].
+    pub(crate) schema_version: u32,
+    /// The saved session's id, for `--resume`; `null` when the session is not saved.
+    pub(crate) session_id: Option<&'a str>,
+    pub(crate) provider: &'a str,
+    pub(crate) model: &'a str,
+    pub(crate) agent: &'a str,
+    pub(crate) cwd: &'a str,
+}
+
+impl<'a> SessionStarted<'a> {
+    pub(crate) fn new(
+        session_id: Option<&'a str>,
+        provider: &'a str,
+        model: &'a str,
+        agent: &'a str,
+        cwd: &'a str,
+    ) -> Self {
+        SessionStarted {
+            kind: "session_started",
+            schema_version: hrns_core::session::EVENT_SCHEMA_VERSION,
+            session_id,
+            provider,
+            model,
+            agent,
+            cwd,
+        }
+    }
+
+    /// Prints it as one JSON line.
+    pub(crate) fn print(&self, out: &mut impl Write) {
+        if let Ok(line) = serde_json::to_string(self) {
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+}
+
+/// Prints a usage or config error (one that ends the run before any turn) as one JSON line:
+/// `{"type":"error","schema_version":…,"exit_code":2,"message":"…"}`.
+pub(crate) fn print_json_error(exit_code: u8, message: &str, out: &mut impl Write) {
+    let line = serde_json::json!({
+        "type": "error",
+        "schema_version": hrns_core::session::EVENT_SCHEMA_VERSION,
+        "exit_code": exit_code,
+        "message": message,
+    });
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
 /// Shortens one line of text to `max` characters for a status line.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");

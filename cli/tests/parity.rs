@@ -195,3 +195,142 @@ fn providers_shows_the_one_from_the_environment() {
     let out = env.run(None, &["exec", "x"]);
     assert!(!stderr(&out).contains(" ,"), "{}", stderr(&out));
 }
+
+fn json_lines(out: &std::process::Output) -> Vec<serde_json::Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn json_starts_with_session_started_and_a_turn_without_usage_reports_null() {
+    let env = Env::new();
+    // No usage chunk in this answer.
+    let no_usage = Reply::sse([
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"hi"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        "[DONE]",
+    ]);
+    let mock = MockProvider::start([no_usage, Reply::text_answer("again")]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "--json", "--agent", "pirate", "x"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = json_lines(&out);
+    let first = &events[0];
+    assert_eq!(first["type"], "session_started");
+    assert_eq!(first["schema_version"], 2);
+    assert_eq!(first["provider"], "env");
+    assert_eq!(first["model"], "mock-model");
+    assert_eq!(first["agent"], "Pirate");
+    let cwd = env.work().canonicalize().unwrap();
+    assert_eq!(first["cwd"], cwd.display().to_string());
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "turn_finished");
+    assert!(last["usage"].is_null(), "{last}");
+    // The session id resumes the session.
+    let id = first["session_id"].as_str().unwrap();
+    let out = env.run(Some(&mock), &["exec", "--json", "--resume", id, "more"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = json_lines(&out);
+    assert_eq!(events[0]["session_id"], id);
+    assert_eq!(events.last().unwrap()["usage"]["total_tokens"], 9);
+    assert!(
+        mock.requests()[1].json()["messages"]
+            .to_string()
+            .contains("\"hi\"")
+    );
+}
+
+#[test]
+fn config_and_usage_errors_under_json_are_one_json_error_event() {
+    let env = Env::new();
+    let out = env
+        .cmd(None)
+        .args(["exec", "--json", "x"])
+        .env("OPENAI_BASE_URL", "not-a-url")
+        .env("HRNS_MODEL", "m")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let events = json_lines(&out);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["type"], "error");
+    assert_eq!(events[0]["exit_code"], 2);
+    assert!(events[0]["message"].as_str().unwrap().contains("not-a-url"));
+    for args in [
+        &["exec", "--json", "--frobnicate", "x"][..],
+        &["exec", "--json", "-mx", "y"],
+    ] {
+        let out = env.run(None, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let events = json_lines(&out);
+        assert_eq!(events.len(), 1, "{args:?}: {events:?}");
+        assert_eq!(events[0]["type"], "error");
+    }
+    // Without --json, stdout stays empty.
+    let out = env.run(None, &["exec", "--frobnicate", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn replay_defaults_to_read_only() {
+    let env = Env::new();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "write_file", r#"{"path":"made.txt","content":"x"}"#)]),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let record = env.path("run.record");
+    let out = env.run(
+        Some(&mock),
+        &["exec", "--record", record.to_str().unwrap(), "write it"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(env.work().join("made.txt").exists());
+    std::fs::remove_file(env.work().join("made.txt")).unwrap();
+    let out = env.run(None, &["replay", "--json", record.to_str().unwrap()]);
+    let events = json_lines(&out);
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool_result")
+        .expect("a tool result");
+    assert_eq!(result["status"], "denied_by_policy", "{result}");
+    assert!(
+        !env.work().join("made.txt").exists(),
+        "the write did not run"
+    );
+    let out = env.run(
+        None,
+        &["replay", "--approval", "auto", record.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        env.work().join("made.txt").exists(),
+        "--approval auto runs it"
+    );
+}
+
+#[test]
+fn the_shipped_demo_replays() {
+    let env = Env::new();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let out = env
+        .cmd(None)
+        .current_dir(repo)
+        .args(["replay", "--json", "examples/demo.record"])
+        .output()
+        .unwrap();
+    // The README's first command: its read-only tools still run under the read-only default.
+    // (Whether the requests match depends on the README's first lines, which change.)
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = json_lines(&out);
+    let statuses: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| e["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["ok", "ok"], "{}", stderr(&out));
+}

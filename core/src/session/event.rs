@@ -7,10 +7,14 @@ use crate::tool::ToolOutput;
 use crate::wire::{ApiError, Message, Usage};
 use serde::{Deserialize, Serialize};
 
-/// The version of the JSON shape of [`Event`]. It changes when a field is renamed or removed;
-/// new event types and new fields may appear without a change, so readers should ignore what
-/// they do not know.
-pub const EVENT_SCHEMA_VERSION: u32 = 1;
+/// The version of the JSON shape of [`Event`]. It changes when a field is renamed, removed or
+/// changes its type; new event types and new fields may appear without a change, so readers
+/// should ignore what they do not know. `hrns exec --json` prints it first, in its
+/// `session_started` event.
+///
+/// Version 2: `turn_finished.usage` is `null` when the provider reported no usage (it was
+/// all zeros), and transport errors name the URL in their message.
+pub const EVENT_SCHEMA_VERSION: u32 = 2;
 
 /// Something that happened in a session.
 ///
@@ -133,8 +137,9 @@ pub enum Event {
     TurnFinished {
         /// The model's last finish reason (`stop`, `length`, `content_filter`, …).
         finish_reason: Option<FinishReason>,
-        /// Tokens used over the whole turn.
-        usage: Usage,
+        /// Tokens used over the whole turn; `None` (JSON `null`) when no request of the turn
+        /// reported usage, so that "unknown" is not mistaken for zero.
+        usage: Option<Usage>,
     },
     /// The turn ended with an error.
     TurnFailed {

@@ -215,7 +215,7 @@ fn text_turn_builds_the_request_and_finishes_once() {
             usage,
         } => {
             assert_eq!(finish_reason, &Some(FinishReason::Stop));
-            assert_eq!(usage.total_tokens, Some(15));
+            assert_eq!(usage.as_ref().unwrap().total_tokens, Some(15));
         }
         other => panic!("{other:?}"),
     }

@@ -22,6 +22,8 @@ pub(super) struct Turn {
     /// The model request of this turn, from 1.
     pub(super) step: u32,
     usage: TokenTotals,
+    /// Whether any request of the turn reported usage.
+    usage_reported: bool,
     phase: Phase,
     /// A compaction under way: the request out is its summary request.
     pub(super) compaction: Option<Compaction>,
@@ -95,6 +97,7 @@ impl Turn {
         Turn {
             step: 1,
             usage: TokenTotals::default(),
+            usage_reported: false,
             phase: Phase::Starting,
             compaction: None,
             overflow_tried: None,
@@ -470,6 +473,7 @@ impl Turn {
     fn completed(&mut self, s: &mut Session, completion: Completion) {
         if let Some(usage) = &completion.usage {
             self.usage.add(usage);
+            self.usage_reported = true;
             s.totals.add(usage);
             s.emit(Event::Usage {
                 usage: usage.clone(),
@@ -581,7 +585,7 @@ impl Turn {
         self.phase = Phase::Over;
         s.emit(Event::TurnFinished {
             finish_reason,
-            usage: self.usage.to_usage(),
+            usage: self.usage_reported.then(|| self.usage.to_usage()),
         });
     }
 
