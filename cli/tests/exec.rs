@@ -143,7 +143,8 @@ fn exec_json_prints_one_event_per_line() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(events.first().unwrap()["type"], "turn_started");
+    assert_eq!(events[0]["type"], "session_started");
+    assert_eq!(events[1]["type"], "turn_started");
     assert_eq!(events.last().unwrap()["type"], "turn_finished");
     let text: String = events
         .iter()

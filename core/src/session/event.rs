@@ -395,7 +395,7 @@ mod tests {
         );
         let finished = Event::TurnFinished {
             finish_reason: None,
-            usage: Usage::default(),
+            usage: None,
         };
         assert_eq!(
             TurnOutcome::from_event(&finished),
