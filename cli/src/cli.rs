@@ -12,6 +12,7 @@ Examples:
   hrns exec --approval read-only \"Review src/\"
   hrns replay examples/demo.record       A recorded tool-using turn, no provider needed
   hrns models                            Models of the current provider
+  hrns doctor                            What the provider supports, and its quirks saved
   hrns debug sse response.txt            What hrns makes of a raw SSE body
 
 Without a config file, OPENAI_API_KEY, OPENAI_BASE_URL and HRNS_MODEL are enough.
@@ -71,6 +72,9 @@ pub(crate) enum Command {
     /// Re-run a recorded turn without a network, running tools for real, and report where
     /// the requests differ from the recording.
     Replay(ReplayArgs),
+    /// Probe the provider: what works, what does not, and what hrns does about it. Saves the
+    /// quirks it finds with the provider in the config. Exit 0 when chat works, 1 otherwise.
+    Doctor(DoctorArgs),
     /// List the models of the current provider.
     Models,
     /// List the configured providers.
@@ -153,6 +157,13 @@ pub(crate) struct ExecArgs {
     /// Continue the session with this id (see `hrns sessions`).
     #[arg(long, value_name = "ID")]
     pub(crate) resume: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DoctorArgs {
+    /// Print the report as one JSON object instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]

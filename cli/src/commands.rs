@@ -231,6 +231,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         args.json,
         policy,
         None,
+        None,
     );
     let (served, differences, left) = replayer.report();
     if differences.is_empty() && left == 0 {

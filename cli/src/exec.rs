@@ -1,6 +1,7 @@
 //! `hrns exec`: one turn, the prompt from the argument or stdin, the answer streamed to stdout.
 
 use crate::cli::{ExecArgs, Global};
+use crate::learned::{QuirkStore, Saved};
 use crate::output::{HumanPrinter, print_json};
 use crate::record::{Header, Recorder};
 use crate::sessions::{self, SessionHeader, SessionLog};
@@ -132,6 +133,10 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         args.json,
         policy,
         log.as_mut(),
+        Some(&QuirkStore {
+            path: setup.file.path.clone(),
+            provider: setup.provider.name.clone(),
+        }),
     );
     if let (Some(log), false) = (&log, args.json) {
         if std::io::stderr().is_terminal() {
@@ -160,6 +165,7 @@ pub(crate) fn run_turn(
     json: bool,
     policy: ApprovalPolicy,
     mut log: Option<&mut SessionLog>,
+    learn: Option<&QuirkStore>,
 ) -> TurnOutcome {
     let mut runner = Runner::new(transport, toolbox, ctx);
     if policy == ApprovalPolicy::Ask {
@@ -174,12 +180,32 @@ pub(crate) fn run_turn(
                 eprintln!("hrns: warning: saving the session failed: {e}");
             }
         }
+        if let Some(saved) = learn.and_then(|store| store.observe(event)) {
+            note_saved(saved, learn);
+        }
         if json {
             print_json(event, &mut stdout.lock());
         } else {
             printer.print(event, &mut stdout.lock(), &mut stderr.lock());
         }
     })
+}
+
+/// Tells on stderr that a learned quirk was saved, or why it was not.
+fn note_saved(saved: Result<Saved, CliError>, store: Option<&QuirkStore>) {
+    let s = crate::style::Style::stderr();
+    let provider = store.map(|s| s.provider.as_str()).unwrap_or_default();
+    match saved {
+        Ok(Saved::Written(keys)) => eprintln!(
+            "{}",
+            s.harness(&format!(
+                "saved for provider `{provider}`: {} (later sessions obey it)",
+                keys.join(", ")
+            ))
+        ),
+        Ok(Saved::Unchanged | Saved::NoEntry) => {}
+        Err(e) => eprintln!("hrns: warning: {}", e.message),
+    }
 }
 
 /// The exit code of a turn's outcome.

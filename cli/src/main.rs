@@ -4,8 +4,10 @@ mod cli;
 mod commands;
 mod compat;
 mod debug_sse;
+mod doctor;
 mod exec;
 mod instructions;
+mod learned;
 mod onboarding;
 mod output;
 mod paths;
@@ -98,6 +100,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Exec(args)) => exec::run(g, args),
         Some(Command::Replay(args)) => commands::replay(g, args),
+        Some(Command::Doctor(args)) => doctor::run(g, args),
         Some(Command::Models) => commands::models(g),
         Some(Command::Providers) => commands::providers(g),
         Some(Command::Agents { verbose }) => commands::agents(g, *verbose),

@@ -18,6 +18,13 @@ impl Style {
         }
     }
 
+    /// Colours for stdout, when it is a terminal and `NO_COLOR` is not set.
+    pub(crate) fn stdout() -> Self {
+        Style {
+            on: colors_allowed() && std::io::stdout().is_terminal(),
+        }
+    }
+
     /// No colours at all.
     #[cfg(test)]
     pub(crate) fn plain() -> Self {

@@ -19,8 +19,10 @@
 //! }
 //! ```
 //!
-//! hrns adds two optional provider keys: `keyEnv`, the name of an environment variable holding
-//! the key (so the file need not hold secrets), and `headers`, extra HTTP headers. Keys hrns does
+//! hrns adds optional provider keys: `keyEnv`, the name of an environment variable holding
+//! the key (so the file need not hold secrets), `headers`, extra HTTP headers, and the
+//! [quirks](crate::quirks) `hrns doctor` and sessions learn (`streamOptions`, `maxTokensField`,
+//! `toolChoice`). Keys hrns does
 //! not know, at the top level and in each provider, are kept and written back unchanged (map
 //! keys are written in sorted order). A file that is not valid JSON or has a field of the wrong
 //! type gives a [`ConfigError`] with the line and column; the CLI must then leave the file alone.
@@ -29,6 +31,7 @@
 //! environment: the caller passes a lookup function for environment variables.
 
 use crate::http::{Secret, is_sensitive_header};
+use crate::quirks::ProviderQuirks;
 use crate::session::Provider;
 use crate::wire::Extra;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -91,6 +94,10 @@ pub struct ProviderEntry {
     /// Extra HTTP headers sent with every request.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    /// What `hrns doctor` or a session learned about the provider (`streamOptions`,
+    /// `maxTokensField`, `toolChoice`); written only when not the defaults.
+    #[serde(flatten)]
+    pub quirks: ProviderQuirks,
     /// Keys hrns does not know, kept for writing back.
     #[serde(flatten)]
     pub extra: Extra,
@@ -194,6 +201,8 @@ pub struct ResolvedProvider {
     pub skip_verify: bool,
     /// Extra HTTP headers.
     pub headers: BTreeMap<String, String>,
+    /// The provider's saved quirks.
+    pub quirks: ProviderQuirks,
 }
 
 impl ResolvedProvider {
@@ -206,6 +215,7 @@ impl ResolvedProvider {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        provider.quirks = self.quirks;
         provider
     }
 }
@@ -395,6 +405,18 @@ impl Config {
         self.current_agent = Some(name.into());
     }
 
+    /// Saves `quirks` for the provider `name`; `false` when no provider has that name (the
+    /// provider made from environment variables has no entry to keep them in).
+    pub fn set_quirks(&mut self, name: &str, quirks: ProviderQuirks) -> bool {
+        match self.providers.get_mut(name) {
+            Some(entry) => {
+                entry.quirks = quirks;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The names of the configured providers, sorted.
     pub fn provider_names(&self) -> Vec<String> {
         self.providers.keys().cloned().collect()
@@ -452,6 +474,7 @@ impl Config {
                 model: model(ENV_PROVIDER_NAME, None)?,
                 skip_verify: false,
                 headers: BTreeMap::new(),
+                quirks: ProviderQuirks::default(),
             });
         };
 
@@ -487,6 +510,7 @@ impl Config {
             model: model(name, entry.model.as_deref())?,
             skip_verify: entry.skip_verify,
             headers: entry.headers.clone(),
+            quirks: entry.quirks,
         })
     }
 
@@ -587,6 +611,7 @@ impl fmt::Debug for ProviderEntry {
             .field("model", &self.model)
             .field("skip_verify", &self.skip_verify)
             .field("headers", &RedactedHeaders(&self.headers))
+            .field("quirks", &self.quirks)
             .field("extra", &KeysOnly(&self.extra))
             .finish()
     }
@@ -701,7 +726,9 @@ impl<'de> Deserialize<'de> for ProviderEntry {
                         }
                     }
                 }
+                let quirks = ProviderQuirks::take_from(&mut extra).map_err(de::Error::custom)?;
                 Ok(ProviderEntry {
+                    quirks,
                     url: url.flatten().unwrap_or_default(),
                     key: key.flatten(),
                     key_env: key_env.flatten(),

@@ -25,6 +25,8 @@
 //!   checks of a conversation; [`http`]: the request description with the key redacted;
 //!   [`client`]: the pure parts of the drivers' provider clients; [`mcp`]: the Model Context
 //!   Protocol client.
+//! - [`quirks`]: what a provider deviates in, as requests must respect it; [`probe`]: the
+//!   requests and judgements of `hrns doctor`, which finds the quirks out.
 //!
 //! # The run loop every driver writes
 //!
@@ -83,9 +85,11 @@ pub mod history;
 pub mod http;
 pub mod instructions;
 pub mod mcp;
+pub mod probe;
 pub mod prompt;
 #[cfg(test)]
 mod proptest_seeds;
+pub mod quirks;
 pub mod session;
 pub mod skill;
 pub mod sse;

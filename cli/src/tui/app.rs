@@ -597,6 +597,19 @@ impl App {
                 self.info(&format!(
                     "the provider rejected `{field}`; sent again without it"
                 ));
+                let store = crate::learned::QuirkStore {
+                    path: self.setup.file.path.clone(),
+                    provider: self.setup.provider.name.clone(),
+                };
+                match store.observe(&event) {
+                    Some(Ok(crate::learned::Saved::Written(keys))) => self.info(&format!(
+                        "saved for provider `{}`: {}",
+                        store.provider,
+                        keys.join(", ")
+                    )),
+                    Some(Err(e)) => self.error(&e.message),
+                    _ => {}
+                }
             }
             Event::TurnFinished { finish_reason, .. } => {
                 self.flush_reasoning();

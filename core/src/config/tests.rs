@@ -522,3 +522,39 @@ fn a_base_url_that_is_not_http_is_a_config_error_naming_it() {
         .unwrap_err();
     assert!(err.to_string().contains("providers.p.url"), "{err}");
 }
+
+#[test]
+fn quirks_are_flat_provider_keys_that_round_trip_and_reach_the_session() {
+    use crate::quirks::{MaxTokensField, StreamOptions, ToolChoice};
+    let text = r#"{"providers":{"local":{"url":"http://127.0.0.1:8080/v1","model":"m",
+        "streamOptions":false,"maxTokensField":"max_completion_tokens","color":"red"}}}"#;
+    let mut c = Config::parse(text).unwrap();
+    let q = c.providers["local"].quirks;
+    assert_eq!(q.stream_options, StreamOptions::Omit);
+    assert_eq!(q.max_tokens_field, MaxTokensField::MaxCompletionTokens);
+    assert_eq!(q.tool_choice, ToolChoice::Omit);
+    assert!(!c.providers["local"].extra.contains_key("streamOptions"));
+    let resolved = c.resolve(&Selection::default(), &|_| None).unwrap();
+    assert_eq!(resolved.to_provider().quirks, q);
+
+    let learned = q.learn_dropped("stream_options");
+    assert_eq!(learned, None, "already known");
+    let mut more = q;
+    more.tool_choice = ToolChoice::Auto;
+    assert!(c.set_quirks("local", more));
+    assert!(!c.set_quirks("nope", more));
+    let saved = c.to_json_pretty();
+    let v: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(v["providers"]["local"]["toolChoice"], "auto");
+    assert_eq!(v["providers"]["local"]["streamOptions"], false);
+    assert_eq!(v["providers"]["local"]["color"], "red");
+    assert_eq!(Config::parse(&saved).unwrap(), c);
+
+    c.set_quirks("local", Default::default());
+    let v: serde_json::Value = serde_json::from_str(&c.to_json_pretty()).unwrap();
+    assert!(v["providers"]["local"].get("streamOptions").is_none());
+
+    let bad = r#"{"providers":{"local":{"url":"u","streamOptions":"nope"}}}"#;
+    let err = Config::parse(bad).unwrap_err();
+    assert!(err.to_string().contains("streamOptions"), "{err}");
+}

@@ -8,6 +8,7 @@
 //! | `max_model_len` | vLLM |
 //! | `max_context_length` | Mistral, LM Studio |
 //! | `context_window` | Groq, DeepInfra |
+//! | `max_input_tokens` | LiteLLM's proxy |
 //! | `n_ctx` | llama.cpp (`meta.n_ctx`; its `n_ctx_train` is the training length, not the served one) |
 //!
 //! The field is looked for on the entry itself first, then one level down in `meta`,
@@ -22,6 +23,7 @@ const FIELDS: &[&str] = &[
     "max_model_len",
     "max_context_length",
     "context_window",
+    "max_input_tokens",
     "n_ctx",
 ];
 

@@ -1,6 +1,7 @@
 //! What a session is set up with: the provider, the model, the tools and the policies.
 
 use crate::http::{HttpRequest, Method, RequestId, Secret};
+use crate::quirks::ProviderQuirks;
 use crate::tool::{Effect, ToolSpec};
 use crate::wire::Extra;
 use serde::{Deserialize, Serialize};
@@ -16,9 +17,11 @@ pub struct Provider {
     /// Extra headers sent with every request (`HTTP-Referer`, `api-key` for Azure, …). Values
     /// of sensitive names (see [`crate::http::is_sensitive_header`]) are redacted like the key.
     pub headers: Vec<(String, String)>,
-    /// Whether to ask for a usage chunk with `stream_options`. A provider that rejects the
-    /// field is retried without it once, and the session reports it so this can be switched off.
-    pub stream_options: bool,
+    /// What this provider deviates in (`stream_options` rejected, `max_completion_tokens`, …).
+    /// A provider that rejects an optional field is retried without it once, and the session
+    /// reports it with [`Event::OptionDropped`](super::Event::OptionDropped) so the quirk can be
+    /// saved.
+    pub quirks: ProviderQuirks,
 }
 
 impl Provider {
@@ -28,7 +31,7 @@ impl Provider {
             base_url: base_url.into(),
             api_key,
             headers: Vec::new(),
-            stream_options: true,
+            quirks: ProviderQuirks::default(),
         }
     }
 

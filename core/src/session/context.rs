@@ -216,7 +216,7 @@ impl Session {
             compaction.instructions.as_deref(),
             budget as usize,
         );
-        request::summary_request(id, &self.config, messages, self.stream_options)
+        request::summary_request(id, &self.config, messages, &self.quirks)
     }
 
     /// The provider answered with an error: when it says the request was too long, handles

@@ -41,6 +41,7 @@ pub use request::endpoint;
 
 use crate::history::{self, HistoryError};
 use crate::http::{HttpRequest, RequestId};
+use crate::quirks::ProviderQuirks;
 use crate::tool::{Effect, ToolOutput};
 use crate::wire::{Message, Usage};
 use std::collections::{HashSet, VecDeque};
@@ -137,7 +138,7 @@ pub struct Session {
     next_request: u64,
     jitter: retry::Jitter,
     approved_tools: HashSet<String>,
-    stream_options: bool,
+    quirks: ProviderQuirks,
     totals: TokenTotals,
     /// The last call signature (name and arguments) and how many times in a row it was made.
     last_call: Option<(String, u32)>,
@@ -149,7 +150,7 @@ impl Session {
     pub fn new(config: SessionConfig) -> Self {
         Session {
             jitter: retry::Jitter::new(config.seed),
-            stream_options: config.provider.stream_options,
+            quirks: config.provider.quirks,
             context: context::ContextState::new(&config),
             config,
             history: Vec::new(),
@@ -212,7 +213,13 @@ impl Session {
 
     /// Whether `stream_options` is still sent (false after the provider rejected it).
     pub fn sends_stream_options(&self) -> bool {
-        self.stream_options
+        self.quirks.stream_options == crate::quirks::StreamOptions::Send
+    }
+
+    /// The provider quirks requests obey now: the configured ones plus what this session
+    /// learned from rejections.
+    pub fn quirks(&self) -> ProviderQuirks {
+        self.quirks
     }
 
     // ----- commands -----
@@ -385,7 +392,7 @@ impl Session {
             Some(compaction) => self.summary_request(id, compaction),
             None => {
                 self.context.sent_bytes = self.context.request_bytes();
-                request::chat_request(id, &self.config, &self.history, self.stream_options)
+                request::chat_request(id, &self.config, &self.history, &self.quirks)
             }
         };
         turn.sent(id, attempt);

@@ -2,19 +2,15 @@
 
 use super::config::{Provider, SessionConfig};
 use crate::http::{HeaderValue, HttpRequest, RequestId, Secret, is_sensitive_header};
+use crate::quirks::ProviderQuirks;
 use crate::wire::{ChatRequest, Message, StreamOptions};
-
-/// Optional request fields hrns adds on its own; a provider that rejects one of them (400/422
-/// naming it) gets the request again without it.
-pub(crate) const OPTIONAL_FIELDS: &[(&str, &[&str])] =
-    &[("stream_options", &["stream_options", "include_usage"])];
 
 /// Builds the streaming chat request for `history`.
 pub(crate) fn chat_request(
     id: RequestId,
     config: &SessionConfig,
     history: &[Message],
-    stream_options: bool,
+    quirks: &ProviderQuirks,
 ) -> HttpRequest {
     let mut messages = Vec::with_capacity(history.len() + 1);
     if let Some(system) = config.system_prompt.as_deref().filter(|s| !s.is_empty()) {
@@ -27,7 +23,7 @@ pub(crate) fn chat_request(
         messages,
         tools: config.tools.iter().map(|t| t.to_wire()).collect(),
         stream: true,
-        stream_options: stream_options.then_some(StreamOptions {
+        stream_options: Some(StreamOptions {
             include_usage: true,
         }),
         temperature: opts.temperature,
@@ -40,6 +36,7 @@ pub(crate) fn chat_request(
         for (k, v) in &opts.extra {
             obj.insert(k.clone(), v.clone());
         }
+        quirks.apply_to_body(obj);
     }
     let body = serde_json::to_vec(&body).expect("a JSON value always serializes");
     config.provider.chat_request(id, body)
@@ -50,7 +47,7 @@ pub(crate) fn summary_request(
     id: RequestId,
     config: &SessionConfig,
     messages: Vec<Message>,
-    stream_options: bool,
+    quirks: &ProviderQuirks,
 ) -> HttpRequest {
     let opts = &config.options;
     let request = ChatRequest {
@@ -58,7 +55,7 @@ pub(crate) fn summary_request(
         messages,
         tools: Vec::new(),
         stream: true,
-        stream_options: stream_options.then_some(StreamOptions {
+        stream_options: Some(StreamOptions {
             include_usage: true,
         }),
         temperature: opts.temperature,
@@ -66,7 +63,11 @@ pub(crate) fn summary_request(
         reasoning_effort: opts.reasoning_effort.clone(),
         extra: Default::default(),
     };
-    let body = serde_json::to_vec(&request).expect("a chat request always serializes");
+    let mut body = serde_json::to_value(&request).expect("a chat request always serializes");
+    if let Some(obj) = body.as_object_mut() {
+        quirks.apply_to_body(obj);
+    }
+    let body = serde_json::to_vec(&body).expect("a JSON value always serializes");
     config.provider.chat_request(id, body)
 }
 

@@ -242,7 +242,7 @@ fn request_options_pass_through() {
     c.provider
         .headers
         .push(("api-key".into(), "azure-SECRET".into()));
-    c.provider.stream_options = false;
+    c.provider.quirks.stream_options = crate::quirks::StreamOptions::Omit;
     c.system_prompt = None;
     let mut h = H::new(c);
     h.submit("x");
@@ -732,6 +732,47 @@ fn rejected_stream_options_are_dropped_once_and_reported() {
     // A second 400 is a plain failure.
     h.status(400, &[], r#"{"error":{"message":"stream_options again?"}}"#);
     assert!(matches!(h.events.last(), Some(Event::TurnFailed { .. })));
+}
+
+#[test]
+fn configured_quirks_shape_every_request() {
+    use crate::quirks::{MaxTokensField, ToolChoice};
+    let mut c = config(ApprovalPolicy::Auto);
+    c.options.max_tokens = Some(64);
+    c.provider.quirks.max_tokens_field = MaxTokensField::MaxCompletionTokens;
+    c.provider.quirks.tool_choice = ToolChoice::Auto;
+    let mut h = H::new(c);
+    h.submit("x");
+    let body: Value = serde_json::from_slice(&h.sent[0].body).unwrap();
+    assert_eq!(body["max_completion_tokens"], 64);
+    assert!(body.get("max_tokens").is_none());
+    assert_eq!(body["tool_choice"], "auto");
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+}
+
+#[test]
+fn a_rejected_max_tokens_is_renamed_once_and_reported() {
+    let mut c = config(ApprovalPolicy::Auto);
+    c.options.max_tokens = Some(64);
+    let mut h = H::new(c);
+    h.submit("x");
+    h.status(
+        400,
+        &[],
+        r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","param":"max_tokens"}}"#,
+    );
+    assert!(
+        h.events
+            .iter()
+            .any(|e| matches!(e, Event::OptionDropped { field, .. } if field == "max_tokens"))
+    );
+    let body: Value = serde_json::from_slice(&h.sent[1].body).unwrap();
+    assert_eq!(body["max_completion_tokens"], 64);
+    assert!(body.get("max_tokens").is_none());
+    assert_eq!(
+        h.s.quirks().max_tokens_field,
+        crate::quirks::MaxTokensField::MaxCompletionTokens
+    );
 }
 
 #[test]

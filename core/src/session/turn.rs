@@ -394,9 +394,15 @@ impl Turn {
     ) {
         let mut api = ApiError::from_body(body);
         api.message = s.redact(std::mem::take(&mut api.message));
-        if matches!(status, 400 | 422) && s.stream_options {
-            if let Some(field) = rejected_optional_field(&api, body) {
-                s.stream_options = false;
+        if matches!(status, 400 | 422) {
+            let param = api
+                .param
+                .as_ref()
+                .map(|p| p.to_string())
+                .unwrap_or_default();
+            let raw = String::from_utf8_lossy(body);
+            if let Some((field, quirks)) = s.quirks.learn_rejection(&[&api.message, &param, &raw]) {
+                s.quirks = quirks;
                 s.emit(Event::OptionDropped {
                     field: field.to_owned(),
                     reason: api.message.clone(),
@@ -1002,24 +1008,6 @@ fn redact_stream_error(s: &Session, error: StreamError) -> StreamError {
         },
         other => other,
     }
-}
-
-/// Which optional field (that hrns added) a 400/422 answer complains about.
-fn rejected_optional_field(api: &ApiError, body: &[u8]) -> Option<&'static str> {
-    let body = String::from_utf8_lossy(body);
-    let param = api
-        .param
-        .as_ref()
-        .map(|p| p.to_string())
-        .unwrap_or_default();
-    super::request::OPTIONAL_FIELDS
-        .iter()
-        .find(|(_, needles)| {
-            needles
-                .iter()
-                .any(|n| api.message.contains(n) || param.contains(n) || body.contains(n))
-        })
-        .map(|(field, _)| *field)
 }
 
 /// A non-streaming answer (a provider that ignored `stream: true`) as a completion.

@@ -36,6 +36,9 @@
 //! | another method on those paths | 405 |
 //! | anything else | 404 |
 //!
+//! A provider started with [`MockProvider::start_with`] asks its responder first, for every
+//! route.
+//!
 //! The errors the mock makes up itself look like
 //! `{"error":{"message":"mock provider: script exhausted","type":"mock"}}`.
 //!
@@ -62,11 +65,16 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use script::Reply;
 
 use server::{Server, State, lock};
+
+/// A function that answers a request itself (`Some`), or leaves it to the script (`None`);
+/// see [`MockProvider::start_with`].
+pub type Responder = Arc<dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync>;
 
 /// A scripted OpenAI-compatible provider on a loopback port; stops when dropped.
 pub struct MockProvider {
@@ -94,6 +102,23 @@ impl MockProvider {
     /// When binding 127.0.0.1 or starting the accept thread fails.
     pub fn start_repeating(reply: Reply) -> io::Result<Self> {
         let state = State::new(VecDeque::new(), Some(reply));
+        Ok(Self {
+            server: Server::start(state)?,
+        })
+    }
+
+    /// Starts a provider whose answers `responder` chooses from each request (any route), for
+    /// tests of providers that behave by what they are sent (refusing a field, wanting a key).
+    /// Requests it returns `None` for get the default routes (and an empty script).
+    ///
+    /// # Errors
+    ///
+    /// When binding 127.0.0.1 or starting the accept thread fails.
+    pub fn start_with(
+        responder: impl Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
+    ) -> io::Result<Self> {
+        let mut state = State::new(VecDeque::new(), None);
+        state.responder = Some(server::ResponderSlot(Arc::new(responder)));
         Ok(Self {
             server: Server::start(state)?,
         })

@@ -42,6 +42,18 @@ pub(super) struct State {
     /// Requests parsed so far, recorded or not.
     pub(super) seen: usize,
     pub(super) recording: bool,
+    /// Consulted first for every request; `None` from it falls back to the script.
+    pub(super) responder: Option<ResponderSlot>,
+}
+
+/// The responder, shown in `Debug` only as present.
+#[derive(Clone)]
+pub(super) struct ResponderSlot(pub(super) super::Responder);
+
+impl std::fmt::Debug for ResponderSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Responder")
+    }
 }
 
 impl State {
@@ -53,6 +65,7 @@ impl State {
             requests: Vec::new(),
             seen: 0,
             recording: true,
+            responder: None,
         }
     }
 }
@@ -141,8 +154,18 @@ impl Shared {
         let chat = matches!(path, "/v1/chat/completions" | "/chat/completions");
         let models = matches!(path, "/v1/models" | "/models");
         let method = request.method.as_str();
+        let recorded = RecordedRequest {
+            method: request.method.clone(),
+            path: request.target.clone(),
+            headers: request.headers.clone(),
+            body: request.body.clone(),
+        };
+        let responder = lock(&self.state).responder.clone();
+        let answered = responder.and_then(|r| (r.0)(&recorded));
         let mut state = lock(&self.state);
-        let reply = if chat && method == "POST" {
+        let reply = if let Some(reply) = answered {
+            reply
+        } else if chat && method == "POST" {
             match state.script.pop_front().or_else(|| state.repeat.clone()) {
                 Some(reply) => reply,
                 None => mock_error(500, "script exhausted"),
@@ -162,12 +185,7 @@ impl Shared {
         };
         state.seen += 1;
         if state.recording {
-            state.requests.push(RecordedRequest {
-                method: request.method,
-                path: request.target,
-                headers: request.headers,
-                body: request.body,
-            });
+            state.requests.push(recorded);
         }
         drop(state);
         self.requests_changed.notify_all();

@@ -456,3 +456,34 @@ fn drop_returns_promptly_with_connections_stuck_in_delays() {
     drop(idle);
     assert!(TcpStream::connect(addr).is_err());
 }
+
+#[test]
+fn a_responder_answers_by_request_and_falls_back_to_the_routes() {
+    let mock = MockProvider::start_with(|req| {
+        let body = req.body_str();
+        if body.contains("stream_options") {
+            return Some(Reply::error(400, "unknown field stream_options"));
+        }
+        (req.method == "GET" && req.path.ends_with("/models"))
+            .then(|| Reply::json(200, json!({"data": [{"id": "m", "context_length": 4096}]})))
+    })
+    .unwrap();
+    let mut client = Client::connect(&mock);
+    client.post_chat(r#"{"stream_options":{"include_usage":true}}"#);
+    let refused = client.response();
+    assert_eq!(refused.status, 400);
+    assert_eq!(
+        refused.json()["error"]["message"],
+        "unknown field stream_options"
+    );
+    client.send(b"GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n");
+    assert_eq!(client.response().json()["data"][0]["context_length"], 4096);
+    client.post_chat("{}");
+    assert_eq!(
+        client.response().status,
+        500,
+        "no script left: the default answer"
+    );
+    assert_eq!(mock.requests().len(), 3, "all recorded");
+    assert!(format!("{mock:?}").contains("MockProvider"));
+}
