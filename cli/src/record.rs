@@ -89,7 +89,10 @@ impl Recorder {
         header: &Header,
         inner: Arc<dyn Transport>,
     ) -> io::Result<Self> {
-        let sink = Arc::new(Mutex::new(BufWriter::new(File::create(path)?)));
+        // A record holds whole conversations: owner-only, wherever it is written.
+        let sink = Arc::new(Mutex::new(BufWriter::new(crate::paths::create_private(
+            path,
+        )?)));
         write_line(&sink, header);
         Ok(Recorder { inner, sink })
     }

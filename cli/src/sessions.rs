@@ -56,7 +56,7 @@ impl SessionLog {
     /// Creates a new session file in `dir` (created if needed) and writes its header. The name
     /// is the start time and a short id; `create_new` keeps concurrent processes apart.
     pub(crate) fn create(dir: &Path, mut header: SessionHeader) -> io::Result<SessionLog> {
-        std::fs::create_dir_all(dir)?;
+        crate::paths::private_dir(dir)?;
         let now = SystemTime::now();
         let stamp = humantime::format_rfc3339_seconds(now).to_string();
         header.started = stamp.clone();
@@ -72,7 +72,11 @@ impl SessionLog {
                 .wrapping_add(1442695040888963407);
             let id = format!("{:06x}", (seed >> 40) & 0xff_ffff);
             let path = dir.join(format!("{file_stamp}_{id}.jsonl"));
-            match OpenOptions::new().append(true).create_new(true).open(&path) {
+            match crate::paths::private_file()
+                .append(true)
+                .create_new(true)
+                .open(&path)
+            {
                 Ok(file) => {
                     header.id = id.clone();
                     let mut log = SessionLog { file, path, id };
@@ -89,6 +93,8 @@ impl SessionLog {
     /// Opens an existing session file to append to it (a resumed session).
     pub(crate) fn append_to(path: &Path, id: &str) -> io::Result<SessionLog> {
         let file = OpenOptions::new().append(true).open(path)?;
+        // A file saved by an older hrns may be 0644.
+        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
         Ok(SessionLog {
             file,
             path: path.to_owned(),

@@ -334,3 +334,49 @@ fn the_shipped_demo_replays() {
         .collect();
     assert_eq!(statuses, ["ok", "ok"], "{}", stderr(&out));
 }
+
+fn mode(p: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn state_files_and_records_are_private() {
+    let env = Env::new();
+    let mock = MockProvider::start([
+        Reply::text_answer("a"),
+        Reply::text_answer("b"),
+        Reply::text_answer("c"),
+    ])
+    .unwrap();
+    // A record over an existing world-readable file, and a session into a fresh state dir.
+    let record = env.write("work/run.record", "old");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&record, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let out = env.run(Some(&mock), &["exec", "--record", "run.record", "x"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(mode(&record), 0o600);
+    let state = env.path("state/hrns");
+    let sessions = state.join("sessions");
+    assert_eq!(mode(&state), 0o700);
+    assert_eq!(mode(&sessions), 0o700);
+    let files: Vec<_> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1);
+    assert_eq!(mode(&files[0]), 0o600);
+    // A state directory left 0755 by an older hrns is tightened; a resumed file too.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&sessions, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&files[0], std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let out = env.run(Some(&mock), &["exec", "--continue", "y"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(mode(&files[0]), 0o600);
+    let out = env.run(Some(&mock), &["exec", "z"]);
+    assert_eq!(mode(&sessions), 0o700, "{}", stderr(&out));
+}

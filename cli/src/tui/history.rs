@@ -105,7 +105,7 @@ impl History {
     /// Replaces the file with the entries in memory (a temporary file renamed over it).
     fn rewrite(&mut self, path: &Path) -> io::Result<()> {
         let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
+        crate::paths::private_dir(dir)?;
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         let mut text = String::new();
         for e in &self.entries {
@@ -122,7 +122,7 @@ impl History {
 /// Appends `text` to the file in one write, creating it (owner-only) and its directory.
 fn append(path: &Path, text: &str) -> io::Result<()> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        crate::paths::private_dir(dir)?;
     }
     let mut options = OpenOptions::new();
     options.create(true).append(true);
