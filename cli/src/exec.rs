@@ -279,8 +279,11 @@ fn ask_on_terminal(run: &ToolRun) -> Approval {
         err,
         "{} {} {}\n{} ",
         s.harness("allow"),
-        s.tool(&run.name),
-        s.args(&crate::output::one_line(&run.arguments, 200)),
+        s.tool(&crate::safe_text::safe(&run.name)),
+        s.args(&crate::output::one_line(
+            &crate::safe_text::safe(&run.arguments),
+            200
+        )),
         s.harness("[y]es / [a]lways for this tool / [n]o (optionally: n <reason>):")
     );
     let _ = err.flush();

@@ -12,6 +12,7 @@ mod onboarding;
 mod output;
 mod paths;
 mod record;
+mod safe_text;
 mod sessions;
 mod setup;
 mod style;
@@ -59,7 +60,9 @@ fn main() -> ExitCode {
     // Known before parsing, so that a usage error is reported as JSON too.
     let wants_json = raw.iter().take_while(|a| *a != "--").any(|a| a == "--json");
     let fail = |code: u8, message: &str| {
-        eprintln!("{} {message}", style::Style::stderr().error("hrns:"));
+        // Messages can quote providers and files: no control sequences on the terminal.
+        let shown = safe_text::safe(message);
+        eprintln!("{} {shown}", style::Style::stderr().error("hrns:"));
         if wants_json {
             output::print_json_error(code, message, &mut std::io::stdout().lock());
         }

@@ -1,5 +1,6 @@
 //! The two printers of `exec` over the same events: text for people, JSON lines for programs.
 
+use crate::safe_text::{Sanitizer, safe};
 use crate::style::Style;
 use hrns_core::session::{Event, ToolStatus};
 use std::io::Write;
@@ -76,6 +77,10 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
 #[derive(Debug)]
 pub(crate) struct HumanPrinter {
     err: Style,
+    /// Filters answer text on stdout when it is a terminal; `None` keeps piped output exact.
+    out_filter: Option<Sanitizer>,
+    /// Filters streamed reasoning on stderr.
+    reasoning_filter: Sanitizer,
     /// Whether the last thing written to stdout ended a line.
     at_line_start: bool,
     in_reasoning: bool,
@@ -83,8 +88,11 @@ pub(crate) struct HumanPrinter {
 
 impl HumanPrinter {
     pub(crate) fn new() -> Self {
+        use std::io::IsTerminal;
         HumanPrinter {
             err: Style::stderr(),
+            out_filter: std::io::stdout().is_terminal().then(Sanitizer::new),
+            reasoning_filter: Sanitizer::new(),
             at_line_start: true,
             in_reasoning: false,
         }
@@ -111,7 +119,11 @@ impl HumanPrinter {
         match event {
             Event::TextDelta { text } | Event::RefusalDelta { text } => {
                 self.end_reasoning(err);
-                let _ = out.write_all(text.as_bytes());
+                let shown = match &mut self.out_filter {
+                    Some(filter) => filter.filter(text),
+                    None => text.into(),
+                };
+                let _ = out.write_all(shown.as_bytes());
                 let _ = out.flush();
                 self.at_line_start = text.ends_with('\n');
             }
@@ -120,7 +132,7 @@ impl HumanPrinter {
                     let _ = write!(err, "{}", s.dim("thinking: "));
                     self.in_reasoning = true;
                 }
-                let _ = write!(err, "{}", s.dim(text));
+                let _ = write!(err, "{}", s.dim(&self.reasoning_filter.filter(text)));
             }
             Event::ToolCall {
                 name, arguments, ..
@@ -131,8 +143,8 @@ impl HumanPrinter {
                     err,
                     "{} {} {}",
                     s.harness("●"),
-                    s.tool(name),
-                    s.args(&one_line(arguments, 100))
+                    s.tool(&safe(name)),
+                    s.args(&one_line(&safe(arguments), 100))
                 );
             }
             Event::ToolResult { status, output, .. } => {
@@ -151,7 +163,7 @@ impl HumanPrinter {
                     err,
                     "  {} {mark}: {}{more}",
                     s.harness("⎿"),
-                    one_line(first, 100)
+                    one_line(&safe(first), 100)
                 );
             }
             Event::Retry {
@@ -165,7 +177,7 @@ impl HumanPrinter {
                     s.harness(&format!(
                         "retrying (attempt {attempt}) in {:.1} s: {}",
                         *delay_ms as f64 / 1000.0,
-                        one_line(reason, 200)
+                        one_line(&safe(reason), 200)
                     ))
                 );
             }
@@ -174,7 +186,8 @@ impl HumanPrinter {
                     err,
                     "{}",
                     s.harness(&format!(
-                        "the provider rejected `{field}`; sent again without it"
+                        "the provider rejected `{}`; sent again without it",
+                        safe(field)
                     ))
                 );
             }
@@ -200,7 +213,7 @@ impl HumanPrinter {
             Event::TurnFailed { error } => {
                 self.end_reasoning(err);
                 self.end_text(out);
-                let _ = writeln!(err, "{} {error}", s.error("error:"));
+                let _ = writeln!(err, "{} {}", s.error("error:"), safe(&error.to_string()));
             }
             Event::TurnCancelled => {
                 self.end_reasoning(err);
@@ -238,6 +251,8 @@ mod tests {
     fn human_output_separates_text_and_activity() {
         let mut p = HumanPrinter {
             err: Style::plain(),
+            out_filter: None,
+            reasoning_filter: Sanitizer::new(),
             at_line_start: true,
             in_reasoning: false,
         };

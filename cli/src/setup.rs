@@ -331,7 +331,11 @@ impl Setup {
     pub(crate) fn print_warnings(&self) {
         let s = crate::style::Style::stderr();
         for w in &self.discovered.warnings {
-            eprintln!("{} {w}", s.harness("hrns: warning:"));
+            eprintln!(
+                "{} {}",
+                s.harness("hrns: warning:"),
+                crate::safe_text::safe(w)
+            );
         }
     }
 }

@@ -380,3 +380,32 @@ fn state_files_and_records_are_private() {
     let out = env.run(Some(&mock), &["exec", "z"]);
     assert_eq!(mode(&sessions), 0o700, "{}", stderr(&out));
 }
+
+/// Window title, then clear screen: what a hostile file or answer would send.
+const EVIL: &str = "\x1b]0;pwned-title\x07\x1b[2J";
+
+#[test]
+fn control_sequences_never_reach_stderr_and_piped_stdout_stays_exact() {
+    let env = Env::new();
+    env.write("work/evil.txt", &format!("{EVIL}first line of the file\n"));
+    let answer = format!("The file says {EVIL}hello.");
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":"evil.txt"}"#)]),
+        Reply::text_answer(&answer),
+        Reply::error(400, &format!("bad {EVIL}request")),
+    ])
+    .unwrap();
+    let out = env.run(Some(&mock), &["exec", "read evil.txt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("first line of the file"), "{err}");
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    // Piped stdout is byte-exact: what the model wrote.
+    assert_eq!(stdout(&out), format!("{answer}\n"));
+    // A provider's error message on stderr.
+    let out = env.run(Some(&mock), &["exec", "again"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("bad") && err.contains("request"), "{err}");
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+}

@@ -74,6 +74,11 @@ impl Pty {
         strip_ansi(&String::from_utf8_lossy(&raw))
     }
 
+    /// Everything the program wrote, as bytes.
+    pub fn raw(&self) -> Vec<u8> {
+        self.raw.lock().unwrap().clone()
+    }
+
     /// The visible screen as text.
     pub fn screen(&self) -> String {
         self.screen.lock().unwrap().screen().contents()

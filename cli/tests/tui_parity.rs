@@ -1,0 +1,138 @@
+//! Issue 19 and 13 behaviour in a real pseudo-terminal: control sequences from files and answers
+//! never reach the terminal, and `/model` is saved.
+
+mod pty;
+
+use hrns_blocking::mock::{MockProvider, Reply};
+use std::path::Path;
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(20);
+const EVIL: &str = "\x1b]0;pwned-title\x07\x1b[2J";
+
+fn dirs() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for d in ["home", "config", "state", "work"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+    }
+    root
+}
+
+fn env_of(root: &Path, mock: Option<&MockProvider>) -> Vec<(&'static str, String)> {
+    let mut env = vec![
+        ("HOME", root.join("home").display().to_string()),
+        ("XDG_CONFIG_HOME", root.join("config").display().to_string()),
+        ("XDG_STATE_HOME", root.join("state").display().to_string()),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+    ];
+    if let Some(mock) = mock {
+        env.extend([
+            ("OPENAI_BASE_URL", mock.base_url()),
+            ("OPENAI_API_KEY", "sk-tui-SECRET".to_owned()),
+            ("HRNS_MODEL", "mock-model".to_owned()),
+        ]);
+    }
+    env
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+fn assert_no_evil(raw: &[u8]) {
+    assert!(
+        !contains(raw, b"\x1b]0;pwned"),
+        "the title sequence reached the terminal"
+    );
+    assert!(
+        !contains(raw, b"pwned-title\x07"),
+        "BEL reached the terminal"
+    );
+}
+
+#[test]
+fn exec_on_a_terminal_strips_sequences_from_stdout_and_stderr() {
+    let root = dirs();
+    std::fs::write(
+        root.path().join("work/evil.txt"),
+        format!("{EVIL}file text\n"),
+    )
+    .unwrap();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":"evil.txt"}"#)]),
+        Reply::text_answer(&format!("Answer {EVIL}done.")),
+    ])
+    .unwrap();
+    let env = env_of(root.path(), Some(&mock));
+    let work = root.path().join("work");
+    let mut p = pty::Pty::spawn(
+        env!("CARGO_BIN_EXE_hrns"),
+        &["exec", "x"],
+        &work,
+        &env,
+        30,
+        100,
+    );
+    assert_eq!(p.wait(T), 0, "{}", p.output());
+    p.expect("done.", T);
+    p.expect("file text", T);
+    assert_no_evil(&p.raw());
+}
+
+#[test]
+fn the_tui_never_draws_sequences_from_files_or_answers() {
+    let root = dirs();
+    std::fs::write(
+        root.path().join("work/evil.txt"),
+        format!("{EVIL}file text\n"),
+    )
+    .unwrap();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":"evil.txt"}"#)]),
+        Reply::text_answer(&format!("Answer {EVIL}done.")),
+    ])
+    .unwrap();
+    let env = env_of(root.path(), Some(&mock));
+    let work = root.path().join("work");
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 30, 100);
+    p.expect("mock-model", T);
+    p.send("read evil.txt\r");
+    p.expect("done.", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+    assert_no_evil(&p.raw());
+}
+
+#[test]
+fn model_is_saved_in_the_provider_entry() {
+    let root = dirs();
+    let mock = MockProvider::start([])
+        .unwrap()
+        .with_models(["alpha", "beta"]);
+    let config = root.path().join("config/hrns/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"providers": {{"local": {{"url": "{}", "model": "mock-model", "skipVerify": false}}}}, "currentProvider": "local"}}"#,
+            mock.base_url()
+        ),
+    )
+    .unwrap();
+    let env = env_of(root.path(), None);
+    let work = root.path().join("work");
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 30, 100);
+    p.expect("mock-model", T);
+    p.send("/model beta\r");
+    p.expect("saved", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    assert_eq!(saved["providers"]["local"]["model"], "beta");
+    // The next start uses it.
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 30, 100);
+    p.expect("beta", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+}
