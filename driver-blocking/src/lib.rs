@@ -11,6 +11,7 @@
 
 #[cfg(feature = "http")]
 pub mod client;
+pub mod mcp;
 #[cfg(feature = "mock")]
 pub mod mock;
 #[cfg(feature = "http")]

@@ -40,9 +40,9 @@ pub fn qualified_name(server: &str, tool: &str) -> String {
 
 /// Gives each `(server, tool)` pair a unique offered name, in order, avoiding the names in
 /// `taken` (the built-in tools). Deterministic: the same input gives the same names.
-pub fn assign_names<'a>(
+pub fn assign_names<'a, 'b>(
     tools: impl IntoIterator<Item = (&'a str, &'a str)>,
-    taken: impl IntoIterator<Item = &'a str>,
+    taken: impl IntoIterator<Item = &'b str>,
 ) -> Vec<String> {
     let mut used: BTreeSet<String> = taken.into_iter().map(str::to_owned).collect();
     let mut names = Vec::new();

@@ -1,0 +1,281 @@
+//! The `mcpServers` configuration, in the shape Claude Desktop, Cursor and Claude Code use.
+//!
+//! ```json
+//! "mcpServers": {
+//!   "time": { "command": "mcp-server-time", "args": ["--local-timezone", "UTC"],
+//!             "env": { "TZ": "UTC" }, "cwd": "/tmp" },
+//!   "docs": { "url": "https://example.com/mcp", "headers": { "Authorization": "Bearer …" },
+//!             "timeout": 60000, "disabled": true }
+//! }
+//! ```
+//!
+//! A server with `command` runs over stdio; one with `url` over streamable HTTP (`"type"`,
+//! when present, must agree: `stdio`, `http`, `streamable-http` or `sse`). `timeout` is the
+//! per-call timeout in milliseconds (as in Gemini CLI). Values in `env` and `headers` are
+//! secrets: they are redacted in `Debug` and never printed.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+/// How hrns reaches a server.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process speaking newline-delimited JSON-RPC on stdin/stdout.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables set for it on top of the scrubbed environment (secrets).
+        env: BTreeMap<String, String>,
+        /// Its working directory; the workspace when absent.
+        cwd: Option<String>,
+    },
+    /// A streamable HTTP endpoint (with the older HTTP+SSE transport as fallback).
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Extra request headers (secrets).
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let keys = |map: &BTreeMap<String, String>| map.keys().cloned().collect::<Vec<_>>();
+        match self {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env (values redacted)", &keys(env))
+                .field("cwd", cwd)
+                .finish(),
+            Transport::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("headers (values redacted)", &keys(headers))
+                .finish(),
+        }
+    }
+}
+
+/// One configured server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Its name, the key in `mcpServers`.
+    pub name: String,
+    /// How to reach it.
+    pub transport: Transport,
+    /// `"disabled": true`: configured but not started.
+    pub disabled: bool,
+    /// The per-call timeout (`"timeout"`, milliseconds), if set.
+    pub timeout: Option<Duration>,
+}
+
+impl ServerConfig {
+    /// The secret values of this server (env values and header values), for redaction.
+    pub fn secrets(&self) -> Vec<&str> {
+        match &self.transport {
+            Transport::Stdio { env, .. } => env.values().map(String::as_str).collect(),
+            Transport::Http { headers, .. } => headers.values().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// Why one server entry was not understood. The configuration's fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("MCP server {server:?} in mcpServers: {reason}; fix or remove that entry")]
+pub struct ServerConfigError {
+    /// The entry's name.
+    pub server: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Reads an `mcpServers` object. Each entry is read on its own: the good ones are returned in
+/// name order, each bad one as an error, so one typo does not lose the other servers.
+pub fn parse_servers(value: &Value) -> (Vec<ServerConfig>, Vec<ServerConfigError>) {
+    let mut servers = Vec::new();
+    let mut errors = Vec::new();
+    let Some(entries) = value.as_object() else {
+        errors.push(ServerConfigError {
+            server: String::new(),
+            reason: "mcpServers is not an object".into(),
+        });
+        return (servers, errors);
+    };
+    let mut names: Vec<&String> = entries.keys().collect();
+    names.sort();
+    for name in names {
+        match parse_server(name, &entries[name]) {
+            Ok(server) => servers.push(server),
+            Err(reason) => errors.push(ServerConfigError {
+                server: name.clone(),
+                reason,
+            }),
+        }
+    }
+    (servers, errors)
+}
+
+fn string_map(entry: &Value, field: &str) -> Result<BTreeMap<String, String>, String> {
+    match entry.get(field) {
+        None | Some(Value::Null) => Ok(BTreeMap::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                _ => Err(format!("{field}.{k} is not a string")),
+            })
+            .collect(),
+        Some(_) => Err(format!("{field} is not an object of strings")),
+    }
+}
+
+fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
+    if name.is_empty() {
+        return Err("the name is empty".into());
+    }
+    if !entry.is_object() {
+        return Err("the entry is not an object".into());
+    }
+    let text = |field: &str| -> Result<Option<String>, String> {
+        match entry.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("{field} is not a string")),
+        }
+    };
+    let kind = text("type")?;
+    let transport = match (text("command")?, text("url")?) {
+        (Some(command), None) => {
+            if !matches!(kind.as_deref(), None | Some("stdio")) {
+                return Err(format!(
+                    "type {:?} does not go with command",
+                    kind.unwrap_or_default()
+                ));
+            }
+            if command.is_empty() {
+                return Err("command is empty".into());
+            }
+            let args = match entry.get("args") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|a| {
+                        a.as_str()
+                            .map(str::to_owned)
+                            .ok_or("args holds a non-string")
+                    })
+                    .collect::<Result<_, _>>()?,
+                Some(_) => return Err("args is not a list of strings".into()),
+            };
+            Transport::Stdio {
+                command,
+                args,
+                env: string_map(entry, "env")?,
+                cwd: text("cwd")?,
+            }
+        }
+        (None, Some(url)) => {
+            if !matches!(
+                kind.as_deref(),
+                None | Some("http" | "streamable-http" | "sse")
+            ) {
+                return Err(format!(
+                    "type {:?} does not go with url",
+                    kind.unwrap_or_default()
+                ));
+            }
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err("url is not an http(s) URL".into());
+            }
+            Transport::Http {
+                url,
+                headers: string_map(entry, "headers")?,
+            }
+        }
+        (Some(_), Some(_)) => return Err("it has both command and url; keep one".into()),
+        (None, None) => return Err("it has neither command (stdio) nor url (HTTP)".into()),
+    };
+    let disabled = match entry.get("disabled") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err("disabled is not true or false".into()),
+    };
+    let timeout = match entry.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64() {
+            Some(ms) if ms > 0 => Some(Duration::from_millis(ms)),
+            _ => return Err("timeout is not a positive number of milliseconds".into()),
+        },
+    };
+    Ok(ServerConfig {
+        name: name.into(),
+        transport,
+        disabled,
+        timeout,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_stdio_and_http_entries_and_reports_bad_ones() {
+        let (servers, errors) = parse_servers(&json!({
+            "time": {"command": "mcp-server-time", "args": ["--x"], "env": {"TOKEN": "s3cret"}},
+            "web": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer abc"},
+                    "timeout": 1500, "disabled": true},
+            "both": {"command": "a", "url": "http://h"},
+            "none": {},
+            "badenv": {"command": "a", "env": {"A": 1}},
+            "badtype": {"type": "sse", "command": "a"},
+            "badtimeout": {"command": "a", "timeout": -1},
+            "badurl": {"url": "ftp://h"}
+        }));
+        assert_eq!(servers.len(), 2);
+        assert_eq!(servers[0].name, "time");
+        assert_eq!(
+            servers[0].transport,
+            Transport::Stdio {
+                command: "mcp-server-time".into(),
+                args: vec!["--x".into()],
+                env: [("TOKEN".to_owned(), "s3cret".to_owned())].into(),
+                cwd: None
+            }
+        );
+        assert!(servers[1].disabled);
+        assert_eq!(servers[1].timeout, Some(Duration::from_millis(1500)));
+        let names: Vec<&str> = errors.iter().map(|e| e.server.as_str()).collect();
+        assert_eq!(
+            names,
+            ["badenv", "badtimeout", "badtype", "badurl", "both", "none"]
+        );
+        // Secrets never show in Debug.
+        let debug = format!("{servers:?}");
+        assert!(
+            !debug.contains("s3cret") && !debug.contains("Bearer abc"),
+            "{debug}"
+        );
+        assert!(debug.contains("TOKEN") && debug.contains("Authorization"));
+        assert_eq!(servers[1].secrets(), ["Bearer abc"]);
+    }
+
+    #[test]
+    fn a_non_object_is_one_error() {
+        let (servers, errors) = parse_servers(&json!([1]));
+        assert!(servers.is_empty());
+        assert_eq!(errors.len(), 1);
+    }
+}

@@ -1,0 +1,338 @@
+//! MCP servers as tools: start the configured servers, offer their tools as
+//! `mcp__SERVER__TOOL`, run calls, shut the servers down.
+//!
+//! ```no_run
+//! use hrns_blocking::mcp::{McpServers, StartOptions};
+//! use hrns_blocking::Toolbox;
+//! use hrns_core::mcp::config::parse_servers;
+//!
+//! let (configs, _errors) = parse_servers(&serde_json::json!({
+//!     "time": {"command": "mcp-server-time"}
+//! }));
+//! let servers = McpServers::start(&configs, &StartOptions::new("/work", "/tmp/hrns-mcp-logs"));
+//! let mut toolbox = Toolbox::new();
+//! for tool in servers.tools(toolbox.names()) {
+//!     toolbox.add(tool);
+//! }
+//! ```
+//!
+//! Only the stdio transport is implemented in this driver so far; an HTTP server is reported
+//! as failed with a message that says so.
+
+mod connection;
+mod stdio;
+
+use crate::tool::{Tool, ToolContext};
+use connection::Connection;
+use hrns_core::mcp::config::{ServerConfig, Transport};
+use hrns_core::mcp::naming::{assign_names, tool_spec};
+use hrns_core::mcp::{Client, ClientConfig, McpTool, Phase, Root, file_uri};
+use hrns_core::tool::{ToolOutput, ToolSpec};
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How servers are started.
+#[derive(Debug, Clone)]
+pub struct StartOptions {
+    /// The workspace: the roots offered, and the working directory of servers without `cwd`.
+    pub workspace: PathBuf,
+    /// Where each server's stderr and hrns's notes about it go (`NAME.log`).
+    pub log_dir: PathBuf,
+    /// How long all servers together may take to become ready.
+    pub deadline: Duration,
+}
+
+impl StartOptions {
+    /// Options with a 30-second start-up deadline.
+    pub fn new(workspace: impl Into<PathBuf>, log_dir: impl Into<PathBuf>) -> Self {
+        StartOptions {
+            workspace: workspace.into(),
+            log_dir: log_dir.into(),
+            deadline: Duration::from_secs(30),
+        }
+    }
+}
+
+/// How a configured server is doing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerStatus {
+    /// `"disabled": true` in the configuration.
+    Disabled,
+    /// Ready; these are its tools.
+    Ready,
+    /// It could not be started or it failed; why.
+    Failed(String),
+}
+
+/// One configured server and, when it started, its connection.
+#[derive(Debug)]
+pub struct McpServer {
+    config: ServerConfig,
+    status: ServerStatus,
+    tools: Vec<McpTool>,
+    connection: Option<Arc<Connection>>,
+    process: Mutex<Option<stdio::ChildProcess>>,
+}
+
+impl McpServer {
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// How it is doing now (a server that died since the start reports it here).
+    pub fn status(&self) -> ServerStatus {
+        match (
+            &self.status,
+            self.connection.as_ref().and_then(|c| c.failure()),
+        ) {
+            (ServerStatus::Ready, Some(failure)) => ServerStatus::Failed(failure.to_string()),
+            (status, _) => status.clone(),
+        }
+    }
+
+    /// The tools it listed at start.
+    pub fn tools(&self) -> &[McpTool] {
+        &self.tools
+    }
+
+    /// The protocol version agreed with it.
+    pub fn protocol_version(&self) -> Option<String> {
+        let connection = self.connection.as_ref()?;
+        connection
+            .lock()
+            .client
+            .protocol_version()
+            .map(str::to_owned)
+    }
+
+    /// Closes the connection and stops the process (stdin closed, then the group killed).
+    pub fn shut_down(&self) {
+        if let Some(connection) = &self.connection {
+            connection.close();
+        }
+        if let Some(mut process) = self
+            .process
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            process.shut_down(Duration::from_millis(300));
+        }
+    }
+
+    fn start(config: &ServerConfig, options: &StartOptions, deadline: Instant) -> McpServer {
+        let mut server = McpServer {
+            config: config.clone(),
+            status: ServerStatus::Disabled,
+            tools: Vec::new(),
+            connection: None,
+            process: Mutex::new(None),
+        };
+        if config.disabled {
+            return server;
+        }
+        server.status = match server.connect(options, deadline) {
+            Ok(()) => ServerStatus::Ready,
+            Err(why) => ServerStatus::Failed(why),
+        };
+        if matches!(server.status, ServerStatus::Failed(_)) {
+            server.shut_down();
+        }
+        server
+    }
+
+    fn connect(&mut self, options: &StartOptions, deadline: Instant) -> Result<(), String> {
+        let Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } = &self.config.transport
+        else {
+            return Err("HTTP servers are not supported by this driver yet".into());
+        };
+        std::fs::create_dir_all(&options.log_dir).map_err(|e| {
+            format!(
+                "cannot create the log directory {}: {e}",
+                options.log_dir.display()
+            )
+        })?;
+        let log_path = log_path(&options.log_dir, &self.config.name);
+        let open_log = || {
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log_path)
+                .map_err(|e| format!("cannot open its log {}: {e}", log_path.display()))
+        };
+        let cwd = cwd
+            .as_ref()
+            .map_or_else(|| options.workspace.clone(), PathBuf::from);
+        let spawned = stdio::spawn(command, args, env, &cwd, open_log()?)
+            .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+        let mut client_config = ClientConfig::new(&self.config.name);
+        client_config.roots = vec![Root {
+            uri: file_uri(&options.workspace.to_string_lossy()),
+            name: Some("workspace".into()),
+        }];
+        if let Some(timeout) = self.config.timeout {
+            client_config.call_timeout = timeout;
+        }
+        let connection = Connection::new(
+            Client::new(client_config),
+            Box::new(stdio::StdinWriter(Some(spawned.stdin))),
+            Box::new(open_log()?),
+        );
+        let watcher = spawned.process.watcher();
+        *self.process.lock().unwrap_or_else(|p| p.into_inner()) = Some(spawned.process);
+        let reader = Arc::clone(&connection);
+        let stdout = spawned.stdout;
+        std::thread::Builder::new()
+            .name(format!("mcp-{}", self.config.name))
+            .spawn(move || {
+                reader.read_from(stdout, || {
+                    // Give the exit status a moment to be collectable.
+                    for _ in 0..20 {
+                        if let Some(exit) = watcher.exit_description() {
+                            return exit;
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    "the server closed its output".into()
+                })
+            })
+            .map_err(|e| format!("cannot start its reader thread: {e}"))?;
+        self.connection = Some(Arc::clone(&connection));
+        match connection.start(deadline) {
+            Phase::Ready => {
+                self.tools = connection.lock().client.tools().to_vec();
+                Ok(())
+            }
+            Phase::Failed(failure) => Err(failure.to_string()),
+            Phase::New | Phase::Initializing | Phase::Listing => {
+                Err("it did not become ready".into())
+            }
+        }
+    }
+}
+
+/// The configured servers of a session. Dropping it shuts them all down.
+#[derive(Debug, Default)]
+pub struct McpServers {
+    servers: Vec<Arc<McpServer>>,
+}
+
+impl McpServers {
+    /// Starts every enabled server at once and waits until each is ready or has failed, at
+    /// most `options.deadline`. Never fails as a whole: a server that cannot start is kept
+    /// with [`ServerStatus::Failed`] and no tools.
+    pub fn start(configs: &[ServerConfig], options: &StartOptions) -> McpServers {
+        let deadline = Instant::now() + options.deadline;
+        let servers = std::thread::scope(|scope| {
+            let handles: Vec<_> = configs
+                .iter()
+                .map(|config| scope.spawn(move || McpServer::start(config, options, deadline)))
+                .collect();
+            handles
+                .into_iter()
+                .zip(configs)
+                .map(|(handle, config)| {
+                    handle.join().unwrap_or_else(|_| McpServer {
+                        config: config.clone(),
+                        status: ServerStatus::Failed("its start-up panicked".into()),
+                        tools: Vec::new(),
+                        connection: None,
+                        process: Mutex::new(None),
+                    })
+                })
+                .map(Arc::new)
+                .collect()
+        });
+        McpServers { servers }
+    }
+
+    /// The servers, in configuration order.
+    pub fn servers(&self) -> &[Arc<McpServer>] {
+        &self.servers
+    }
+
+    /// The tools of the ready servers, named `mcp__SERVER__TOOL` without clashing with each
+    /// other or with `taken` (the names already in the toolbox).
+    pub fn tools<'a>(&self, taken: impl IntoIterator<Item = &'a str>) -> Vec<McpToolHandle> {
+        let ready: Vec<(&Arc<McpServer>, &McpTool)> = self
+            .servers
+            .iter()
+            .filter(|s| s.status == ServerStatus::Ready)
+            .flat_map(|s| s.tools.iter().map(move |t| (s, t)))
+            .collect();
+        let names = assign_names(
+            ready.iter().map(|(s, t)| (s.name(), t.name.as_str())),
+            taken,
+        );
+        ready
+            .into_iter()
+            .zip(names)
+            .map(|((server, tool), name)| McpToolHandle {
+                spec: tool_spec(&name, server.name(), tool),
+                tool_name: tool.name.clone(),
+                server: Arc::clone(server),
+            })
+            .collect()
+    }
+}
+
+impl Drop for McpServers {
+    fn drop(&mut self) {
+        for server in &self.servers {
+            server.shut_down();
+        }
+    }
+}
+
+/// One MCP tool in the toolbox.
+#[derive(Debug, Clone)]
+pub struct McpToolHandle {
+    spec: ToolSpec,
+    tool_name: String,
+    server: Arc<McpServer>,
+}
+
+impl McpToolHandle {
+    /// The server's name.
+    pub fn server(&self) -> &str {
+        self.server.name()
+    }
+}
+
+impl Tool for McpToolHandle {
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput {
+        let arguments: serde_json::Value = match serde_json::from_str(arguments) {
+            Ok(value @ serde_json::Value::Object(_)) => value,
+            Ok(_) | Err(_) => {
+                return ToolOutput::error(format!(
+                    "The arguments of {} must be a JSON object.",
+                    self.spec.name
+                ));
+            }
+        };
+        let Some(connection) = &self.server.connection else {
+            return ToolOutput::error(format!(
+                "The MCP server {} is not running.",
+                self.server.name()
+            ));
+        };
+        connection.call(&self.tool_name, arguments, &ctx.cancel)
+    }
+}
+
+/// The path of a server's log in `log_dir`.
+pub fn log_path(log_dir: &Path, server: &str) -> PathBuf {
+    log_dir.join(format!("{}.log", hrns_core::mcp::naming::sanitise(server)))
+}

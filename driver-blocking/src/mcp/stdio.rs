@@ -1,0 +1,146 @@
+//! The stdio transport: the server as a child process speaking newline-delimited JSON-RPC.
+//!
+//! The child runs in a process group of its own, with the scrubbed environment of
+//! [`hrns_core::mcp::environment`] plus its own `env`, stdin and stdout piped, and stderr
+//! appended to its log file. Shutting down closes stdin (the specification's polite
+//! request), waits briefly, then kills the whole group.
+
+use super::connection::Outgoing;
+use hrns_core::mcp::environment::server_environment;
+use hrns_core::mcp::jsonrpc::Message;
+use rustix::process::{Pid, Signal, kill_process_group};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to exit after its stdin closed, before its group is killed.
+const EXIT_GRACE: Duration = Duration::from_millis(300);
+
+/// Writes each message as one line to the child's stdin.
+pub(crate) struct StdinWriter(pub(crate) Option<ChildStdin>);
+
+impl Outgoing for StdinWriter {
+    fn send(&mut self, message: &Message) -> std::io::Result<()> {
+        let Some(stdin) = self.0.as_mut() else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "stdin is closed",
+            ));
+        };
+        let mut line = message.to_bytes();
+        line.push(b'\n');
+        stdin.write_all(&line)?;
+        stdin.flush()
+    }
+
+    fn close(&mut self) {
+        self.0 = None;
+    }
+}
+
+/// The running child; killed with its group when shut down or dropped.
+#[derive(Debug)]
+pub(crate) struct ChildProcess {
+    child: Arc<Mutex<Child>>,
+    group: Option<Pid>,
+}
+
+/// What [`spawn`] gives: the process, its pipes.
+pub(crate) struct Spawned {
+    pub(crate) process: ChildProcess,
+    pub(crate) stdin: ChildStdin,
+    pub(crate) stdout: ChildStdout,
+}
+
+/// Starts `command` with `args` in `cwd`, its stderr appended to `log`.
+pub(crate) fn spawn(
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: &Path,
+    log: File,
+) -> std::io::Result<Spawned> {
+    let mut child = Command::new(command)
+        .args(args)
+        .env_clear()
+        .envs(server_environment(std::env::vars(), env))
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log))
+        .process_group(0)
+        .spawn()?;
+    let group = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        if let Some(pid) = group {
+            let _ = kill_process_group(pid, Signal::KILL);
+        }
+        let _ = child.wait();
+        return Err(std::io::Error::other("the child's pipes were not created"));
+    };
+    Ok(Spawned {
+        process: ChildProcess {
+            child: Arc::new(Mutex::new(child)),
+            group,
+        },
+        stdin,
+        stdout,
+    })
+}
+
+impl ChildProcess {
+    /// How the process ended, if it has ("exited with status 1", "killed by signal 9").
+    pub(crate) fn exit_description(&self) -> Option<String> {
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        match child.try_wait() {
+            Ok(Some(status)) => Some(describe(status)),
+            Ok(None) | Err(_) => None,
+        }
+    }
+
+    /// A handle that can describe the exit from another thread.
+    pub(crate) fn watcher(&self) -> ChildProcess {
+        ChildProcess {
+            child: Arc::clone(&self.child),
+            group: None,
+        }
+    }
+
+    /// Waits up to `grace` for the process to exit on its own, then kills its group.
+    pub(crate) fn shut_down(&mut self, grace: Duration) {
+        let Some(group) = self.group.take() else {
+            return;
+        };
+        let deadline = Instant::now() + grace;
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // The group may hold helpers of the server even when the server itself exited.
+        let _ = kill_process_group(group, Signal::KILL);
+        let _ = child.wait();
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        self.shut_down(EXIT_GRACE);
+    }
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("the server process exited with status {code}"),
+        (None, Some(signal)) => format!("the server process was killed by signal {signal}"),
+        (None, None) => "the server process ended".into(),
+    }
+}
