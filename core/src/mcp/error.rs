@@ -51,7 +51,7 @@ pub enum Failure {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// [`Client::start`] was called twice.
+    /// [`Client::start`](super::Client::start) was called twice.
     #[error("the MCP client was already started")]
     AlreadyStarted,
     /// A call was made before the client was ready.
