@@ -1,6 +1,7 @@
 //! The command line: every command, flag and its help.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use hrns_core::sandbox::SandboxMode;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -10,6 +11,7 @@ Examples:
   echo \"Summarise README.md\" | hrns exec  Prompt from stdin
   hrns exec --json \"List the files\"      One JSON event per line
   hrns exec --approval read-only \"Review src/\"
+  hrns exec --sandbox read-only \"Run the tests\"   Commands may not write anywhere
   hrns replay examples/demo.record       A recorded tool-using turn, no provider needed
   hrns models                            Models of the current provider
   hrns doctor                            What the provider supports, and its quirks saved
@@ -49,9 +51,18 @@ pub(crate) struct Global {
     /// Which tool calls run without asking.
     #[arg(long, global = true, value_enum)]
     pub(crate) approval: Option<ApprovalArg>,
+    /// What commands may do: read-only, workspace-write (default: writes only in the
+    /// workspace and temporary directories, no network) or danger-full-access (no sandbox).
+    #[arg(long, global = true, value_name = "POLICY", value_parser = parse_sandbox)]
+    pub(crate) sandbox: Option<SandboxMode>,
     /// Config file to read and write instead of the default.
     #[arg(long, global = true, value_name = "PATH", env = "HRNS_CONFIG")]
     pub(crate) config: Option<PathBuf>,
+}
+
+fn parse_sandbox(s: &str) -> Result<SandboxMode, String> {
+    s.parse()
+        .map_err(|e: hrns_core::sandbox::UnknownSandboxMode| e.to_string())
 }
 
 /// The approval policy on the command line.
@@ -96,6 +107,12 @@ pub(crate) enum Command {
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
+    },
+    /// What the command sandbox can do on this machine.
+    Sandbox {
+        /// Check Landlock and seccomp by running a confined probe.
+        #[arg(long)]
+        check: bool,
     },
     /// Tools for looking at what hrns does.
     Debug {

@@ -218,9 +218,12 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         crate::output::SessionStarted::new(None, "replay", &header.model, &header.agent, &cwd)
             .print(&mut std::io::stdout().lock());
     }
+    let file = crate::setup::ConfigFile::load(global.config.as_deref())?;
+    let sandbox = crate::sandbox::for_run(global.sandbox, &file.config, &cwd, None)?;
     let ctx = ToolContext {
         workspace: cwd,
         cancel: Default::default(),
+        sandbox,
     };
     let outcome = run_turn(
         transport,

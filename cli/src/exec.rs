@@ -123,6 +123,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     let ctx = ToolContext {
         workspace: setup.workspace.clone(),
         cancel,
+        sandbox: setup.sandbox.clone(),
     };
     let outcome = run_turn(
         transport,

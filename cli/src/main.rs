@@ -13,6 +13,7 @@ mod output;
 mod paths;
 mod record;
 mod safe_text;
+mod sandbox;
 mod sessions;
 mod setup;
 mod style;
@@ -57,6 +58,13 @@ fn exit_quietly_on_closed_pipe() {
 fn main() -> ExitCode {
     exit_quietly_on_closed_pipe();
     let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The sandbox launcher and its probe: before anything else reads the environment or the
+    // config, and without the command line parser.
+    match raw.get(1).and_then(|a| a.to_str()) {
+        Some(sandbox::LAUNCHER_COMMAND) => return ExitCode::from(sandbox::launch::main(&raw[2..])),
+        Some(sandbox::SOCKET_PROBE_COMMAND) => return ExitCode::from(sandbox::socket_probe()),
+        _ => {}
+    }
     // Known before parsing, so that a usage error is reported as JSON too.
     let wants_json = raw.iter().take_while(|a| *a != "--").any(|a| a == "--json");
     let fail = |code: u8, message: &str| {
@@ -107,6 +115,15 @@ fn main() -> ExitCode {
         Some(Command::Models) => commands::models(g),
         Some(Command::Providers) => commands::providers(g),
         Some(Command::Agents { verbose }) => commands::agents(g, *verbose),
+        Some(Command::Sandbox { check }) => {
+            if *check {
+                sandbox::check()
+            } else {
+                Err(setup::CliError::usage(
+                    "say what to do: hrns sandbox --check",
+                ))
+            }
+        }
         Some(Command::Skills) => commands::skills(),
         Some(Command::Sessions { command }) => commands::sessions(command.as_ref()),
         None => tui(g, &cli),

@@ -222,6 +222,8 @@ pub(crate) struct Setup {
     pub(crate) discovered: Discovered,
     pub(crate) agent: Agent,
     pub(crate) workspace: PathBuf,
+    /// How commands are confined (`--sandbox`, the config, `workspace-write`).
+    pub(crate) sandbox: hrns_blocking::Sandbox,
 }
 
 impl Setup {
@@ -274,12 +276,20 @@ impl Setup {
                     names.join(", ")
                 ))
             })?;
+        let key_env = file
+            .config
+            .providers
+            .get(&provider.name)
+            .and_then(|entry| entry.key_env.clone());
+        let sandbox =
+            crate::sandbox::for_run(global.sandbox, &file.config, &workspace, key_env.as_deref())?;
         Ok(Setup {
             file,
             provider,
             discovered,
             agent,
             workspace,
+            sandbox,
         })
     }
 

@@ -90,6 +90,7 @@ pub mod prompt;
 #[cfg(test)]
 mod proptest_seeds;
 pub mod quirks;
+pub mod sandbox;
 pub mod session;
 pub mod skill;
 pub mod sse;

@@ -57,6 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ctx = ToolContext {
         workspace: std::env::current_dir()?,
         cancel: Default::default(),
+        sandbox: Default::default(),
     };
     let mut runner = Runner::new(std::sync::Arc::new(client), &tools, ctx);
     let outcome = runner.run(&mut session, &prompt, |event| match event {

@@ -18,6 +18,7 @@ pub mod mock;
 mod read_ahead;
 #[cfg(feature = "http")]
 pub mod runner;
+pub mod sandbox;
 pub mod tool;
 pub mod tools;
 
@@ -26,4 +27,5 @@ pub use client::{ChatEvents, Client, ClientConfig, ClientError, Response, Transp
 pub use hrns_core::session::TurnOutcome;
 #[cfg(feature = "http")]
 pub use runner::Runner;
+pub use sandbox::{Launch, Launcher, Sandbox, SandboxRefusal};
 pub use tool::{CancelFlag, Tool, ToolContext, Toolbox};

@@ -37,7 +37,7 @@ const READ_SIZE: usize = 64 * 1024;
 /// config.tools = toolbox.specs();
 /// config.approval = ApprovalPolicy::Auto;
 /// let mut session = Session::new(config);
-/// let ctx = ToolContext { workspace, cancel: Default::default() };
+/// let ctx = ToolContext { workspace, cancel: Default::default(), sandbox: Default::default() };
 /// let mut runner = Runner::new(std::sync::Arc::new(client), &toolbox, ctx);
 /// runner.run(&mut session, "List the files here", |event| {
 ///     if let Event::TextDelta { text } = event {

@@ -1,5 +1,6 @@
 //! The `Tool` trait and the toolbox the runner dispatches calls to.
 
+use crate::sandbox::Sandbox;
 use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -38,6 +39,9 @@ pub struct ToolContext {
     pub workspace: PathBuf,
     /// Set when the user cancels; long-running tools check it and stop.
     pub cancel: CancelFlag,
+    /// How commands are confined and which environment they see. [`ToolContext::new`] gives
+    /// [`Sandbox::unconfined`]; the `hrns` program sets its `--sandbox` policy here.
+    pub sandbox: Sandbox,
 }
 
 impl ToolContext {
@@ -50,6 +54,7 @@ impl ToolContext {
         Ok(ToolContext {
             workspace: std::fs::canonicalize(workspace)?,
             cancel: CancelFlag::new(),
+            sandbox: Sandbox::unconfined(),
         })
     }
 }

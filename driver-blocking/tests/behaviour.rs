@@ -39,6 +39,7 @@ impl suite::Harness for Blocking {
         let ctx = ToolContext {
             workspace: std::env::temp_dir(),
             cancel: Default::default(),
+            sandbox: Default::default(),
         };
         let mut runner = Runner::new(std::sync::Arc::new(client), &tools, ctx);
         let mut events = Vec::new();

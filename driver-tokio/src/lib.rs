@@ -104,6 +104,7 @@ pub mod tools;
 mod tls;
 
 pub use client::{ChatEvents, Client, ClientConfig, ClientError, HttpClient, Response};
+pub use hrns_blocking::{Launch, Launcher, Sandbox, SandboxRefusal};
 pub use hrns_core::session::TurnOutcome;
 pub use runner::{ApprovalFuture, Runner};
 pub use tool::{Tool, ToolContext, ToolFuture, Toolbox};

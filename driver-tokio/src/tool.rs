@@ -1,6 +1,6 @@
 //! The async `Tool` trait and the toolbox the runner dispatches calls to.
 
-use hrns_blocking::CancelFlag;
+use hrns_blocking::{CancelFlag, Sandbox};
 use hrns_core::tool::render::tool_failed;
 use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
 use std::future::Future;
@@ -20,6 +20,9 @@ pub struct ToolContext {
     /// cancellation or its timeout), so tools must clean up on drop too; the token lets a
     /// tool stop in an orderly way first (a command is killed and reaped).
     pub cancel: CancellationToken,
+    /// How commands are confined and which environment they see (the std tools take it as it
+    /// is). [`ToolContext::new`] gives [`Sandbox::unconfined`].
+    pub sandbox: Sandbox,
 }
 
 impl ToolContext {
@@ -32,6 +35,7 @@ impl ToolContext {
         Ok(ToolContext {
             workspace: std::fs::canonicalize(workspace)?,
             cancel: CancellationToken::new(),
+            sandbox: Sandbox::unconfined(),
         })
     }
 }
@@ -112,6 +116,7 @@ where
         let std_ctx = hrns_blocking::ToolContext {
             workspace: ctx.workspace.clone(),
             cancel: flag.clone(),
+            sandbox: ctx.sandbox.clone(),
         };
         Box::pin(async move {
             let _cancel_on_drop = CancelOnDrop(flag.clone());

@@ -657,6 +657,7 @@ impl App {
         let ctx = ToolContext {
             workspace: self.setup.workspace.clone(),
             cancel: Default::default(),
+            sandbox: self.setup.sandbox.clone(),
         };
         let tx = self.tx.clone();
         let runner =

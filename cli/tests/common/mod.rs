@@ -14,7 +14,23 @@ pub struct Env {
 
 impl Env {
     pub fn new() -> Self {
-        let root = tempfile::tempdir().unwrap();
+        Env::in_root(tempfile::tempdir().unwrap())
+    }
+
+    /// An environment outside the system temporary directory (which the command sandbox lets
+    /// commands write): in `/var/tmp`, else in cargo's target directory.
+    pub fn outside_tmp() -> Self {
+        let root = tempfile::tempdir_in("/var/tmp")
+            .or_else(|_| tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")))
+            .unwrap();
+        assert!(
+            !root.path().starts_with("/tmp"),
+            "the sandbox tests need a directory outside /tmp"
+        );
+        Env::in_root(root)
+    }
+
+    fn in_root(root: tempfile::TempDir) -> Self {
         for d in ["home", "config", "state", "work"] {
             std::fs::create_dir_all(root.path().join(d)).unwrap();
         }

@@ -35,26 +35,32 @@ builtin_tool!(RunCommand: RUN_COMMAND, RunCommandArgs => run);
 
 fn run(_: &RunCommand, args: RunCommandArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
     let timeout = args.effective_timeout_secs();
-    Ok(
-        match execute(&args.command, &ctx.workspace, timeout, &ctx.cancel) {
-            Ok(outcome) => render_command(&outcome, DEFAULT_OUTPUT_CHARS),
-            Err(e) => spawn_failed(&e),
-        },
-    )
+    let shell = ctx
+        .sandbox
+        .command("sh", &["-c".into(), args.command.into()])
+        .map_err(|refusal| ToolOutput::error(format!("{RUN_COMMAND}: {refusal}")))?;
+    let mut output = match execute(shell, &ctx.workspace, timeout, &ctx.cancel) {
+        Ok(outcome) => render_command(&outcome, DEFAULT_OUTPUT_CHARS),
+        Err(e) => spawn_failed(&e),
+    };
+    if output.is_error && ctx.sandbox.policy.is_confined() {
+        output.content.push_str(&ctx.sandbox.policy.failure_note());
+        output.content.push('\n');
+    }
+    Ok(output)
 }
 
-/// Runs the command to its end, its timeout or its cancellation.
+/// Runs the command (the shell, possibly through a sandbox launcher that `exec`s it) to its
+/// end, its timeout or its cancellation.
 fn execute(
-    command: &str,
+    mut command: Command,
     dir: &Path,
     timeout_secs: u64,
     cancel: &CancelFlag,
 ) -> std::io::Result<CommandOutcome> {
     let started = Instant::now();
     let deadline = started + Duration::from_secs(timeout_secs);
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(command)
+    let mut child = command
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -1,0 +1,197 @@
+use super::*;
+
+fn places() -> Places {
+    Places {
+        workspace: "/ws".into(),
+        tmpdir: Some("/run/user/tmp".into()),
+        system_temp: "/tmp".into(),
+        extra_roots: vec!["/cache".into(), "relative".into(), "/ws".into()],
+    }
+}
+
+#[test]
+fn modes_parse_and_print_by_codex_names() {
+    for mode in SandboxMode::ALL {
+        assert_eq!(mode.as_str().parse::<SandboxMode>(), Ok(mode));
+        let json = serde_json::to_string(&mode).unwrap();
+        assert_eq!(json, format!("\"{mode}\""));
+    }
+    let err = "full".parse::<SandboxMode>().unwrap_err();
+    assert!(err.to_string().contains("danger-full-access"), "{err}");
+    assert_eq!(SandboxMode::default(), SandboxMode::WorkspaceWrite);
+}
+
+#[test]
+fn workspace_write_roots_and_network() {
+    let p = SandboxPolicy::new(
+        SandboxMode::WorkspaceWrite,
+        &places(),
+        NetworkAccess::Denied,
+    );
+    let roots: Vec<&str> = p
+        .writable_roots()
+        .iter()
+        .map(|r| r.to_str().unwrap())
+        .collect();
+    assert_eq!(roots, ["/ws", "/run/user/tmp", "/tmp", "/cache"]);
+    assert_eq!(p.network(), NetworkAccess::Denied);
+    assert!(p.is_confined());
+    assert!(p.may_write(Path::new("/ws/src/a.rs")));
+    assert!(!p.may_write(Path::new("/wsx/a")));
+    assert!(!p.may_write(Path::new("/home/u/.bashrc")));
+    let args: Vec<String> = p
+        .launcher_args()
+        .into_iter()
+        .map(|a| a.into_string().unwrap())
+        .collect();
+    assert_eq!(
+        args,
+        [
+            "--mode",
+            "workspace-write",
+            "--writable",
+            "/ws",
+            "--writable",
+            "/run/user/tmp",
+            "--writable",
+            "/tmp",
+            "--writable",
+            "/cache",
+            "--network",
+            "denied"
+        ]
+    );
+    assert_eq!(
+        p.describe(),
+        "workspace-write (writes only in /ws, /run/user/tmp, /tmp, /cache; no network)"
+    );
+    let open = SandboxPolicy::new(
+        SandboxMode::WorkspaceWrite,
+        &places(),
+        NetworkAccess::Allowed,
+    );
+    assert_eq!(open.network(), NetworkAccess::Allowed);
+}
+
+#[test]
+fn read_only_and_full_access_ignore_the_network_setting() {
+    let ro = SandboxPolicy::new(SandboxMode::ReadOnly, &places(), NetworkAccess::Allowed);
+    assert!(ro.writable_roots().is_empty());
+    assert_eq!(ro.network(), NetworkAccess::Denied);
+    assert!(!ro.may_write(Path::new("/ws/a")));
+    let full = SandboxPolicy::new(
+        SandboxMode::DangerFullAccess,
+        &places(),
+        NetworkAccess::Denied,
+    );
+    assert_eq!(full.network(), NetworkAccess::Allowed);
+    assert!(!full.is_confined());
+    assert!(full.may_write(Path::new("/etc/passwd")));
+    assert_eq!(full, SandboxPolicy::unconfined());
+}
+
+#[test]
+fn texts_name_the_policy_and_the_way_out() {
+    let p = SandboxPolicy::new(SandboxMode::ReadOnly, &places(), NetworkAccess::Denied);
+    assert!(
+        p.failure_note()
+            .starts_with("hrns: this command ran in the sandbox read-only")
+    );
+    let refusal = unavailable_refusal(SandboxMode::WorkspaceWrite, "Landlock is not supported");
+    assert!(refusal.contains("workspace-write"), "{refusal}");
+    assert!(refusal.contains("Landlock is not supported"), "{refusal}");
+    assert!(
+        refusal.contains("--sandbox danger-full-access"),
+        "{refusal}"
+    );
+}
+
+#[test]
+fn secret_names_are_withheld_unless_allowed() {
+    for name in [
+        "OPENAI_API_KEY",
+        "GITHUB_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "PGPASSWORD",
+        "my_passwd",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "keychain",
+    ] {
+        assert!(is_secret_name(name), "{name}");
+    }
+    for name in ["PATH", "HOME", "TMPDIR", "LANG", "TERM", "CARGO_HOME"] {
+        assert!(!is_secret_name(name), "{name}");
+    }
+    let policy = EnvPolicy {
+        withheld: vec!["MY_PROVIDER".into()],
+        allowed: vec!["GITHUB_TOKEN".into()],
+    };
+    assert!(policy.passes("PATH"));
+    assert!(policy.passes("GITHUB_TOKEN"));
+    assert!(!policy.passes("MY_PROVIDER"));
+    assert!(!policy.passes("OPENAI_API_KEY"));
+    assert!(
+        !policy.passes("github_token"),
+        "the allow-list compares exactly"
+    );
+    assert_eq!(
+        policy.withheld_of(["PATH", "MY_PROVIDER", "X_TOKEN"]),
+        ["MY_PROVIDER", "X_TOKEN"]
+    );
+}
+
+#[test]
+fn settings_from_the_config_global_and_per_project() {
+    let extra: crate::wire::Extra = serde_json::from_str(
+        r#"{
+            "sandbox": "read-only",
+            "sandboxNetwork": true,
+            "envAllow": ["GITHUB_TOKEN"],
+            "projects": {
+                "/src": {"sandbox": "workspace-write"},
+                "/src/site": {"sandbox": "danger-full-access", "sandboxWritableRoots": ["/cache"]}
+            }
+        }"#,
+    )
+    .unwrap();
+    let elsewhere = SafetySettings::from_config(&extra, Path::new("/home/u")).unwrap();
+    assert_eq!(elsewhere.sandbox, Some(SandboxMode::ReadOnly));
+    assert_eq!(elsewhere.network, NetworkAccess::Allowed);
+    assert_eq!(elsewhere.env_allow, ["GITHUB_TOKEN"]);
+    let src = SafetySettings::from_config(&extra, Path::new("/src/lib")).unwrap();
+    assert_eq!(src.sandbox, Some(SandboxMode::WorkspaceWrite));
+    let site = SafetySettings::from_config(&extra, Path::new("/src/site/www")).unwrap();
+    assert_eq!(site.sandbox, Some(SandboxMode::DangerFullAccess));
+    assert_eq!(site.writable_roots, [PathBuf::from("/cache")]);
+    assert!(!site.web_fetch_private);
+    // "/src/sitemap" is not below "/src/site".
+    let map = SafetySettings::from_config(&extra, Path::new("/src/sitemap")).unwrap();
+    assert_eq!(map.sandbox, Some(SandboxMode::WorkspaceWrite));
+    assert_eq!(
+        SafetySettings::from_config(&Default::default(), Path::new("/")).unwrap(),
+        SafetySettings::default()
+    );
+}
+
+#[test]
+fn bad_settings_name_the_key() {
+    for (text, key) in [
+        (r#"{"sandbox": 3}"#, "sandbox"),
+        (r#"{"sandbox": "none"}"#, "sandbox"),
+        (r#"{"sandboxNetwork": "yes"}"#, "sandboxNetwork"),
+        (
+            r#"{"sandboxWritableRoots": ["rel"]}"#,
+            "sandboxWritableRoots",
+        ),
+        (r#"{"envAllow": "X"}"#, "envAllow"),
+        (r#"{"projects": []}"#, "projects"),
+        (
+            r#"{"projects": {"/": {"sandbox": 1}}}"#,
+            "projects./.sandbox",
+        ),
+    ] {
+        let extra: crate::wire::Extra = serde_json::from_str(text).unwrap();
+        let err = SafetySettings::from_config(&extra, Path::new("/w")).unwrap_err();
+        assert!(err.contains(key), "{text}: {err}");
+    }
+}

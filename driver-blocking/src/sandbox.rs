@@ -1,0 +1,152 @@
+//! Spawning a program under a [`SandboxPolicy`]: the launcher setting of the drivers.
+//!
+//! hrns-core decides the policy; this module builds the [`std::process::Command`] that runs a
+//! program under it, through a [`Launcher`] — the `hrns` binary's hidden launcher subcommand
+//! (Landlock and seccomp), or one of your own (bubblewrap, a container runtime). The same
+//! [`Sandbox::command`] serves `run_command` and MCP stdio servers; the async driver turns its
+//! result into a `tokio::process::Command` with `From`. The environment is filtered by the
+//! sandbox's [`EnvPolicy`] whatever the policy.
+
+use hrns_core::sandbox::{EnvPolicy, SandboxMode, SandboxPolicy, unavailable_refusal};
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+
+/// Builds the command that runs a program under a policy. Implement it to plug in your own
+/// confinement; [`Launcher::Program`] covers launchers that take hrns's arguments.
+pub trait Launch: Send + Sync + fmt::Debug {
+    /// Returns a command that runs `program` with `args` confined by `policy`, or why it
+    /// cannot (the text becomes part of the refusal the model and the user read). The caller
+    /// sets the directory, stdio, process group and environment on the returned command.
+    fn command(
+        &self,
+        policy: &SandboxPolicy,
+        program: &OsStr,
+        args: &[OsString],
+    ) -> Result<Command, String>;
+}
+
+/// How confined runs are started.
+#[derive(Debug, Clone)]
+pub enum Launcher {
+    /// No launcher here: confined runs are refused with this reason (an old kernel, another
+    /// OS, or the library default); only `danger-full-access` runs.
+    Unavailable {
+        /// Why, for the refusal.
+        reason: String,
+    },
+    /// A program that takes `ARGS... --mode MODE [--writable ROOT]... --network N -- PROGRAM
+    /// ARGS...` ([`SandboxPolicy::launcher_args`]), confines itself and then `exec`s the
+    /// program — such as `hrns __sandbox` (with `args` = `["__sandbox"]`).
+    Program {
+        /// The launcher binary.
+        program: PathBuf,
+        /// Its arguments before the policy's.
+        args: Vec<OsString>,
+    },
+    /// Your own.
+    Custom(Arc<dyn Launch>),
+}
+
+/// Why a program was not started.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SandboxRefusal(pub String);
+
+/// The sandbox setting of a driver: the policy, the launcher that applies it, and the rules
+/// for the environment.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    /// What commands may do.
+    pub policy: SandboxPolicy,
+    /// How confined commands are started.
+    pub launcher: Launcher,
+    /// Which environment variables commands never see.
+    pub env: EnvPolicy,
+}
+
+impl Sandbox {
+    /// No confinement and no launcher — `danger-full-access`, the library's default (the
+    /// `hrns` program defaults to `workspace-write`) — with secret variables withheld.
+    pub fn unconfined() -> Self {
+        Sandbox {
+            policy: SandboxPolicy::unconfined(),
+            launcher: Launcher::Unavailable {
+                reason: "no sandbox launcher is configured".to_owned(),
+            },
+            env: EnvPolicy::default(),
+        }
+    }
+
+    /// The command that runs `program` with `args` under the policy, with the environment of
+    /// this process filtered by [`EnvPolicy`]. Unconfined runs start the program directly;
+    /// confined runs go through the launcher, or are refused (never run unconfined) when
+    /// there is none.
+    pub fn command(
+        &self,
+        program: impl AsRef<OsStr>,
+        args: &[OsString],
+    ) -> Result<Command, SandboxRefusal> {
+        let program = program.as_ref();
+        let mut command = if self.policy.is_confined() {
+            match &self.launcher {
+                Launcher::Unavailable { reason } => {
+                    return Err(self.refusal(reason));
+                }
+                Launcher::Program {
+                    program: launcher,
+                    args: launcher_args,
+                } => {
+                    let mut c = Command::new(launcher);
+                    c.args(launcher_args)
+                        .args(self.policy.launcher_args())
+                        .arg("--")
+                        .arg(program)
+                        .args(args);
+                    c
+                }
+                Launcher::Custom(launch) => launch
+                    .command(&self.policy, program, args)
+                    .map_err(|reason| self.refusal(&reason))?,
+            }
+        } else {
+            let mut c = Command::new(program);
+            c.args(args);
+            c
+        };
+        self.apply_env(&mut command);
+        Ok(command)
+    }
+
+    /// Replaces the environment of `command` with this process's, less the withheld
+    /// variables. For programs started some other way (an MCP server's own command).
+    pub fn apply_env(&self, command: &mut Command) {
+        command.env_clear();
+        command.envs(scrubbed_env(&self.env));
+    }
+
+    fn refusal(&self, reason: &str) -> SandboxRefusal {
+        SandboxRefusal(unavailable_refusal(self.policy.mode(), reason))
+    }
+
+    /// The mode of the policy.
+    pub fn mode(&self) -> SandboxMode {
+        self.policy.mode()
+    }
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox::unconfined()
+    }
+}
+
+/// This process's environment less what `policy` withholds (names that are not UTF-8 are
+/// kept: they cannot be checked, and secrets are named in ASCII).
+pub fn scrubbed_env(policy: &EnvPolicy) -> Vec<(OsString, OsString)> {
+    std::env::vars_os()
+        .filter(|(name, _)| name.to_str().is_none_or(|n| policy.passes(n)))
+        .collect()
+}
