@@ -220,6 +220,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     }
     let file = crate::setup::ConfigFile::load(global.config.as_deref())?;
     let sandbox = crate::sandbox::for_run(global.sandbox, &file.config, &cwd, None)?;
+    let message = crate::exec::with_attachments(&header.prompt, &cwd);
     let ctx = ToolContext {
         workspace: cwd,
         cancel: Default::default(),
@@ -230,7 +231,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         &toolbox,
         ctx,
         &mut session,
-        &header.prompt,
+        message,
         args.json,
         policy,
         None,

@@ -9,7 +9,10 @@ use crate::setup::{CliError, ConfigFile, approval};
 use hrns_blocking::{
     CancelFlag, Client, ClientConfig, Runner, ToolContext, Transport, TurnOutcome,
 };
-use hrns_core::session::{Approval, ApprovalPolicy, Event, Session, ToolRun};
+use hrns_core::session::{
+    Approval, ApprovalPolicy, Event, Session, ToolRun, TransportErrorKind, TurnError,
+};
+use hrns_core::wire::Message;
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
 
@@ -125,12 +128,13 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         cancel,
         sandbox: setup.sandbox.clone(),
     };
+    let message = with_attachments(&prompt, &setup.workspace);
     let outcome = run_turn(
         transport,
         &toolbox,
         ctx,
         &mut session,
-        &prompt,
+        message,
         args.json,
         policy,
         log.as_mut(),
@@ -162,7 +166,7 @@ pub(crate) fn run_turn(
     toolbox: &hrns_blocking::Toolbox,
     ctx: ToolContext,
     session: &mut Session,
-    prompt: &str,
+    message: Message,
     json: bool,
     policy: ApprovalPolicy,
     mut log: Option<&mut SessionLog>,
@@ -175,7 +179,13 @@ pub(crate) fn run_turn(
     let mut printer = HumanPrinter::new();
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    runner.run(session, prompt, |event: &Event| {
+    if let Err(e) = session.submit_message(message) {
+        return TurnOutcome::Failed(TurnError::Transport {
+            kind: TransportErrorKind::Other,
+            message: e.to_string(),
+        });
+    }
+    runner.drive(session, |event: &Event| {
         if let Some(log) = log.as_deref_mut() {
             if let Err(e) = log.record(event) {
                 eprintln!("hrns: warning: saving the session failed: {e}");
@@ -207,6 +217,17 @@ fn note_saved(saved: Result<Saved, CliError>, store: Option<&QuirkStore>) {
         Ok(Saved::Unchanged | Saved::NoEntry) => {}
         Err(e) => eprintln!("hrns: warning: {}", e.message),
     }
+}
+
+/// The user message for `prompt` with the files it `@`-mentions attached; says on stderr what
+/// was attached.
+pub(crate) fn with_attachments(prompt: &str, workspace: &std::path::Path) -> Message {
+    let (message, attached) = crate::mentions::expand(prompt, workspace);
+    let s = crate::style::Style::stderr();
+    for a in &attached {
+        eprintln!("{}", s.dim(&a.summary()));
+    }
+    message
 }
 
 /// The exit code of a turn's outcome.

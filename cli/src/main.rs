@@ -8,6 +8,7 @@ mod doctor;
 mod exec;
 mod instructions;
 mod learned;
+mod mentions;
 mod onboarding;
 mod output;
 mod paths;

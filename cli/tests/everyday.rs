@@ -144,3 +144,60 @@ fn a_bad_instructions_setting_is_a_warning_not_a_failure() {
     assert!(stderr(&out).contains("`instructions` is not valid"));
     assert!(system_prompt(&first_body(&mock)).contains("ROOT-RULE"));
 }
+
+#[test]
+fn mentions_attach_files_images_and_notes() {
+    let env = Env::new();
+    env.write("work/src/a.rs", "fn answer() -> u32 { 42 }\n");
+    env.write("work/pic.png", b"\x89PNG\r\n\x1a\nDATA");
+    env.write("work/blob.bin", b"\x00\x01binary");
+    let mut huge = b"\x89PNG\r\n\x1a\n".to_vec();
+    huge.resize(6 * 1024 * 1024, 0);
+    env.write("work/huge.png", &huge);
+    env.write("outside.txt", "NOT-FOR-THE-MODEL");
+    let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
+    let prompt = "explain @src/a.rs, mail me@example.com, look at @pic.png, \
+                  @blob.bin @huge.png @missing.rs @../outside.txt";
+    let out = env.run(&mock, &["exec", prompt]);
+    ok(&out);
+    let err = stderr(&out);
+    assert!(err.contains("attached src/a.rs (26 bytes)"), "{err}");
+    assert!(err.contains("attached pic.png as an image"), "{err}");
+    assert!(
+        err.contains("not attached: blob.bin: a binary file"),
+        "{err}"
+    );
+    assert!(
+        err.contains("not attached: huge.png: an image larger than 5 MiB"),
+        "{err}"
+    );
+    let body = first_body(&mock);
+    let parts = body["messages"][1]["content"].as_array().expect("parts");
+    assert_eq!(parts.len(), 2);
+    let text = parts[0]["text"].as_str().unwrap();
+    assert!(text.starts_with(prompt), "the prompt as typed comes first");
+    assert!(
+        text.contains("src/a.rs:\n```\nfn answer() -> u32 { 42 }\n```"),
+        "{text}"
+    );
+    assert!(
+        text.contains("blob.bin: not attached (a binary file"),
+        "{text}"
+    );
+    assert!(!text.contains("NOT-FOR-THE-MODEL"));
+    assert!(!text.contains("missing.rs:"));
+    assert_eq!(parts[1]["type"], "image_url");
+    assert_eq!(
+        parts[1]["image_url"]["url"],
+        "data:image/png;base64,iVBORw0KGgpEQVRB"
+    );
+
+    // Without mentions the prompt is sent as plain text, exactly as typed.
+    let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
+    let out = env.run(&mock, &["exec", "write to me@example.com"]);
+    ok(&out);
+    assert_eq!(
+        first_body(&mock)["messages"][1]["content"],
+        "write to me@example.com"
+    );
+}

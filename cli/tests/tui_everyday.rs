@@ -86,3 +86,27 @@ fn banner_names_the_instruction_files_and_init_asks_for_one() {
     assert!(asked.contains("write an AGENTS.md"), "{asked}");
     ui.quit();
 }
+
+#[test]
+fn tab_completes_a_mention_and_the_file_is_attached() {
+    let mock = MockProvider::start([Reply::text_answer("READ-IT")]).unwrap();
+    let mut ui = start(&mock, |base| {
+        write(&base.join("work/docs/guide.md"), "GUIDE-CONTENT\n");
+        write(&base.join("work/docs/other.txt"), "x");
+    });
+    ui.p.send("summarise @do\t");
+    ui.p.expect("@docs/", T);
+    ui.p.send("gu\t");
+    ui.p.expect("@docs/guide.md", T);
+    ui.p.send("please\r");
+    ui.p.expect("READ-IT", T);
+    ui.p.expect("attached docs/guide.md", T);
+    let body = &chat_bodies(&mock)[0];
+    let sent = body["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        sent.starts_with("summarise @docs/guide.md please"),
+        "{sent}"
+    );
+    assert!(sent.contains("GUIDE-CONTENT"), "{sent}");
+    ui.quit();
+}

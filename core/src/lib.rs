@@ -86,6 +86,7 @@ pub mod http;
 pub mod instructions;
 pub mod mcp;
 pub mod probe;
+pub mod mention;
 pub mod prompt;
 #[cfg(test)]
 mod proptest_seeds;

@@ -426,7 +426,14 @@ impl App {
                 .map(|a| a.name.clone())
                 .collect(),
         };
-        if let Some(c) = commands::complete(self.editor.text(), self.editor.cursor(), &cands) {
+        let (text, cursor) = (self.editor.text(), self.editor.cursor());
+        let workspace = &self.setup.workspace;
+        let completion = commands::complete(text, cursor, &cands).or_else(|| {
+            super::mention_complete::complete(text, cursor, |dir| {
+                super::mention_complete::list_dir(workspace, dir, 2000)
+            })
+        });
+        if let Some(c) = completion {
             self.editor.replace_range(c.range.clone(), &c.insert);
             if c.options.len() > 1 {
                 let text = c.options.join("  ");
@@ -482,12 +489,22 @@ impl App {
         let width = self.screen.wrap_width();
         let echo = view::user_message(&prompt, width);
         self.print(&echo);
+        let (message, attached) = crate::mentions::expand(&prompt, &self.setup.workspace);
+        for a in &attached {
+            self.info(&a.summary());
+        }
+        if let Err(e) = session.submit_message(message) {
+            self.error(&format!("the message could not be sent: {e}"));
+            self.session = Some(session);
+            self.runner = Some(runner);
+            return;
+        }
         self.cancel = Some(runner.cancel_token());
         self.waiting_since = Some(Instant::now());
         let tx = self.tx.clone();
         self.turn = Some(tokio::spawn(async move {
             let outcome = runner
-                .run(&mut session, &prompt, move |e| {
+                .drive(&mut session, move |e| {
                     let _ = tx.send(Msg::Event(e.clone()));
                 })
                 .await;

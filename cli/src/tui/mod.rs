@@ -7,6 +7,7 @@ pub(crate) mod commands;
 pub(crate) mod editor;
 pub(crate) mod history;
 pub(crate) mod markdown;
+pub(crate) mod mention_complete;
 mod screen;
 pub(crate) mod text;
 pub(crate) mod view;
