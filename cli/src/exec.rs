@@ -225,7 +225,7 @@ pub(crate) fn with_attachments(prompt: &str, workspace: &std::path::Path) -> Mes
     let (message, attached) = crate::mentions::expand(prompt, workspace);
     let s = crate::style::Style::stderr();
     for a in &attached {
-        eprintln!("{}", s.dim(&a.summary()));
+        eprintln!("{}", s.dim(&crate::safe_text::safe(&a.summary())));
     }
     message
 }

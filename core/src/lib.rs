@@ -85,8 +85,8 @@ pub mod history;
 pub mod http;
 pub mod instructions;
 pub mod mcp;
-pub mod probe;
 pub mod mention;
+pub mod probe;
 pub mod prompt;
 #[cfg(test)]
 mod proptest_seeds;
