@@ -30,6 +30,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     }
     let toolbox = setup.toolbox();
     let mut config = setup.session_config(&toolbox, policy);
+    crate::redact::remember(&hrns_core::secrets::Secrets::of_provider(&config.provider));
     config.max_steps = args.max_steps.max(1);
 
     let state = crate::paths::state_dir().ok();

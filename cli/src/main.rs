@@ -13,6 +13,7 @@ mod onboarding;
 mod output;
 mod paths;
 mod record;
+mod redact;
 mod safe_text;
 mod sandbox;
 mod sessions;
@@ -70,10 +71,11 @@ fn main() -> ExitCode {
     let wants_json = raw.iter().take_while(|a| *a != "--").any(|a| a == "--json");
     let fail = |code: u8, message: &str| {
         // Messages can quote providers and files: no control sequences on the terminal.
-        let shown = safe_text::safe(message);
+        let message = redact::redact(message);
+        let shown = safe_text::safe(&message);
         eprintln!("{} {shown}", style::Style::stderr().error("hrns:"));
         if wants_json {
-            output::print_json_error(code, message, &mut std::io::stdout().lock());
+            output::print_json_error(code, &message, &mut std::io::stdout().lock());
         }
         ExitCode::from(code)
     };

@@ -58,7 +58,7 @@ pub(crate) fn print_json_error(exit_code: u8, message: &str, out: &mut impl Writ
         "exit_code": exit_code,
         "message": message,
     });
-    let _ = writeln!(out, "{line}");
+    let _ = writeln!(out, "{}", crate::redact::redact(&line.to_string()));
     let _ = out.flush();
 }
 
@@ -116,6 +116,8 @@ impl HumanPrinter {
     /// Prints one event.
     pub(crate) fn print(&mut self, event: &Event, out: &mut impl Write, err: &mut impl Write) {
         let s = self.err;
+        let redacted = redacted_event(event);
+        let event = redacted.as_ref().unwrap_or(event);
         match event {
             Event::TextDelta { text } | Event::RefusalDelta { text } => {
                 self.end_reasoning(err);
@@ -226,6 +228,31 @@ impl HumanPrinter {
     }
 }
 
+/// The event without secrets (`None` when it holds none): answer text can quote a key the user
+/// typed, and this is the last stop before the terminal.
+fn redacted_event(event: &Event) -> Option<Event> {
+    let text = match event {
+        Event::TextDelta { text }
+        | Event::RefusalDelta { text }
+        | Event::ReasoningDelta { text } => text,
+        _ => {
+            let json = serde_json::to_string(event).ok()?;
+            return match crate::redact::redact(&json) {
+                std::borrow::Cow::Borrowed(_) => None,
+                std::borrow::Cow::Owned(clean) => serde_json::from_str(&clean).ok(),
+            };
+        }
+    };
+    match crate::redact::redact(text) {
+        std::borrow::Cow::Borrowed(_) => None,
+        std::borrow::Cow::Owned(clean) => Some(match event {
+            Event::TextDelta { .. } => Event::TextDelta { text: clean },
+            Event::RefusalDelta { .. } => Event::RefusalDelta { text: clean },
+            _ => Event::ReasoningDelta { text: clean },
+        }),
+    }
+}
+
 /// What a status is called in a result line.
 pub(crate) fn status_text(status: ToolStatus) -> String {
     serde_json::to_value(status)
@@ -234,10 +261,10 @@ pub(crate) fn status_text(status: ToolStatus) -> String {
         .unwrap_or_else(|| "error".into())
 }
 
-/// Prints each event as one JSON line.
+/// Prints each event as one JSON line, without secrets.
 pub(crate) fn print_json(event: &Event, out: &mut impl Write) {
     if let Ok(line) = serde_json::to_string(event) {
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", crate::redact::redact(&line));
         let _ = out.flush();
     }
 }

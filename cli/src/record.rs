@@ -70,7 +70,8 @@ type Sink = Arc<Mutex<BufWriter<File>>>;
 fn write_line(sink: &Sink, line: &impl Serialize) {
     if let Ok(mut w) = sink.lock() {
         if let Ok(text) = serde_json::to_string(line) {
-            let _ = writeln!(w, "{text}");
+            // Bodies can quote a key (a provider's error, a tool output): never on disk.
+            let _ = writeln!(w, "{}", crate::redact::redact(&text));
             let _ = w.flush();
         }
     }

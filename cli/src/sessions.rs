@@ -128,7 +128,7 @@ impl SessionLog {
             event: event.clone(),
         })
         .map_err(io::Error::other)?;
-        self.write_line(&line)
+        self.write_line(&crate::redact::redact(&line))
     }
 
     fn write_line(&mut self, line: &str) -> io::Result<()> {

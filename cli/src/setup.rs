@@ -210,6 +210,23 @@ impl Discovered {
     }
 }
 
+/// Remembers every key and secret header value written in the config, whichever provider is
+/// used: none of them may be printed or saved.
+pub(crate) fn remember_config_secrets(config: &hrns_core::config::Config) {
+    let mut secrets = hrns_core::secrets::Secrets::new();
+    for entry in config.providers.values() {
+        if let Some(key) = &entry.key {
+            secrets.add(key);
+        }
+        for (name, value) in &entry.headers {
+            if hrns_core::http::is_sensitive_header(name) {
+                secrets.add(value);
+            }
+        }
+    }
+    crate::redact::remember(&secrets);
+}
+
 /// The agent used when neither `--agent` nor the config names one.
 pub(crate) const DEFAULT_AGENT: &str = "Builder";
 
@@ -240,10 +257,14 @@ impl Setup {
             provider: global.provider.as_deref(),
             model: global.model.as_deref(),
         };
+        remember_config_secrets(&file.config);
         let provider = file
             .config
             .resolve(&selection, &env_var)
             .map_err(|e| CliError::usage(format!("{e}")))?;
+        crate::redact::remember(&hrns_core::secrets::Secrets::of_provider(
+            &provider.to_provider(),
+        ));
         let workspace = std::env::current_dir()
             .and_then(|d| d.canonicalize())
             .map_err(|e| CliError::usage(format!("cannot use the current directory: {e}")))?;

@@ -409,3 +409,107 @@ fn control_sequences_never_reach_stderr_and_piped_stdout_stays_exact() {
     assert!(err.contains("bad") && err.contains("request"), "{err}");
     assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
 }
+
+const HDR: &str = "azure-header-SECRET-98765";
+
+/// Every file under `dir`, as text.
+fn all_files(dir: &std::path::Path) -> String {
+    let mut text = String::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                text.push_str(&all_files(&p));
+            } else {
+                text.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    text
+}
+
+fn assert_clean(what: &str, text: &str) {
+    for secret in [KEY, HDR, &KEY[..12], &HDR[..12], &KEY[KEY.len() - 12..]] {
+        assert!(!text.contains(secret), "{what} holds `{secret}`:\n{text}");
+    }
+}
+
+#[test]
+fn secrets_are_redacted_everywhere_hrns_writes() {
+    let env = Env::new();
+    let error_fields = serde_json::json!({"error": {
+        "message": format!("Incorrect API key provided: {KEY}"),
+        "type": format!("type-{HDR}"),
+        "code": format!("code-{KEY}"),
+        "param": format!("param-{HDR}"),
+        "extra_field": KEY,
+    }});
+    // A plain-text error whose 400-character cut falls inside the key.
+    let cut_body = format!("{}{KEY}", "x".repeat(390));
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":".env"}"#)]),
+        Reply::text_answer(&format!("The key is {KEY} and the header {HDR}.")),
+        Reply::json(400, error_fields),
+        Reply::raw(
+            401,
+            &[("content-type", "text/plain")],
+            cut_body.into_bytes(),
+        ),
+    ])
+    .unwrap();
+    let config = format!(
+        r#"{{"providers": {{"mock": {{"url": "{}", "key": "{KEY}", "model": "mock-model", "skipVerify": false,
+            "headers": {{"api-key": "{HDR}"}}}}}}}}"#,
+        mock.base_url()
+    );
+    env.write("config/hrns/config.json", &config);
+    env.write("work/.env", &format!("OPENAI_API_KEY={KEY}\nAZURE={HDR}\n"));
+
+    let record = env.path("work/run.record");
+    let run1 = env.run(None, &["exec", "--record", "run.record", "read .env"]);
+    assert_eq!(run1.status.code(), Some(0), "{}", stderr(&run1));
+    assert!(
+        stdout(&run1).contains("The key is [redacted]"),
+        "{}",
+        stdout(&run1)
+    );
+    // The tool output reached the model without them.
+    let sent = mock.requests()[1].body_str().into_owned();
+    assert!(sent.contains("OPENAI_API_KEY=[redacted]"), "{sent}");
+    assert_clean("the request to the model", &sent);
+
+    let run2 = env.run(None, &["exec", "--json", "x"]);
+    assert_eq!(run2.status.code(), Some(1));
+    let failed = json_lines(&run2).pop().unwrap();
+    assert_eq!(failed["type"], "turn_failed");
+    assert_eq!(
+        failed["error"]["error"]["type"], "type-[redacted]",
+        "{failed}"
+    );
+
+    let run3 = env.run(None, &["exec", "y"]);
+    assert_eq!(run3.status.code(), Some(1));
+    assert!(stderr(&run3).contains("xxxx"), "{}", stderr(&run3));
+    assert!(stderr(&run3).contains("[redacted]"), "{}", stderr(&run3));
+
+    for (name, out) in [("run1", &run1), ("run2", &run2), ("run3", &run3)] {
+        assert_clean(&format!("{name} stdout"), &stdout(out));
+        assert_clean(&format!("{name} stderr"), &stderr(out));
+    }
+    assert_clean("the record", &std::fs::read_to_string(&record).unwrap());
+    assert_clean("the sessions", &all_files(&env.path("state")));
+    let listed = env.run(None, &["sessions"]);
+    let mut exports = String::new();
+    for line in stdout(&listed).lines() {
+        let id = line.split_whitespace().next().unwrap_or_default();
+        for format in ["json", "md"] {
+            let export = env.run(None, &["sessions", "export", id, "--format", format]);
+            exports.push_str(&stdout(&export));
+        }
+    }
+    assert!(
+        exports.contains("read .env") && exports.contains("[redacted]"),
+        "{exports}"
+    );
+    assert_clean("the exports", &exports);
+}

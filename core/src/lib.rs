@@ -92,6 +92,7 @@ pub mod prompt;
 mod proptest_seeds;
 pub mod quirks;
 pub mod sandbox;
+pub mod secrets;
 pub mod session;
 pub mod skill;
 pub mod sse;

@@ -1017,6 +1017,9 @@ impl App {
                 c.step = ConnectStep::Key;
             }
             ConnectStep::Key => {
+                let mut typed = hrns_core::secrets::Secrets::new();
+                typed.add(&value);
+                crate::redact::remember(&typed);
                 c.key = value;
                 c.step = ConnectStep::Model;
             }

@@ -200,7 +200,17 @@ impl From<&str> for Line {
 
 /// The text with ANSI escape sequences (CSI, OSC and two-byte `ESC x`) and other control
 /// characters removed; a tab becomes one space. Borrowed when there is nothing to remove.
+///
+/// Known secrets are taken out first ([`crate::redact`]): this is the one place every span
+/// passes on its way to the screen.
 pub(crate) fn clean(s: &str) -> Cow<'_, str> {
+    match crate::redact::redact(s) {
+        Cow::Borrowed(s) => clean_controls(s),
+        Cow::Owned(redacted) => Cow::Owned(clean_controls(&redacted).into_owned()),
+    }
+}
+
+fn clean_controls(s: &str) -> Cow<'_, str> {
     if !s.chars().any(is_control) {
         return Cow::Borrowed(s);
     }

@@ -175,12 +175,16 @@ pub struct SessionConfig {
     pub max_event_size: usize,
     /// The context window and when to prune and compact.
     pub context: crate::context::ContextConfig,
+    /// Secrets to redact besides the provider's key and secret headers (which are always
+    /// redacted): MCP servers' env and header secrets, for instance.
+    pub secrets: crate::secrets::Secrets,
 }
 
 impl SessionConfig {
     /// A configuration with defaults for everything but the provider and the model.
     pub fn new(provider: Provider, model: impl Into<String>) -> Self {
         SessionConfig {
+            secrets: crate::secrets::Secrets::new(),
             provider,
             model: model.into(),
             system_prompt: None,

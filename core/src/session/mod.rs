@@ -42,6 +42,7 @@ pub use request::endpoint;
 use crate::history::{self, HistoryError};
 use crate::http::{HttpRequest, RequestId};
 use crate::quirks::ProviderQuirks;
+use crate::secrets::Secrets;
 use crate::tool::{Effect, ToolOutput};
 use crate::wire::{Message, Usage};
 use std::collections::{HashSet, VecDeque};
@@ -143,12 +144,18 @@ pub struct Session {
     /// The last call signature (name and arguments) and how many times in a row it was made.
     last_call: Option<(String, u32)>,
     context: context::ContextState,
+    /// The provider's secrets and the configured extra ones, redacted from everything that
+    /// leaves the session.
+    secrets: Secrets,
 }
 
 impl Session {
     /// A session with an empty history.
     pub fn new(config: SessionConfig) -> Self {
+        let mut secrets = Secrets::of_provider(&config.provider);
+        secrets.extend(&config.secrets);
         Session {
+            secrets,
             jitter: retry::Jitter::new(config.seed),
             quirks: config.provider.quirks,
             context: context::ContextState::new(&config),
@@ -403,13 +410,14 @@ impl Session {
         self.actions.push_back(Action::SendRequest(req));
     }
 
-    /// Replaces every occurrence of the API key in a message from outside.
+    /// Takes every known secret (and fragment of one) out of a text from outside.
     fn redact(&self, text: String) -> String {
-        match &self.config.provider.api_key {
-            Some(key) if key.expose().len() >= 4 && text.contains(key.expose()) => {
-                text.replace(key.expose(), "[redacted]")
-            }
-            _ => text,
-        }
+        self.secrets.redact_string(text)
+    }
+
+    /// The secrets this session redacts: the provider's key and secret header values, and
+    /// [`SessionConfig::secrets`]. Front ends use the same set for what they print and save.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 }

@@ -392,8 +392,11 @@ impl Turn {
         retry_after: Option<Duration>,
         body: &[u8],
     ) {
-        let mut api = ApiError::from_body(body);
-        api.message = s.redact(std::mem::take(&mut api.message));
+        // Redacted before it is parsed or shortened, so no field (message, type, code, param,
+        // unknown ones) and no cut-off piece of a key survives.
+        let body = s.redact(String::from_utf8_lossy(body).into_owned());
+        let body = body.as_bytes();
+        let api = ApiError::from_body(body);
         if matches!(status, 400 | 422) {
             let param = api
                 .param
@@ -629,6 +632,11 @@ impl Turn {
             ToolStatus::Error
         } else {
             ToolStatus::Ok
+        };
+        // `env` or a config file read by the model must not hand it (or the logs) a key.
+        let output = ToolOutput {
+            content: s.redact(output.content),
+            ..output
         };
         s.emit(Event::ToolResult {
             id: call.id.clone(),
@@ -996,12 +1004,20 @@ fn provider_error_is_retryable(error: &ApiError) -> bool {
         .any(|k| kind.contains(k))
 }
 
+/// Every field of a provider's error, unknown ones included, without secrets.
+fn redact_api_error(s: &Session, error: ApiError) -> ApiError {
+    let Ok(mut value) = serde_json::to_value(&error) else {
+        return error;
+    };
+    s.secrets.redact_json(&mut value);
+    serde_json::from_value(value).unwrap_or(error)
+}
+
 fn redact_stream_error(s: &Session, error: StreamError) -> StreamError {
     match error {
-        StreamError::Provider { mut error } => {
-            error.message = s.redact(std::mem::take(&mut error.message));
-            StreamError::Provider { error }
-        }
+        StreamError::Provider { error } => StreamError::Provider {
+            error: Box::new(redact_api_error(s, *error)),
+        },
         StreamError::Malformed { error, payload } => StreamError::Malformed {
             error,
             payload: s.redact(payload),

@@ -1,0 +1,192 @@
+//! The secrets hrns knows (provider keys, secret header values, later MCP env and header
+//! secrets) and the one function that takes them out of any text before it leaves: printed,
+//! logged, recorded, saved, or sent to the model.
+//!
+//! [`Secrets::redact`] replaces a whole secret and also any fragment of one that is
+//! [`FRAGMENT`] bytes or longer, so a key cut in half by a truncation (`sk-proj-abcd…`) is still
+//! hidden whichever happened first; callers should still redact before they truncate. Secrets
+//! shorter than [`MIN_SECRET`] bytes are ignored: they would hide ordinary words.
+
+use crate::http::{Secret, is_sensitive_header};
+use crate::session::Provider;
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fmt;
+
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+
+/// The shortest secret that is redacted, in bytes.
+pub const MIN_SECRET: usize = 4;
+
+/// The shortest fragment of a secret that is redacted on its own, in bytes.
+pub const FRAGMENT: usize = 8;
+
+/// A set of secret values. Its `Debug` shows only how many there are.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secrets {
+    /// The values, longest first (so a secret containing another is replaced whole).
+    values: Vec<String>,
+    /// Every [`FRAGMENT`]-byte window of every value at least that long.
+    windows: HashSet<[u8; FRAGMENT]>,
+}
+
+impl fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Secrets({} values)", self.values.len())
+    }
+}
+
+impl Secrets {
+    /// No secrets.
+    pub fn new() -> Self {
+        Secrets::default()
+    }
+
+    /// The provider's key and the values of its sensitive headers (`authorization`, `api-key`,
+    /// anything with `token` or `secret` in its name; see [`is_sensitive_header`]).
+    pub fn of_provider(provider: &Provider) -> Self {
+        let mut secrets = Secrets::new();
+        secrets.add_secret(provider.api_key.as_ref());
+        for (name, value) in &provider.headers {
+            if is_sensitive_header(name) {
+                secrets.add(value);
+                // `Bearer KEY`: the key alone too.
+                if let Some((_, token)) = value.split_once(' ') {
+                    secrets.add(token);
+                }
+            }
+        }
+        secrets
+    }
+
+    /// Adds one value (surrounding whitespace trimmed); too short or empty values are ignored.
+    pub fn add(&mut self, value: &str) {
+        let value = value.trim();
+        if value.len() < MIN_SECRET || self.values.iter().any(|v| v == value) {
+            return;
+        }
+        for window in value.as_bytes().windows(FRAGMENT) {
+            let mut w = [0u8; FRAGMENT];
+            w.copy_from_slice(window);
+            self.windows.insert(w);
+        }
+        self.values.push(value.to_owned());
+        self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    }
+
+    /// Adds a [`Secret`], if there is one.
+    pub fn add_secret(&mut self, secret: Option<&Secret>) {
+        if let Some(secret) = secret {
+            self.add(secret.expose());
+        }
+    }
+
+    /// Adds all of `other`.
+    pub fn extend(&mut self, other: &Secrets) {
+        for v in &other.values {
+            self.add(v);
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// `text` with every secret, and every fragment of [`FRAGMENT`] bytes or more of one,
+    /// replaced by [`REDACTED`]. Borrowed when there is nothing to replace.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if self.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let bytes = text.as_bytes();
+        // Mark every byte covered by a whole secret or a fragment window.
+        let mut hidden: Vec<bool> = Vec::new();
+        let mark = |hidden: &mut Vec<bool>, start: usize, len: usize| {
+            if hidden.is_empty() {
+                hidden.resize(bytes.len(), false);
+            }
+            hidden[start..start + len]
+                .iter_mut()
+                .for_each(|h| *h = true);
+        };
+        for value in &self.values {
+            for (start, _) in text.match_indices(value.as_str()) {
+                mark(&mut hidden, start, value.len());
+            }
+        }
+        if !self.windows.is_empty() {
+            for (start, window) in bytes.windows(FRAGMENT).enumerate() {
+                let mut w = [0u8; FRAGMENT];
+                w.copy_from_slice(window);
+                if self.windows.contains(&w) {
+                    mark(&mut hidden, start, FRAGMENT);
+                }
+            }
+        }
+        if hidden.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            if hidden[i] {
+                let mut end = i;
+                while end < bytes.len() && (hidden[end] || !text.is_char_boundary(end)) {
+                    end += 1;
+                }
+                out.push_str(REDACTED);
+                i = end;
+            } else {
+                let mut end = i;
+                while end < bytes.len() && !hidden[end] {
+                    end += 1;
+                }
+                // A hidden run starting inside a character swallows the whole character.
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                if end == i {
+                    // The character at `i` is partly hidden.
+                    hidden[i] = true;
+                    continue;
+                }
+                out.push_str(&text[i..end]);
+                i = end;
+            }
+        }
+        Cow::Owned(out)
+    }
+
+    /// [`redact`](Self::redact) for an owned string.
+    pub fn redact_string(&self, text: String) -> String {
+        match self.redact(&text) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(redacted) => redacted,
+        }
+    }
+
+    /// Redacts every string (keys included) in a JSON value.
+    pub fn redact_json(&self, value: &mut serde_json::Value) {
+        use serde_json::Value;
+        if self.is_empty() {
+            return;
+        }
+        match value {
+            Value::String(s) => *s = self.redact_string(std::mem::take(s)),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (k, mut v) in entries {
+                    self.redact_json(&mut v);
+                    map.insert(self.redact_string(k), v);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

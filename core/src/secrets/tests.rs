@@ -1,0 +1,67 @@
+use super::*;
+
+const KEY: &str = "sk-proj-0123456789abcdefXYZ";
+
+fn secrets() -> Secrets {
+    let mut s = Secrets::new();
+    s.add(KEY);
+    s.add("azure-hdr-value-777");
+    s
+}
+
+#[test]
+fn whole_secrets_and_long_fragments_are_redacted() {
+    let s = secrets();
+    assert_eq!(s.redact(&format!("key={KEY}.")), "key=[redacted].");
+    assert_eq!(s.redact("hdr azure-hdr-value-777"), "hdr [redacted]");
+    // A key cut by a truncation, at either end.
+    assert_eq!(
+        s.redact("Incorrect key sk-proj-0123…"),
+        "Incorrect key [redacted]…"
+    );
+    assert_eq!(s.redact("…456789abcdefXYZ tail"), "…[redacted] tail");
+    // Short fragments and unrelated text stay.
+    assert_eq!(s.redact("sk-proj is a prefix"), "sk-proj is a prefix");
+    assert!(matches!(s.redact("nothing here"), Cow::Borrowed(_)));
+    // Multi-byte text around a secret.
+    assert_eq!(s.redact(&format!("ü{KEY}ü")), "ü[redacted]ü");
+    assert_eq!(Secrets::new().redact(KEY), KEY);
+}
+
+#[test]
+fn too_short_values_are_ignored_and_debug_hides_values() {
+    let mut s = Secrets::new();
+    s.add("abc");
+    s.add("   ");
+    assert!(s.is_empty());
+    s.add("abcd");
+    assert_eq!(s.redact("xabcdx"), "x[redacted]x");
+    assert_eq!(format!("{s:?}"), "Secrets(1 values)");
+}
+
+#[test]
+fn provider_secrets_include_sensitive_headers_only() {
+    let mut p = Provider::new("http://x/v1", Some(Secret::new(KEY)));
+    p.headers = vec![
+        ("api-key".into(), "azure-secret-123456".into()),
+        ("Authorization".into(), "Bearer tok-abcdefghijkl".into()),
+        ("X-Title".into(), "hrns-visible-title".into()),
+    ];
+    let s = Secrets::of_provider(&p);
+    let text = format!("{KEY}\nazure-secret-123456\ntok-abcdefghijkl\nhrns-visible-title");
+    assert_eq!(
+        s.redact(&text),
+        "[redacted]\n[redacted]\n[redacted]\nhrns-visible-title"
+    );
+}
+
+#[test]
+fn json_strings_and_keys_are_redacted() {
+    let s = secrets();
+    let mut v = serde_json::json!({"error": {"message": "m", "type": KEY, "param": [KEY], "code": 1},
+        KEY: "k"});
+    s.redact_json(&mut v);
+    let text = v.to_string();
+    assert!(!text.contains("0123456789"), "{text}");
+    assert_eq!(v["error"]["type"], REDACTED);
+}
