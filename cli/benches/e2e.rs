@@ -90,7 +90,7 @@ fn blocking_session(url: &str) {
     let ctx = hrns_blocking::ToolContext::new(std::env::temp_dir()).unwrap();
     let mut runner = hrns_blocking::Runner::new(Arc::new(client), &tools, ctx);
     let mut session = Session::new(session_config(url));
-    let outcome = runner.run(&mut session, "go", |_| {});
+    let outcome = runner.run(&mut session, "go", |_| {}).unwrap();
     assert_eq!(outcome, hrns_blocking::TurnOutcome::Finished, "{outcome:?}");
 }
 
@@ -114,7 +114,7 @@ fn tokio_session(rt: &tokio::runtime::Runtime, url: &str) {
         let ctx = hrns_tokio::ToolContext::new(std::env::temp_dir()).unwrap();
         let mut runner = hrns_tokio::Runner::new(client, hrns_tokio::Toolbox::new(), ctx);
         let mut session = Session::new(session_config(url));
-        let outcome = runner.run(&mut session, "go", |_| {}).await;
+        let outcome = runner.run(&mut session, "go", |_| {}).await.unwrap();
         assert_eq!(
             outcome,
             hrns_core::session::TurnOutcome::Finished,

@@ -9,9 +9,7 @@ use crate::setup::{CliError, ConfigFile, approval};
 use hrns_blocking::{
     CancelFlag, Client, ClientConfig, Runner, ToolContext, Transport, TurnOutcome,
 };
-use hrns_core::session::{
-    Approval, ApprovalPolicy, Event, Session, ToolRun, TransportErrorKind, TurnError,
-};
+use hrns_core::session::{Approval, ApprovalPolicy, Event, Session, ToolRun};
 use hrns_core::wire::Message;
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
@@ -180,12 +178,9 @@ pub(crate) fn run_turn(
     let mut printer = HumanPrinter::new();
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    if let Err(e) = session.submit_message(message) {
-        return TurnOutcome::Failed(TurnError::Transport {
-            kind: TransportErrorKind::Other,
-            message: e.to_string(),
-        });
-    }
+    session
+        .submit_message(message)
+        .expect("exec runs one turn on an idle session");
     runner.drive(session, |event: &Event| {
         if let Some(log) = log.as_deref_mut() {
             if let Err(e) = log.record(event) {

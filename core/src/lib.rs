@@ -53,11 +53,16 @@
 //!             let now = Instant::now();
 //!             session.handle_response_head(now, req.id, 200, [("content-type", &b"text/event-stream"[..])])?;
 //!             session.handle_response_data(now, req.id, body.as_bytes())?;
-//!             let _ = session.handle_response_end(now, req.id); // may already be complete at [DONE]
+//!             // Complete at [DONE] already: the end comes late, and is accepted and ignored.
+//!             session.handle_response_end(now, req.id)?;
 //!         }
-//!         Action::RunTool(run) => session.handle_tool_output(&run.call_id, ToolOutput::ok("…"))?,
+//!         Action::RunTool(run) => {
+//!             session.handle_tool_output(Instant::now(), &run.call_id, ToolOutput::ok("…"))?
+//!         }
+//!         Action::AbortTool { .. } => {} // no tool here runs long enough to be stopped
 //!         Action::AskApproval(run) => {
-//!             session.handle_approval(&run.call_id, hrns_core::session::Approval::Once)?
+//!             let yes = hrns_core::session::Approval::Once;
+//!             session.handle_approval(Instant::now(), &run.call_id, yes)?
 //!         }
 //!         Action::Emit(Event::TextDelta { text }) => answer.push_str(&text),
 //!         Action::Emit(_) => {}
@@ -72,6 +77,7 @@
 
 pub mod accumulate;
 pub mod agent;
+pub mod answer;
 mod chunk;
 pub mod client;
 pub mod config;

@@ -72,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             delay_ms, reason, ..
         } => eprintln!("[retry in {delay_ms} ms] {reason}"),
         _ => {}
-    });
+    })?;
     println!();
     match outcome {
         TurnOutcome::Finished => Ok(()),

@@ -1,8 +1,10 @@
 //! hrns-blocking: the blocking driver of hrns, on ureq and plain threads.
 //!
 //! It does the IO around [`hrns_core::Session`] and nothing else: [`Client`] sends the requests
-//! the session describes and reads bodies as they arrive, [`Runner`] drives a turn to its end,
-//! and [`tools`] are the built-in tools on `std`. `hrns exec` and simple embedders use it; the
+//! the session describes and reads bodies as they arrive, [`Runner`] performs a session's IO
+//! one step at a time ([`Runner::complete_io`] borrows the session and returns the step's
+//! events, so its owner keeps it; [`Runner::run`] drives a whole turn), and [`tools`] are the
+//! built-in tools on `std`. `hrns exec` and simple embedders use it; the
 //! scripted
 #![cfg_attr(feature = "mock", doc = "[`mock`]")]
 #![cfg_attr(not(feature = "mock"), doc = "`mock`")]

@@ -1,17 +1,21 @@
-//! Drives a [`Session`] through one turn with plain threads: sends requests, feeds body bytes
-//! as they arrive, runs tools, asks for approvals, sleeps for retries, and hands every event to
-//! the caller. No decision is made here: the session makes them all.
+//! Performs a [`Session`]'s IO with plain threads: sends its requests and feeds the body bytes
+//! back as they arrive, runs its tool calls, stops the calls it aborts, and wakes it at its
+//! deadlines. No decision is made here: the session makes them all.
+//!
+//! The owner of the session keeps it: [`Runner::complete_io`] borrows it for one step and
+//! hands back the events of that step, so between steps the owner may call
+//! [`Session::handle_approval`], [`Session::cancel`] or [`Session::usage`] as it likes.
 
 use crate::client::{Transport, io_error};
 use crate::tool::{CancelFlag, ToolContext, Toolbox};
-use hrns_core::http::HttpRequest;
+use hrns_core::http::{HttpRequest, RequestId};
 use hrns_core::session::{
-    Action, Approval, Event, Session, ToolRun, TransportError, TransportErrorKind, TurnError,
-    TurnOutcome,
+    Action, Approval, Event, Session, SessionError, ToolRun, TransportError, TurnOutcome,
 };
 use hrns_core::tool::ToolOutput;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -22,12 +26,21 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 /// Size of one body read.
 const READ_SIZE: usize = 64 * 1024;
 
-/// Runs turns of a [`Session`] against a [`Transport`] (a [`Client`](crate::Client), or a
+/// How many body pieces may wait for the session before the reader thread waits.
+const READ_AHEAD: usize = 4;
+
+/// Performs the IO of a [`Session`] against a [`Transport`] (a [`Client`](crate::Client), or a
 /// recording or replay of one) with a [`Toolbox`].
+///
+/// The owner drives it: after `submit`, call [`Runner::complete_io`] until the session is
+/// idle, handling the events it returns (and answering [`Event::ApprovalRequested`] with
+/// [`Session::handle_approval`]). [`Runner::run`] does exactly that for one turn, answering
+/// approvals with a callback.
 ///
 /// ```no_run
 /// use hrns_blocking::{Client, ClientConfig, Runner, ToolContext};
-/// use hrns_core::session::{ApprovalPolicy, Event, Provider, Session, SessionConfig};
+/// use hrns_core::session::{Approval, ApprovalPolicy, Event, Provider, Session, SessionConfig};
+/// use std::time::Instant;
 ///
 /// let provider = Provider::new("http://127.0.0.1:11434/v1", None);
 /// let client = Client::new(provider.clone(), &ClientConfig::default());
@@ -35,16 +48,25 @@ const READ_SIZE: usize = 64 * 1024;
 /// let toolbox = hrns_blocking::tools::builtin_toolbox(Vec::new());
 /// let mut config = SessionConfig::new(provider, "llama3");
 /// config.tools = toolbox.specs();
-/// config.approval = ApprovalPolicy::Auto;
+/// config.approval = ApprovalPolicy::Ask;
 /// let mut session = Session::new(config);
 /// let ctx = ToolContext { workspace, cancel: Default::default(), sandbox: Default::default() };
 /// let mut runner = Runner::new(std::sync::Arc::new(client), &toolbox, ctx);
-/// runner.run(&mut session, "List the files here", |event| {
-///     if let Event::TextDelta { text } = event {
-///         print!("{text}");
+/// session.submit("List the files here")?;
+/// while !session.is_idle() {
+///     for event in runner.complete_io(&mut session) {
+///         match event {
+///             Event::TextDelta { text } => print!("{text}"),
+///             // The session is ours between steps: answer, cancel or read usage at will.
+///             Event::ApprovalRequested { id, .. } => {
+///                 session.handle_approval(Instant::now(), &id, Approval::Once)?
+///             }
+///             _ => {}
+///         }
 ///     }
-/// });
-/// # Ok::<(), std::io::Error>(())
+/// }
+/// println!("\n{} tokens", session.usage().prompt + session.usage().completion);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Runner<'a> {
     transport: Arc<dyn Transport>,
@@ -52,6 +74,15 @@ pub struct Runner<'a> {
     ctx: ToolContext,
     approve: Box<dyn FnMut(&ToolRun) -> Approval + 'a>,
     max_parallel_tools: usize,
+    /// Everything the reader and tool threads report, in arrival order.
+    tx: mpsc::SyncSender<Io>,
+    rx: mpsc::Receiver<Io>,
+    /// The request whose body is being read, and the flag that stops its reader.
+    exchange: Option<(RequestId, Arc<AtomicBool>)>,
+    /// Calls waiting for a free slot.
+    queue: VecDeque<ToolRun>,
+    /// Running calls, each with its own stop flag.
+    running: HashMap<String, CancelFlag>,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -59,61 +90,43 @@ impl std::fmt::Debug for Runner<'_> {
         f.debug_struct("Runner")
             .field("tools", self.tools)
             .field("ctx", &self.ctx)
+            .field("exchange", &self.exchange.as_ref().map(|(id, _)| id))
+            .field("running", &self.running.len())
             .finish_non_exhaustive()
     }
 }
 
-/// Work the session asked for that the runner has not done yet.
-struct Pending<'e> {
-    requests: VecDeque<HttpRequest>,
-    runs: VecDeque<ToolRun>,
-    asks: VecDeque<ToolRun>,
-    outcome: TurnOutcome,
-    on_event: &'e mut dyn FnMut(&Event),
-}
-
-impl Pending<'_> {
-    fn drain(&mut self, session: &mut Session) {
-        while let Some(action) = session.poll() {
-            match action {
-                Action::SendRequest(r) => self.requests.push_back(r),
-                Action::RunTool(r) => self.runs.push_back(r),
-                Action::AskApproval(r) => self.asks.push_back(r),
-                Action::Emit(ev) => {
-                    if let Some(outcome) = TurnOutcome::from_event(&ev) {
-                        self.outcome = outcome;
-                    }
-                    (self.on_event)(&ev);
-                }
-            }
-        }
-    }
-}
-
-/// What the body-reading thread hands to the session thread.
-enum Chunk {
-    Head(u16, Vec<(String, Vec<u8>)>),
-    Data(Vec<u8>),
-    End,
-    Error(TransportError),
+/// What a reader or tool thread hands to the runner.
+enum Io {
+    Head(RequestId, u16, Vec<(String, Vec<u8>)>),
+    Data(RequestId, Vec<u8>),
+    End(RequestId),
+    Failed(RequestId, TransportError),
+    /// A call finished; `None` when this driver has no tool of that name.
+    Tool(ToolRun, Option<ToolOutput>),
 }
 
 impl<'a> Runner<'a> {
     /// A runner sending with `transport` (a [`crate::Client`]), running `tools` in `ctx`.
-    /// Calls that need approval are denied until [`Runner::approve_with`] sets a callback.
+    /// [`Runner::run`] answers approval requests with [`Approval::Unattended`] until
+    /// [`Runner::approve_with`] sets a callback.
     pub fn new(transport: Arc<dyn Transport>, tools: &'a Toolbox, ctx: ToolContext) -> Self {
+        let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
         Runner {
             transport,
             tools,
             ctx,
-            approve: Box::new(|_| Approval::Deny {
-                reason: Some("nobody is there to approve it".to_owned()),
-            }),
+            approve: Box::new(|_| Approval::Unattended),
             max_parallel_tools: 8,
+            tx,
+            rx,
+            exchange: None,
+            queue: VecDeque::new(),
+            running: HashMap::new(),
         }
     }
 
-    /// Sets the callback that answers approval requests.
+    /// Sets the callback with which [`Runner::run`] answers approval requests.
     pub fn approve_with(mut self, approve: impl FnMut(&ToolRun) -> Approval + 'a) -> Self {
         self.approve = Box::new(approve);
         self
@@ -125,190 +138,221 @@ impl<'a> Runner<'a> {
         self
     }
 
-    /// The cancel flag: set it (from any thread, a Ctrl-C handler for one) to cancel the turn.
+    /// The cancel flag: set it (from any thread, a Ctrl-C handler for one) and the next wait
+    /// of [`Runner::complete_io`] (within 20 ms) cancels the session.
     pub fn cancel_flag(&self) -> CancelFlag {
         self.ctx.cancel.clone()
     }
 
-    /// Submits `prompt` and runs the turn to its end, handing each event to `on_event`.
-    pub fn run(
-        &mut self,
-        session: &mut Session,
-        prompt: &str,
-        on_event: impl FnMut(&Event),
-    ) -> TurnOutcome {
-        if let Err(e) = session.submit(prompt) {
-            return TurnOutcome::Failed(TurnError::Transport {
-                kind: TransportErrorKind::Other,
-                message: e.to_string(),
-            });
-        }
-        self.drive(session, on_event)
-    }
-
-    /// Runs the session's current turn (after `submit`) to its end.
-    pub fn drive(
-        &mut self,
-        session: &mut Session,
-        mut on_event: impl FnMut(&Event),
-    ) -> TurnOutcome {
-        let mut p = Pending {
-            requests: VecDeque::new(),
-            runs: VecDeque::new(),
-            asks: VecDeque::new(),
-            outcome: TurnOutcome::Cancelled,
-            on_event: &mut on_event,
-        };
+    /// Performs the session's pending IO until something happened, feeds it to the session,
+    /// and returns the events that came out (the final event of a turn among them).
+    ///
+    /// Returns at once with the events already queued; blocks otherwise until a response
+    /// piece, a tool output or a deadline arrives, or the cancel flag is set. Returns an empty
+    /// list when the session is idle or waits only for its owner (an approval).
+    pub fn complete_io(&mut self, session: &mut Session) -> Vec<Event> {
         loop {
-            p.drain(session);
-            if session.is_idle() {
-                return p.outcome;
+            let events = self.take_actions(session);
+            if !events.is_empty() || session.is_idle() {
+                return events;
             }
             if self.ctx.cancel.is_cancelled() {
                 session.cancel();
                 continue;
             }
-            if let Some(req) = p.requests.pop_front() {
-                self.exchange(session, req, &mut p);
-            } else if !p.runs.is_empty() {
-                let runs: Vec<ToolRun> = p.runs.drain(..).collect();
-                self.run_tools(session, runs, &mut p);
-            } else if let Some(run) = p.asks.pop_front() {
-                let decision = (self.approve)(&run);
-                let _ = session.handle_approval(&run.call_id, decision);
-            } else if let Some(deadline) = session.poll_timeout() {
-                self.sleep_until(deadline);
-                session.handle_timeout(Instant::now());
-            } else {
-                // The session waits for nothing the runner can give; stop rather than hang.
+            let deadline = session.poll_timeout();
+            if self.exchange.is_none() && self.running.is_empty() && deadline.is_none() {
+                return events; // waits for the owner
+            }
+            let wait = deadline.map_or(CANCEL_POLL, |d| {
+                d.saturating_duration_since(Instant::now()).min(CANCEL_POLL)
+            });
+            match self.rx.recv_timeout(wait) {
+                Ok(io) => self.feed(session, io),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if deadline.is_some_and(|d| d <= Instant::now()) {
+                        session.handle_timeout(Instant::now());
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    unreachable!("the runner holds a sender itself")
+                }
+            }
+        }
+    }
+
+    /// Submits `prompt` and runs the turn to its end, handing each event to `on_event` and
+    /// answering approval requests with the [`Runner::approve_with`] callback. Fails only when
+    /// a turn is already running.
+    pub fn run(
+        &mut self,
+        session: &mut Session,
+        prompt: &str,
+        on_event: impl FnMut(&Event),
+    ) -> Result<TurnOutcome, SessionError> {
+        session.submit(prompt)?;
+        Ok(self.drive(session, on_event))
+    }
+
+    /// Runs the session's current turn (after `submit`, `submit_message` or `compact`) to its
+    /// end, as [`Runner::run`] does.
+    pub fn drive(
+        &mut self,
+        session: &mut Session,
+        mut on_event: impl FnMut(&Event),
+    ) -> TurnOutcome {
+        let mut outcome = TurnOutcome::Cancelled;
+        while !session.is_idle() {
+            let events = self.complete_io(session);
+            if events.is_empty() && !session.is_idle() {
+                // Waiting for an answer that never came: stop rather than hang.
                 session.cancel();
             }
+            for event in events {
+                if let Some(o) = TurnOutcome::from_event(&event) {
+                    outcome = o;
+                }
+                on_event(&event);
+                if let Event::ApprovalRequested { id, .. } = &event {
+                    if let Some(run) = session.asked().filter(|r| &r.call_id == id).cloned() {
+                        let decision = (self.approve)(&run);
+                        session
+                            .handle_approval(Instant::now(), id, decision)
+                            .expect("the session asked about this call");
+                    }
+                }
+            }
         }
+        outcome
     }
 
-    /// Sends one request and feeds its response to the session as it arrives. The body is
-    /// read on a helper thread, so a cancel takes effect at once even while a read blocks.
-    fn exchange(&mut self, session: &mut Session, req: HttpRequest, p: &mut Pending<'_>) {
-        let id = req.id;
-        let (tx, rx) = mpsc::sync_channel::<Chunk>(4);
+    /// Takes the session's actions: starts what it asks for, collects its events.
+    fn take_actions(&mut self, session: &mut Session) -> Vec<Event> {
+        let mut events = Vec::new();
+        while let Some(action) = session.poll() {
+            match action {
+                Action::SendRequest(req) => self.send(req),
+                Action::RunTool(run) => self.queue.push_back(run),
+                Action::AbortTool { call_id } => {
+                    self.queue.retain(|run| run.call_id != call_id);
+                    if let Some(flag) = self.running.remove(&call_id) {
+                        flag.cancel();
+                    }
+                }
+                // The owner learns of it from `Event::ApprovalRequested`.
+                Action::AskApproval(_) => {}
+                Action::Emit(event) => events.push(event),
+            }
+        }
+        if let Some((id, stop)) = &self.exchange {
+            if !session.wants_response(*id) {
+                stop.store(true, Ordering::SeqCst); // the reader stops at its next piece
+                self.exchange = None;
+            }
+        }
+        self.start_tools();
+        events
+    }
+
+    fn feed(&mut self, session: &mut Session, io: Io) {
+        let now = Instant::now();
+        let fed = match io {
+            Io::Head(id, status, headers) => session.handle_response_head(
+                now,
+                id,
+                status,
+                headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())),
+            ),
+            Io::Data(id, bytes) => session.handle_response_data(now, id, &bytes),
+            Io::End(id) => session.handle_response_end(now, id),
+            Io::Failed(id, e) => session.handle_transport_error(now, id, e),
+            Io::Tool(run, output) => {
+                self.running.remove(&run.call_id);
+                match output {
+                    Some(output) => session.handle_tool_output(now, &run.call_id, output),
+                    None => session.handle_tool_unavailable(now, &run.call_id, &run.name),
+                }
+            }
+        };
+        fed.expect("the runner feeds only what the session issued, each head first");
+    }
+
+    /// Sends one request; its body is read on a helper thread, so a cancel takes effect at
+    /// once even while a read blocks.
+    fn send(&mut self, req: HttpRequest) {
+        if let Some((_, stop)) = self.exchange.take() {
+            stop.store(true, Ordering::SeqCst);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        self.exchange = Some((req.id, Arc::clone(&stop)));
         let transport = Arc::clone(&self.transport);
-        thread::spawn(move || fetch(&*transport, &req, &tx));
-        loop {
-            let chunk = match rx.recv_timeout(CANCEL_POLL) {
-                Ok(c) => c,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if self.ctx.cancel.is_cancelled() {
-                        return; // dropping `rx` stops the reader at its next chunk
-                    }
-                    continue;
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => Chunk::Error(TransportError::new(
-                    TransportErrorKind::Other,
-                    "the HTTP reader stopped unexpectedly",
-                )),
-            };
-            let now = Instant::now();
-            let _ = match chunk {
-                Chunk::Head(status, headers) => session.handle_response_head(
-                    now,
-                    id,
-                    status,
-                    headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())),
-                ),
-                Chunk::Data(bytes) => session.handle_response_data(now, id, &bytes),
-                Chunk::End => session.handle_response_end(now, id),
-                Chunk::Error(e) => session.handle_transport_error(now, id, e),
-            };
-            // Events reach the caller while the stream is still open.
-            p.drain(session);
-            if !session.wants_response(id) {
-                return;
-            }
-        }
+        let tx = self.tx.clone();
+        thread::spawn(move || fetch(&*transport, &req, &tx, &stop));
     }
 
-    /// Runs tool calls on their own threads, at most `max_parallel_tools` at once, and hands
-    /// each output to the session as it finishes.
-    fn run_tools(&mut self, session: &mut Session, runs: Vec<ToolRun>, p: &mut Pending<'_>) {
-        let (tx, rx) = mpsc::channel::<(String, ToolOutput)>();
-        let mut queue: VecDeque<ToolRun> = runs.into();
-        let mut running = 0usize;
-        while !queue.is_empty() || running > 0 {
-            while running < self.max_parallel_tools {
-                let Some(run) = queue.pop_front() else { break };
-                let tx = tx.clone();
-                let ctx = self.ctx.clone();
-                let tool = self.tools.get(&run.name).cloned();
-                running += 1;
-                thread::spawn(move || {
-                    let output = match tool {
-                        Some(tool) => tool.run(&run.arguments, &ctx),
-                        None => ToolOutput::error(format!(
-                            "The tool `{}` is not available in this driver.",
-                            run.name
-                        )),
-                    };
-                    let _ = tx.send((run.call_id, output));
-                });
-            }
-            match rx.recv_timeout(CANCEL_POLL) {
-                Ok((call_id, output)) => {
-                    running -= 1;
-                    let _ = session.handle_tool_output(&call_id, output);
-                    p.drain(session);
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if self.ctx.cancel.is_cancelled() {
-                        // The tools see the flag and stop; their late outputs are ignored.
-                        return;
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return,
-            }
-        }
-    }
-
-    fn sleep_until(&self, deadline: Instant) {
-        loop {
-            let now = Instant::now();
-            if now >= deadline || self.ctx.cancel.is_cancelled() {
+    /// Starts queued calls on their own threads, at most `max_parallel_tools` at once.
+    fn start_tools(&mut self) {
+        while self.running.len() < self.max_parallel_tools {
+            let Some(run) = self.queue.pop_front() else {
                 return;
-            }
-            thread::sleep((deadline - now).min(CANCEL_POLL));
+            };
+            let mut ctx = self.ctx.clone();
+            ctx.cancel = CancelFlag::new();
+            self.running.insert(run.call_id.clone(), ctx.cancel.clone());
+            let tool = self.tools.get(&run.name).cloned();
+            let tx = self.tx.clone();
+            thread::spawn(move || {
+                let output = tool.map(|tool| tool.run(&run.arguments, &ctx));
+                // A dropped runner wants no output.
+                tx.send(Io::Tool(run, output)).ok();
+            });
         }
     }
 }
 
-/// The body-reading thread: sends the head, then each piece of the body as it arrives.
-fn fetch(transport: &dyn Transport, req: &HttpRequest, tx: &mpsc::SyncSender<Chunk>) {
+impl Drop for Runner<'_> {
+    fn drop(&mut self) {
+        if let Some((_, stop)) = &self.exchange {
+            stop.store(true, Ordering::SeqCst);
+        }
+        for flag in self.running.values() {
+            flag.cancel();
+        }
+    }
+}
+
+/// The body-reading thread: sends the head, then each piece of the body as it arrives, until
+/// the end or until `stop` is set.
+fn fetch(
+    transport: &dyn Transport,
+    req: &HttpRequest,
+    tx: &mpsc::SyncSender<Io>,
+    stop: &AtomicBool,
+) {
+    let id = req.id;
+    let send = |io: Io| !stop.load(Ordering::SeqCst) && tx.send(io).is_ok();
     let mut resp = match transport.send(req) {
         Ok(r) => r,
         Err(e) => {
-            let _ = tx.send(Chunk::Error(e));
+            send(Io::Failed(id, e));
             return;
         }
     };
     let headers = std::mem::take(&mut resp.headers);
-    if tx.send(Chunk::Head(resp.status, headers)).is_err() {
+    if !send(Io::Head(id, resp.status, headers)) {
         return;
     }
     let mut buf = vec![0u8; READ_SIZE];
     loop {
-        match resp.body.read(&mut buf) {
-            Ok(0) => {
-                let _ = tx.send(Chunk::End);
-                return;
-            }
+        let io = match resp.body.read(&mut buf) {
+            Ok(0) => Io::End(id),
             // Only the bytes read are copied: reads are often one small event each.
-            Ok(n) => {
-                if tx.send(Chunk::Data(buf[..n].to_vec())).is_err() {
-                    return;
-                }
-            }
-            Err(e) => {
-                let _ = tx.send(Chunk::Error(io_error(&e)));
-                return;
-            }
+            Ok(n) => Io::Data(id, buf[..n].to_vec()),
+            Err(e) => Io::Failed(id, io_error(&e)),
+        };
+        let last = !matches!(io, Io::Data(..));
+        if !send(io) || last {
+            return;
         }
     }
 }

@@ -43,9 +43,18 @@ impl suite::Harness for Blocking {
         };
         let mut runner = Runner::new(std::sync::Arc::new(client), &tools, ctx);
         let mut events = Vec::new();
-        runner.run(session, prompt, |e| {
-            events.push((Instant::now(), e.clone()))
-        });
+        // The owner's loop: the session stays ours between steps.
+        session.submit(prompt).expect("the session is idle");
+        while !session.is_idle() {
+            let batch = runner.complete_io(session);
+            for event in batch {
+                if let Event::ApprovalRequested { id, .. } = &event {
+                    let answer = suite::owner_approval();
+                    session.handle_approval(Instant::now(), id, answer).unwrap();
+                }
+                events.push((Instant::now(), event));
+            }
+        }
         events
     }
 }

@@ -25,7 +25,9 @@ fn run_and_cancel_after(reply: Reply, after: Duration) -> (TurnOutcome, Duration
     });
     let start = Instant::now();
     let mut finals = 0;
-    let outcome = runner.run(&mut session, "x", |e| finals += usize::from(e.is_final()));
+    let outcome = runner
+        .run(&mut session, "x", |e| finals += usize::from(e.is_final()))
+        .expect("the session was idle");
     assert_eq!(finals, 1);
     (outcome, start.elapsed(), session)
 }

@@ -97,7 +97,8 @@ fn main() {
                             streamed += text.len();
                         }
                     })
-                    .await;
+                    .await
+                    .unwrap();
                 (outcome, streamed)
             });
         }

@@ -9,36 +9,40 @@
 //!   read-idle timeouts — with [`list_models`](Client::list_models), [`chat`](Client::chat)
 //!   and [`stream_chat`](Client::stream_chat) (a `Stream` of events, each yielded as its
 //!   bytes arrive).
-//! - [`Runner`]: drives a session's turn: sends its requests and feeds body frames as they
-//!   arrive, runs independent tool calls concurrently (8 at once by default, each with a
-//!   timeout), asks for approvals through an async callback, sleeps for retries with
-//!   `tokio::time`, and hands every event to a callback.
+//! - [`Runner`]: performs a session's IO. [`Runner::complete_io`] borrows the session for one
+//!   step — it starts the requests and tool calls the session asked for, waits for the next
+//!   thing to happen (a body frame, a tool output, a deadline), feeds it in and returns the
+//!   events — so the owner of the session keeps it, and answers approvals, cancels and reads
+//!   token counts between steps. Tool calls run as concurrent tasks (8 at once by default),
+//!   in the order and with the deadlines the session decides. [`Runner::run`] drives one
+//!   whole turn with callbacks.
 //! - [`Tool`] and [`Toolbox`], and the built-in [`tools`]: the blocking driver's std tools
 //!   run on tokio's blocking threads (any [`hrns_blocking::Tool`] is a [`Tool`] here), and
 //!   `web_fetch` on the hyper client.
 //!
-//! # One turn
+//! # One step
 //!
 //! ```text
-//! Runner::run ─► Session::submit ─► SendRequest ─► Client::send ─► body frames ─► Session
-//!     ▲                                                                   │
-//!     └── tool outputs ◄── JoinSet of tool tasks (a semaphore, timeouts) ◄┘ RunTool …
-//! every Emit(Event) ─► your callback;  cancel token or dropped future ─► Session::cancel
+//! owner: Session::submit ─► Runner::complete_io(&mut session) ─► Vec<Event> ─► owner …
+//!   complete_io: Session::poll ─► SendRequest ─► Client::send ─► body frames ─► Session
+//!                              └► RunTool ─► JoinSet of tool tasks ─► tool outputs ─► Session
+//!   between steps the owner may call Session::handle_approval, ::cancel, ::usage
 //! ```
 //!
 //! # Cancellation
 //!
-//! [`Runner::cancel_token`] gives a `CancellationToken`; cancelling it (or dropping the
-//! future of [`Runner::run`]) calls [`Session::cancel`](hrns_core::Session::cancel) at once:
-//! the response body is dropped, running commands are killed with their whole process group,
-//! and the history stays a valid request (every tool call answered). The turn still ends with
-//! exactly one final event, [`Event::TurnCancelled`](hrns_core::Event::TurnCancelled), even
-//! when the future was dropped.
+//! The owner calls [`Session::cancel`](hrns_core::Session::cancel) and then
+//! [`Runner::dispatch`] (or the next `complete_io`): the response body is dropped, running
+//! commands are killed with their whole process group, and the history stays a valid request
+//! (every tool call answered). From another task, cancel [`Runner::cancel_token`]. Either
+//! way the turn ends with exactly one final event,
+//! [`Event::TurnCancelled`](hrns_core::Event::TurnCancelled); dropping the future of
+//! [`Runner::run`] cancels too.
 //!
 //! # Many sessions
 //!
-//! The runner holds no global state and its future is `Send`: give each session its own
-//! runner (clones of one [`Client`] share the connection pool) and spawn each turn as a task.
+//! The runner holds no global state and its futures are `Send`: give each session its own
+//! runner (clones of one [`Client`] share the connection pool) and spawn each as a task.
 //!
 //! # Example
 //!
@@ -46,8 +50,8 @@
 //! use hrns_core::http::Secret;
 //! use hrns_core::session::{Approval, ApprovalPolicy, Event, Provider, Session, SessionConfig};
 //! use hrns_tokio::tools::builtin_toolbox;
-//! use hrns_tokio::{Client, ClientConfig, HttpClient, Runner, ToolContext, TurnOutcome};
-//! use std::time::Duration;
+//! use hrns_tokio::{Client, ClientConfig, HttpClient, Runner, ToolContext};
+//! use std::time::{Duration, Instant};
 //!
 //! #[tokio::main]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -61,33 +65,35 @@
 //!     config.tools = tools.specs();
 //!     config.approval = ApprovalPolicy::Ask; // writes, commands and fetches are asked about
 //!     let mut session = Session::new(config);
+//!     let mut runner = Runner::new(client, tools, ToolContext::new(std::env::current_dir()?)?);
 //!
-//!     let workspace = ToolContext::new(std::env::current_dir()?)?;
-//!     let mut runner = Runner::new(client, tools, workspace)
-//!         .approve_with(|run| async move {
-//!             eprintln!("[allowing {} {}]", run.name, run.arguments);
-//!             Approval::Once
-//!         });
-//!
-//!     // Cancel from anywhere: a key handler, a signal, a deadline.
-//!     let cancel = runner.cancel_token();
-//!     tokio::spawn(async move {
-//!         tokio::time::sleep(Duration::from_secs(600)).await;
-//!         cancel.cancel();
-//!     });
-//!
-//!     let outcome = runner
-//!         .run(&mut session, "List the files here and summarise them", |event| {
-//!             if let Event::TextDelta { text } = event {
-//!                 print!("{text}");
+//!     session.submit("List the files here and summarise them")?;
+//!     let give_up = tokio::time::sleep(Duration::from_secs(600));
+//!     tokio::pin!(give_up);
+//!     while !session.is_idle() {
+//!         tokio::select! {
+//!             events = runner.complete_io(&mut session) => {
+//!                 for event in events {
+//!                     match event {
+//!                         Event::TextDelta { text } => print!("{text}"),
+//!                         Event::ApprovalRequested { id, name, arguments } => {
+//!                             eprintln!("[allowing {name} {arguments}]");
+//!                             session.handle_approval(Instant::now(), &id, Approval::Once)?;
+//!                         }
+//!                         Event::TurnFailed { error } => eprintln!("failed: {error}"),
+//!                         _ => {}
+//!                     }
+//!                 }
 //!             }
-//!         })
-//!         .await;
-//!     match outcome {
-//!         TurnOutcome::Finished => println!(),
-//!         TurnOutcome::Failed(error) => eprintln!("failed: {error}"),
-//!         TurnOutcome::Cancelled => eprintln!("cancelled"),
+//!             // The session is ours: the other branch of a select may use it directly.
+//!             () = &mut give_up => {
+//!                 session.cancel();
+//!                 runner.dispatch(&mut session);
+//!             }
+//!         }
 //!     }
+//!     let used = session.usage();
+//!     eprintln!("{} tokens", used.prompt + used.completion);
 //!     // Whatever happened, the history can be sent again.
 //!     hrns_core::history::validate(session.messages())?;
 //!     Ok(())

@@ -1,18 +1,21 @@
-//! Drives a [`Session`] through one turn on tokio: sends requests, feeds body frames as they
-//! arrive, runs tool calls concurrently, asks for approvals, sleeps for retries, and hands every
-//! event to the caller. No decision is made here: the session makes them all.
+//! Performs a [`Session`]'s IO on tokio: sends its requests and feeds body frames back as they
+//! arrive, runs its tool calls as concurrent tasks, stops the calls it aborts, and wakes it at
+//! its deadlines. No decision is made here: the session makes them all.
+//!
+//! The owner of the session keeps it: [`Runner::complete_io`] borrows it for one step and
+//! hands back the events of that step, so between steps (or in another branch of a
+//! `select!`) the owner may call [`Session::handle_approval`], [`Session::cancel`] or
+//! [`Session::usage`] as it likes.
 
 use crate::client::{Client, Response};
 use crate::tool::{ToolContext, Toolbox};
 use hrns_core::http::{HttpRequest, RequestId};
 use hrns_core::session::{
-    Action, Approval, Event, Session, ToolRun, TransportError, TransportErrorKind, TurnError,
-    TurnOutcome,
+    Action, Approval, Event, Session, SessionError, ToolRun, TransportError, TurnOutcome,
 };
 use hrns_core::tool::ToolOutput;
-use hrns_core::tool::builtin::MAX_COMMAND_TIMEOUT_SECS;
 use hyper::body::Bytes;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fmt;
 use std::future::{Future, pending, poll_fn};
 use std::pin::Pin;
@@ -20,7 +23,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
-use tokio::task::{Id, JoinSet};
+use tokio::task::{AbortHandle, Id, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 /// The future an approval callback returns.
@@ -28,25 +31,27 @@ pub type ApprovalFuture = Pin<Box<dyn Future<Output = Approval> + Send>>;
 
 type Approver = Box<dyn FnMut(ToolRun) -> ApprovalFuture + Send>;
 
-/// How long tools get to stop on their own after a cancel (a command is killed and reaped)
-/// before they are dropped.
+/// How long a stopped tool gets to end on its own (a command is killed and reaped) before its
+/// task is dropped.
 const CANCEL_GRACE: Duration = Duration::from_millis(500);
 
-/// Runs turns of a [`Session`] against a [`Client`] with a [`Toolbox`].
+/// Performs the IO of a [`Session`] with a [`Client`] and a [`Toolbox`].
 ///
-/// The future of [`Runner::run`] is `Send`, so a turn can run in its own task. It ends in one
-/// of three ways, each leaving a valid history and having emitted exactly one final event:
-/// the turn finishes or fails; the [`cancel token`](Runner::cancel_token) is cancelled; or the
-/// future is dropped. The last two reach the session as [`Session::cancel`] at once: the
-/// response body is dropped and running tools are stopped (commands are killed with their
-/// process group).
+/// The owner drives it: after `submit`, await [`Runner::complete_io`] until the session is
+/// idle, handling the events it returns. The future of `complete_io` may be dropped at any
+/// point (it is one branch of a `select!` in a UI) without losing anything: the requests and
+/// tools in flight live in the runner. [`Runner::run`] drives one turn with callbacks.
+///
+/// Cancelling: call [`Session::cancel`] (the next `complete_io` stops the request and the
+/// tools), or cancel the [`cancel token`](Runner::cancel_token) from anywhere.
 pub struct Runner {
     client: Client,
     tools: Toolbox,
     ctx: ToolContext,
     approve: Approver,
     permits: Arc<Semaphore>,
-    tool_timeout: Option<Duration>,
+    exchange: Option<Exchange>,
+    running: Tools,
 }
 
 impl fmt::Debug for Runner {
@@ -55,35 +60,31 @@ impl fmt::Debug for Runner {
             .field("client", &self.client)
             .field("tools", &self.tools)
             .field("ctx", &self.ctx)
-            .field("tool_timeout", &self.tool_timeout)
+            .field("exchange", &self.exchange.as_ref().map(|x| x.id))
+            .field("running", &self.running.calls.len())
             .finish_non_exhaustive()
     }
 }
 
 impl Runner {
-    /// A runner sending with `client`, running `tools` in `ctx`. Calls that need approval are
-    /// denied until [`Runner::approve_with`] sets a callback. At most 8 tool calls run at
-    /// once, and each may take as long as `run_command`'s longest timeout plus a minute.
+    /// A runner sending with `client`, running `tools` in `ctx`. [`Runner::run`] answers
+    /// approval requests with [`Approval::Unattended`] until [`Runner::approve_with`] sets a
+    /// callback. At most 8 tool calls run at once.
     pub fn new(client: Client, tools: Toolbox, ctx: ToolContext) -> Self {
         Runner {
             client,
             tools,
             ctx,
-            approve: Box::new(|_| {
-                Box::pin(async {
-                    Approval::Deny {
-                        reason: Some("nobody is there to approve it".to_owned()),
-                    }
-                })
-            }),
+            approve: Box::new(|_| Box::pin(async { Approval::Unattended })),
             permits: Arc::new(Semaphore::new(8)),
-            tool_timeout: Some(Duration::from_secs(MAX_COMMAND_TIMEOUT_SECS + 60)),
+            exchange: None,
+            running: Tools::default(),
         }
     }
 
-    /// Sets the async callback that answers approval requests, one at a time (tools and the
-    /// stream go on meanwhile). To answer from elsewhere (a UI task), send the [`ToolRun`]
-    /// with a `oneshot` sender over a channel and await the reply in the returned future.
+    /// Sets the async callback with which [`Runner::run`] answers approval requests. An owner
+    /// that drives [`Runner::complete_io`] itself answers with [`Session::handle_approval`]
+    /// instead, whenever it likes.
     pub fn approve_with<F, Fut>(mut self, mut approve: F) -> Self
     where
         F: FnMut(ToolRun) -> Fut + Send + 'static,
@@ -99,170 +100,203 @@ impl Runner {
         self
     }
 
-    /// Sets how long one tool call may run before it is stopped and the model told so;
-    /// `None` for no limit.
-    pub fn tool_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.tool_timeout = timeout;
-        self
-    }
-
     /// The token that cancels the running turn, from any task or thread. A cancelled token
-    /// stays cancelled, so after a cancelled turn the runner takes a fresh one: ask for the
-    /// token again before the next turn.
+    /// stays cancelled, so after a cancel the runner takes a fresh one: ask for the token
+    /// again before the next turn.
     pub fn cancel_token(&self) -> CancellationToken {
         self.ctx.cancel.clone()
     }
 
+    /// Performs the session's pending IO until something happened, feeds it to the session,
+    /// and returns the events that came out (the final event of a turn among them).
+    ///
+    /// Resolves at once with the events already queued, and with an empty list when the
+    /// session is idle. While the session waits only for its owner (an approval) it stays
+    /// pending — drop it (as a `select!` does) to give the session its input. Cancel-safe.
+    pub async fn complete_io(&mut self, session: &mut Session) -> Vec<Event> {
+        loop {
+            let events = self.dispatch(session);
+            if !events.is_empty() || session.is_idle() {
+                return events;
+            }
+            let deadline = session.poll_timeout();
+            let cancel = self.ctx.cancel.clone();
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => {
+                    session.cancel();
+                    self.ctx.cancel = CancellationToken::new();
+                }
+                step = next_step(&mut self.exchange), if self.exchange.is_some() => {
+                    self.feed_step(session, step);
+                }
+                Some((run, output)) = self.running.next(), if !self.running.is_empty() => {
+                    let now = Instant::now();
+                    match output {
+                        Some(output) => session.handle_tool_output(now, &run.call_id, output),
+                        None => session.handle_tool_unavailable(now, &run.call_id, &run.name),
+                    }
+                    .expect("the session issued this call");
+                }
+                () = sleep_until(deadline), if deadline.is_some() => {
+                    session.handle_timeout(Instant::now());
+                }
+            }
+        }
+    }
+
     /// Submits `prompt` and runs the turn to its end, handing each event to `on_event` as it
-    /// happens (use a channel sender in it to consume events elsewhere).
+    /// happens and answering approval requests with the [`Runner::approve_with`] callback.
+    /// Fails only when a turn is already running.
+    ///
+    /// The future is `Send`. Dropping it mid-turn cancels the turn: the final events still
+    /// reach `on_event`, and the running tools are stopped.
     pub async fn run(
         &mut self,
         session: &mut Session,
         prompt: &str,
         on_event: impl FnMut(&Event) + Send,
-    ) -> TurnOutcome {
-        if let Err(e) = session.submit(prompt) {
-            return TurnOutcome::Failed(TurnError::Transport {
-                kind: TransportErrorKind::Other,
-                message: e.to_string(),
-            });
-        }
-        self.drive(session, on_event).await
+    ) -> Result<TurnOutcome, SessionError> {
+        session.submit(prompt)?;
+        Ok(self.drive(session, on_event).await)
     }
 
-    /// Runs the session's current turn (after `submit`) to its end.
+    /// Runs the session's current turn (after `submit`, `submit_message` or `compact`) to its
+    /// end, as [`Runner::run`] does.
     pub async fn drive(
         &mut self,
         session: &mut Session,
         on_event: impl FnMut(&Event) + Send,
     ) -> TurnOutcome {
-        let cancel = self.ctx.cancel.clone();
         let mut turn = Turn {
+            runner: self,
             session,
             on_event,
             outcome: TurnOutcome::Cancelled,
         };
-        let mut exchange: Option<Exchange> = None;
-        let mut tools = Tools::default();
-        let mut asks: VecDeque<ToolRun> = VecDeque::new();
-        let mut asking: Option<(String, ApprovalFuture)> = None;
-        loop {
-            while let Some(action) = turn.session.poll() {
-                match action {
-                    Action::SendRequest(req) => exchange = Some(Exchange::start(&self.client, req)),
-                    Action::RunTool(run) => self.spawn_tool(&mut tools, run),
-                    Action::AskApproval(run) => asks.push_back(run),
-                    Action::Emit(event) => turn.emit(event),
+        while !turn.session.is_idle() {
+            let events = turn.runner.complete_io(turn.session).await;
+            for event in events {
+                turn.emit(&event);
+                if let Event::ApprovalRequested { .. } = &event {
+                    turn.ask(&event).await;
                 }
-            }
-            if turn.session.is_idle() {
-                break;
-            }
-            if exchange
-                .as_ref()
-                .is_some_and(|x| !turn.session.wants_response(x.id))
-            {
-                exchange = None; // the answer is complete or abandoned: close the stream
-            }
-            if asking.is_none() {
-                asking = asks
-                    .pop_front()
-                    .map(|run| (run.call_id.clone(), (self.approve)(run)));
-            }
-            let deadline = turn.session.poll_timeout();
-            let session = &mut *turn.session;
-            tokio::select! {
-                biased;
-                () = cancel.cancelled() => session.cancel(),
-                step = next_step(&mut exchange), if exchange.is_some() => {
-                    let Some(x) = exchange.as_mut() else { continue };
-                    let (id, now) = (x.id, Instant::now());
-                    let _ = match step {
-                        Step::Head => {
-                            let resp = x.response().expect("a head step leaves the response");
-                            let headers = resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
-                            session.handle_response_head(now, id, resp.status, headers)
-                        }
-                        Step::Data(bytes) => session.handle_response_data(now, id, &bytes),
-                        Step::End => {
-                            exchange = None;
-                            session.handle_response_end(now, id)
-                        }
-                        Step::Failed(error) => {
-                            exchange = None;
-                            session.handle_transport_error(now, id, error)
-                        }
-                    };
-                }
-                Some((call_id, output)) = tools.next(), if !tools.is_empty() => {
-                    let _ = session.handle_tool_output(&call_id, output);
-                }
-                approval = next_approval(&mut asking), if asking.is_some() => {
-                    if let Some((call_id, _)) = asking.take() {
-                        let _ = session.handle_approval(&call_id, approval);
-                    }
-                }
-                () = sleep_until(deadline), if deadline.is_some() => {
-                    session.handle_timeout(Instant::now());
-                }
-                // The session waits for nothing the runner can give; stop rather than hang.
-                else => session.cancel(),
             }
         }
-        if !tools.is_empty() {
-            // Only a cancelled turn leaves tools running. They saw the token: give them a
-            // moment to stop in order (kill and reap), then drop what is left.
-            let _ = tokio::time::timeout(CANCEL_GRACE, async {
-                while tools.next().await.is_some() {}
-            })
-            .await;
-            tools.stop().await;
-        }
-        if cancel.is_cancelled() {
-            self.ctx.cancel = CancellationToken::new();
-        }
+        turn.runner.settle().await;
         turn.outcome.clone()
     }
 
-    /// Starts a tool call as its own task; it waits for a permit first, so at most
-    /// `max_parallel_tools` run at once.
-    fn spawn_tool(&self, tools: &mut Tools, run: ToolRun) {
-        let tool = self.tools.get(&run.name).cloned();
-        let ctx = self.ctx.clone();
-        let permits = self.permits.clone();
-        let limit = self.tool_timeout;
-        let call_id = run.call_id.clone();
-        let task = tools.set.spawn(async move {
-            let _permit = permits.acquire_owned().await;
-            let Some(tool) = tool else {
-                return ToolOutput::error(format!(
-                    "The tool `{}` is not available in this driver.",
-                    run.name
-                ));
-            };
-            let running = tool.run(&run.arguments, &ctx);
-            match limit {
-                None => running.await,
-                Some(limit) => tokio::time::timeout(limit, running)
-                    .await
-                    .unwrap_or_else(|_| {
-                        ToolOutput::error(format!(
-                            "`{}` did not finish within {} s and was stopped",
-                            run.name,
-                            limit.as_secs_f64()
-                        ))
-                    }),
+    /// Starts the IO the session asked for (requests, tool calls, aborts) and returns the
+    /// events it queued, without waiting. Call it after giving the session input of your own
+    /// ([`Session::cancel`], [`Session::handle_approval`]) to see the effects at once;
+    /// [`Runner::complete_io`] begins with it.
+    pub fn dispatch(&mut self, session: &mut Session) -> Vec<Event> {
+        let mut events = Vec::new();
+        while let Some(action) = session.poll() {
+            match action {
+                Action::SendRequest(req) => {
+                    self.exchange = Some(Exchange::start(&self.client, req))
+                }
+                Action::RunTool(run) => self.spawn_tool(run),
+                Action::AbortTool { call_id } => self.running.abort(&call_id),
+                // The owner learns of it from `Event::ApprovalRequested`.
+                Action::AskApproval(_) => {}
+                Action::Emit(event) => events.push(event),
             }
+        }
+        if self
+            .exchange
+            .as_ref()
+            .is_some_and(|x| !session.wants_response(x.id))
+        {
+            self.exchange = None; // the answer is complete or abandoned: close the stream
+        }
+        events
+    }
+
+    fn feed_step(&mut self, session: &mut Session, step: Step) {
+        let Some(x) = self.exchange.as_mut() else {
+            return;
+        };
+        let (id, now) = (x.id, Instant::now());
+        let fed = match step {
+            Step::Head => {
+                let resp = x.response().expect("a head step leaves the response");
+                let headers = resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
+                session.handle_response_head(now, id, resp.status, headers)
+            }
+            Step::Data(bytes) => session.handle_response_data(now, id, &bytes),
+            Step::End => {
+                self.exchange = None;
+                session.handle_response_end(now, id)
+            }
+            Step::Failed(error) => {
+                self.exchange = None;
+                session.handle_transport_error(now, id, error)
+            }
+        };
+        fed.expect("the runner feeds only what the session issued, each head first");
+    }
+
+    /// Starts a tool call as its own task; it waits for a permit first, so at most
+    /// `max_parallel_tools` run at once. The call gets its own cancellation token, a child
+    /// of the turn's, so the session can stop it alone.
+    fn spawn_tool(&mut self, run: ToolRun) {
+        let tool = self.tools.get(&run.name).cloned();
+        let mut ctx = self.ctx.clone();
+        ctx.cancel = self.ctx.cancel.child_token();
+        let token = ctx.cancel.clone();
+        let permits = self.permits.clone();
+        let (call_id, name) = (run.call_id.clone(), run.name.clone());
+        let task = self.running.set.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            let output = match tool {
+                Some(tool) => Some(tool.run(&run.arguments, &ctx).await),
+                None => None,
+            };
+            (run, output)
         });
-        tools.calls.insert(task.id(), call_id);
+        self.running.calls.insert(
+            task.id(),
+            Call {
+                call_id,
+                name,
+                token,
+                task,
+            },
+        );
+    }
+
+    /// After a turn: tools that were stopped get a moment to end in order (kill and reap);
+    /// what is left then is dropped. Their outputs come too late to matter.
+    async fn settle(&mut self) {
+        if self.running.is_empty() {
+            return;
+        }
+        let running = &mut self.running;
+        let _ = tokio::time::timeout(CANCEL_GRACE, async {
+            while running.next().await.is_some() {}
+        })
+        .await;
+        self.running.stop().await;
     }
 }
 
 /// The running tool calls, each a task, with the call id of each task.
 #[derive(Default)]
 struct Tools {
-    set: JoinSet<ToolOutput>,
-    calls: HashMap<Id, String>,
+    set: JoinSet<(ToolRun, Option<ToolOutput>)>,
+    calls: HashMap<Id, Call>,
+}
+
+/// What the runner keeps about a running call: enough to answer it if its task panics, and
+/// to stop it.
+struct Call {
+    call_id: String,
+    name: String,
+    token: CancellationToken,
+    task: AbortHandle,
 }
 
 impl Tools {
@@ -270,15 +304,48 @@ impl Tools {
         self.set.is_empty()
     }
 
-    /// The next call to finish with its output; a tool that panicked reports it as an error.
-    async fn next(&mut self) -> Option<(String, ToolOutput)> {
-        let (id, output) = match self.set.join_next_with_id().await? {
-            Ok(done) => done,
-            Err(e) if e.is_panic() => (e.id(), ToolOutput::error("the tool crashed (panicked)")),
-            Err(e) => (e.id(), ToolOutput::error("the tool was stopped")),
+    /// Stops one call: its token first (a command is killed and reaped), the task itself if
+    /// it has not ended after a grace period. Its late output is ignored by the session.
+    fn abort(&mut self, call_id: &str) {
+        if let Some(call) = self.calls.values().find(|c| c.call_id == call_id) {
+            call.token.cancel();
+            let task = call.task.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(CANCEL_GRACE).await;
+                task.abort();
+            });
+        }
+    }
+
+    /// The next call to finish with its output (`None`: the driver has no such tool); a tool
+    /// that panicked reports it as an error.
+    async fn next(&mut self) -> Option<(ToolRun, Option<ToolOutput>)> {
+        let (id, done) = match self.set.join_next_with_id().await? {
+            Ok((id, done)) => (id, Ok(done)),
+            Err(e) if e.is_panic() => (e.id(), Err("the tool crashed (panicked)")),
+            Err(e) => (e.id(), Err("the tool was stopped")),
         };
-        let call_id = self.calls.remove(&id).unwrap_or_default();
-        Some((call_id, output))
+        let call = self.calls.remove(&id)?;
+        Some(match done {
+            Ok(done) => done,
+            Err(text) => (
+                ToolRun {
+                    call_id: call.call_id,
+                    name: call.name,
+                    arguments: String::new(),
+                    effect: hrns_core::tool::Effect::ReadOnly,
+                },
+                Some(ToolOutput::error(text)),
+            ),
+        })
+    }
+
+    /// Stops one call at once: its token, then its task (a dropped command is killed).
+    fn abort_now(&mut self, call_id: &str) {
+        if let Some(call) = self.calls.values().find(|c| c.call_id == call_id) {
+            call.token.cancel();
+            call.task.abort();
+        }
     }
 
     /// Aborts every running call and waits until each is dropped (its cleanup ran).
@@ -289,34 +356,58 @@ impl Tools {
     }
 }
 
-/// The session and the caller's event callback for one turn. Dropping it mid-turn (the run
-/// future was dropped) cancels the session and still hands the final events to the callback.
-struct Turn<'s, F: FnMut(&Event)> {
+/// One turn of [`Runner::run`]: the runner, the session and the caller's event callback.
+/// Dropping it mid-turn (the run future was dropped) cancels the session, still hands the
+/// final events to the callback, and stops the running tools.
+struct Turn<'r, 's, F: FnMut(&Event)> {
+    runner: &'r mut Runner,
     session: &'s mut Session,
     on_event: F,
     outcome: TurnOutcome,
 }
 
-impl<F: FnMut(&Event)> Turn<'_, F> {
-    fn emit(&mut self, event: Event) {
-        if let Some(outcome) = TurnOutcome::from_event(&event) {
+impl<F: FnMut(&Event)> Turn<'_, '_, F> {
+    fn emit(&mut self, event: &Event) {
+        if let Some(outcome) = TurnOutcome::from_event(event) {
             self.outcome = outcome;
         }
-        (self.on_event)(&event);
+        (self.on_event)(event);
+    }
+
+    /// Asks the approval callback about the call of `event`; a cancel meanwhile wins.
+    async fn ask(&mut self, event: &Event) {
+        let Event::ApprovalRequested { id, .. } = event else {
+            return;
+        };
+        let Some(run) = self.session.asked().filter(|r| &r.call_id == id).cloned() else {
+            return; // answered or cancelled meanwhile
+        };
+        let asking = (self.runner.approve)(run);
+        let cancel = self.runner.ctx.cancel.clone();
+        tokio::select! {
+            approval = asking => self
+                .session
+                .handle_approval(Instant::now(), id, approval)
+                .expect("the session asked about this call"),
+            () = cancel.cancelled() => {} // `complete_io` cancels the session next
+        }
     }
 }
 
-impl<F: FnMut(&Event)> Drop for Turn<'_, F> {
+impl<F: FnMut(&Event)> Drop for Turn<'_, '_, F> {
     fn drop(&mut self) {
         if self.session.is_idle() {
             return;
         }
         self.session.cancel();
         while let Some(action) = self.session.poll() {
-            if let Action::Emit(event) = action {
-                self.emit(event);
+            match action {
+                Action::Emit(event) => self.emit(&event),
+                Action::AbortTool { call_id } => self.runner.running.abort_now(&call_id),
+                Action::SendRequest(_) | Action::RunTool(_) | Action::AskApproval(_) => {}
             }
         }
+        self.runner.exchange = None;
     }
 }
 
@@ -379,13 +470,6 @@ impl Exchange {
 async fn next_step(exchange: &mut Option<Exchange>) -> Step {
     match exchange {
         Some(x) => poll_fn(|cx| x.poll_step(cx)).await,
-        None => pending().await,
-    }
-}
-
-async fn next_approval(asking: &mut Option<(String, ApprovalFuture)>) -> Approval {
-    match asking {
-        Some((_, decision)) => decision.await,
         None => pending().await,
     }
 }

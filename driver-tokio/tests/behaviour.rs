@@ -52,9 +52,19 @@ impl suite::Harness for Tokio {
             ToolContext::new(std::env::temp_dir()).unwrap(),
         );
         let mut events = Vec::new();
-        rt.block_on(runner.run(session, prompt, |e| {
-            events.push((Instant::now(), e.clone()))
-        }));
+        // The owner's loop: the session stays ours between steps.
+        session.submit(prompt).expect("the session is idle");
+        rt.block_on(async {
+            while !session.is_idle() {
+                for event in runner.complete_io(session).await {
+                    if let Event::ApprovalRequested { id, .. } = &event {
+                        let answer = suite::owner_approval();
+                        session.handle_approval(Instant::now(), id, answer).unwrap();
+                    }
+                    events.push((Instant::now(), event));
+                }
+            }
+        });
         events
     }
 }

@@ -97,7 +97,7 @@ async fn run_and_cancel(
             std::future::pending::<()>().await
         };
         tokio::select! {
-            outcome = turn => outcome,
+            outcome = turn => outcome.expect("the session was idle"),
             () = cancel => unreachable!(),
         }
     };
@@ -131,7 +131,7 @@ async fn cancel_mid_stream() {
 
     // The runner took a fresh token and the history is a valid request: the next turn works.
     assert!(!runner.cancel_token().is_cancelled());
-    let outcome = runner.run(&mut session, "again", |_| {}).await;
+    let outcome = runner.run(&mut session, "again", |_| {}).await.unwrap();
     assert_eq!(outcome, TurnOutcome::Finished);
 }
 

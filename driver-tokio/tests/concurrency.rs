@@ -64,7 +64,10 @@ fn setup(mock: &MockProvider, effect: Effect, policy: ApprovalPolicy) -> (Sessio
 async fn timed_turn(runner: &mut Runner, session: &mut Session) -> (Duration, Vec<Event>) {
     let start = Instant::now();
     let mut events = Vec::new();
-    let outcome = runner.run(session, "go", |e| events.push(e.clone())).await;
+    let outcome = runner
+        .run(session, "go", |e| events.push(e.clone()))
+        .await
+        .unwrap();
     assert_eq!(outcome, TurnOutcome::Finished, "{events:?}");
     (start.elapsed(), events)
 }
@@ -106,8 +109,11 @@ async fn the_parallel_limit_holds() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_over_its_timeout_is_stopped_and_the_turn_goes_on() {
     let mock = MockProvider::start([naps(30_000, 1), Reply::text_answer("ok")]).unwrap();
-    let (mut session, runner) = setup(&mock, Effect::ReadOnly, ApprovalPolicy::Auto);
-    let mut runner = runner.tool_timeout(Some(Duration::from_millis(200)));
+    let (session, mut runner) = setup(&mock, Effect::ReadOnly, ApprovalPolicy::Auto);
+    // The deadline is the session's: both drivers obey it.
+    let mut config = session.config().clone();
+    config.tool_timeout = Some(Duration::from_millis(200));
+    let mut session = Session::new(config);
     let (took, events) = timed_turn(&mut runner, &mut session).await;
     assert!(took < Duration::from_secs(2), "{took:?}");
     assert_eq!(statuses(&events), [ToolStatus::Error]);
@@ -177,7 +183,8 @@ async fn a_turn_runs_in_a_spawned_task() {
             .run(&mut session, "go", move |e| {
                 let _ = tx.send(e.clone());
             })
-            .await;
+            .await
+            .unwrap();
         (outcome, session)
     });
     let mut text = String::new();
@@ -219,7 +226,8 @@ async fn a_hundred_concurrent_sessions() {
                         text.push_str(t);
                     }
                 })
-                .await;
+                .await
+                .unwrap();
             (outcome, text)
         });
     }

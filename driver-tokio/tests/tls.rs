@@ -97,7 +97,8 @@ async fn http2_with_skip_verify_works() {
                 text.push_str(t);
             }
         })
-        .await;
+        .await
+        .unwrap();
     assert_eq!(outcome, TurnOutcome::Finished);
     assert_eq!(text, "hello over HTTP/2.0");
 }
@@ -117,7 +118,7 @@ async fn a_self_signed_certificate_is_refused_without_skip_verify() {
     // In a turn it fails at once: a TLS error is not retried.
     let mut session = Session::new(SessionConfig::new(provider(addr), "m"));
     let mut runner = Runner::new(client, Toolbox::new(), ToolContext::new("/").unwrap());
-    let outcome = runner.run(&mut session, "hi", |_| {}).await;
+    let outcome = runner.run(&mut session, "hi", |_| {}).await.unwrap();
     match outcome {
         TurnOutcome::Failed(TurnError::Transport { kind, message }) => {
             assert_eq!(kind, TransportErrorKind::Tls);

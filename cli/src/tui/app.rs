@@ -13,33 +13,21 @@ use crate::setup::{CliError, Setup};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use hrns_core::agent;
 use hrns_core::config::Selection;
-use hrns_core::session::{
-    Approval, ApprovalPolicy, Event, Session, SessionConfig, ToolRun, TurnOutcome,
-};
+use hrns_core::session::{Approval, ApprovalPolicy, Event, Session, SessionConfig, ToolRun};
 use hrns_core::wire::{Message, Role};
 use hrns_tokio::{Client, ClientConfig, HttpClient, Runner, ToolContext, Toolbox};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+use tokio::sync::mpsc;
 
 /// What reaches the loop from other tasks.
 enum Msg {
-    /// A session event.
-    Event(Event),
-    /// The runner asks the user about a tool call.
-    Approval(ToolRun, oneshot::Sender<Approval>),
     /// A `/models` answer.
     Models(Result<Vec<String>, String>),
 }
 
-/// The turn running in its own task; it gives the session and runner back at the end.
-type TurnTask = JoinHandle<(Session, Runner, TurnOutcome)>;
-
-/// A pending approval question.
+/// A pending approval question; the answer goes straight to the session.
 struct Asking {
     run: ToolRun,
-    reply: oneshot::Sender<Approval>,
     /// The user pressed `n` and is typing a reason.
     reason: bool,
 }
@@ -79,15 +67,16 @@ pub(crate) struct App {
     printed: usize,
     reasoning: String,
     show_reasoning: bool,
+    /// The conversation; the UI owns it, the runner borrows it for each step of IO.
     session: Option<Session>,
     runner: Option<Runner>,
     client: Client,
-    turn: Option<TurnTask>,
-    cancel: Option<CancellationToken>,
     waiting_since: Option<Instant>,
     asking: Option<Asking>,
     connect: Option<Connect>,
-    tokens: u64,
+    /// Tokens of the sessions this conversation ran in before the current one (a `/model`
+    /// switch starts a new session on the same history); the rest is `Session::usage`.
+    tokens_before: u64,
     ctrl_c_at: Option<Instant>,
     quit: bool,
     models: Vec<String>,
@@ -135,12 +124,10 @@ impl App {
             session: None,
             runner: None,
             client,
-            turn: None,
-            cancel: None,
             waiting_since: None,
             asking: None,
             connect: None,
-            tokens: 0,
+            tokens_before: 0,
             ctrl_c_at: None,
             quit: false,
             models: Vec::new(),
@@ -184,15 +171,18 @@ impl App {
             tokio::select! {
                 Some(ev) = keys.recv() => self.on_terminal(ev),
                 Some(msg) = self.rx.recv() => self.on_msg(msg),
-                done = async { self.turn.as_mut().expect("guarded").await }, if self.turn.is_some() => {
-                    self.turn = None;
-                    self.on_turn_done(done);
+                events = complete_io(&mut self.runner, &mut self.session), if self.busy() => {
+                    self.on_events(events);
                 }
                 _ = tick.tick(), if self.waiting_since.is_some() => {}
             }
         }
-        if let Some(cancel) = &self.cancel {
-            cancel.cancel();
+        if self.busy() {
+            // Leaving mid-turn: the runner's token stops the tools with their processes.
+            if let Some(runner) = &self.runner {
+                runner.cancel_token().cancel();
+            }
+            self.interrupt();
         }
         let _ = self.screen.finish();
         Ok(0)
@@ -285,7 +275,7 @@ impl App {
             &self.setup.provider.name,
             &self.setup.provider.model,
             &self.setup.agent.name,
-            self.tokens,
+            self.tokens(),
             width,
         ));
         let _ = self.screen.draw(&lines, (base + row, col));
@@ -358,7 +348,7 @@ impl App {
             EditorAction::Submit(text) => self.on_submit(text),
             EditorAction::Cancel => self.on_cancel(),
             EditorAction::Exit => {
-                if self.turn.is_some() {
+                if self.busy() {
                     self.interrupt();
                 } else {
                     self.quit = true;
@@ -376,10 +366,15 @@ impl App {
                 Approval::AlwaysThisTool => {
                     view::info_line(&format!("allowed {} for this session", ask.run.name))
                 }
-                Approval::Deny { .. } => view::error_line("denied"),
+                Approval::Deny { .. } | Approval::Unattended => view::error_line("denied"),
             };
             self.print(&[line]);
-            let _ = ask.reply.send(approval);
+            if let Some(session) = self.session.as_mut() {
+                session
+                    .handle_approval(Instant::now(), &ask.run.call_id, approval)
+                    .expect("the session asked about this call");
+            }
+            self.dispatch();
         }
     }
 
@@ -389,7 +384,7 @@ impl App {
             self.info("/connect cancelled");
             return;
         }
-        if self.turn.is_some() {
+        if self.busy() {
             self.interrupt();
             return;
         }
@@ -408,10 +403,34 @@ impl App {
     }
 
     fn interrupt(&mut self) {
-        if let Some(cancel) = &self.cancel {
-            cancel.cancel();
+        if let Some(session) = self.session.as_mut() {
+            session.cancel();
         }
         self.asking = None;
+        self.dispatch();
+    }
+
+    /// Whether a turn is running.
+    fn busy(&self) -> bool {
+        self.session.as_ref().is_some_and(|s| !s.is_idle())
+    }
+
+    /// Tokens used in this conversation, from the session's own count.
+    fn tokens(&self) -> u64 {
+        let usage = self
+            .session
+            .as_ref()
+            .map(Session::usage)
+            .unwrap_or_default();
+        self.tokens_before + usage.prompt + usage.completion
+    }
+
+    /// Starts the IO the session asked for after input of our own, and shows its events.
+    fn dispatch(&mut self) {
+        if let (Some(runner), Some(session)) = (self.runner.as_mut(), self.session.as_mut()) {
+            let events = runner.dispatch(session);
+            self.on_events(events);
+        }
     }
 
     fn complete(&mut self) {
@@ -460,7 +479,7 @@ impl App {
         if text.trim().is_empty() {
             return;
         }
-        if self.turn.is_some() {
+        if self.busy() {
             self.editor.set_text(&text);
             self.info("a turn is running: wait for it, or press Esc to interrupt it");
             return;
@@ -481,11 +500,10 @@ impl App {
     // ----- turns -----
 
     fn start_turn(&mut self, prompt: String) {
-        let (Some(mut session), Some(mut runner)) = (self.session.take(), self.runner.take())
-        else {
+        if self.session.is_none() {
             self.error("no session is ready");
             return;
-        };
+        }
         let width = self.screen.wrap_width();
         let echo = view::user_message(&prompt, width);
         self.print(&echo);
@@ -493,59 +511,42 @@ impl App {
         for a in &attached {
             self.info(&a.summary());
         }
-        if let Err(e) = session.submit_message(message) {
-            self.error(&format!("the message could not be sent: {e}"));
-            self.session = Some(session);
-            self.runner = Some(runner);
-            return;
+        if let Some(session) = self.session.as_mut() {
+            if let Err(e) = session.submit_message(message) {
+                self.error(&format!("the message could not be sent: {e}"));
+                return;
+            }
         }
-        self.cancel = Some(runner.cancel_token());
         self.waiting_since = Some(Instant::now());
-        let tx = self.tx.clone();
-        self.turn = Some(tokio::spawn(async move {
-            let outcome = runner
-                .drive(&mut session, move |e| {
-                    let _ = tx.send(Msg::Event(e.clone()));
-                })
-                .await;
-            (session, runner, outcome)
-        }));
+        self.dispatch();
     }
 
-    fn on_turn_done(
-        &mut self,
-        done: Result<(Session, Runner, TurnOutcome), tokio::task::JoinError>,
-    ) {
-        // Events sent before the task ended are still in the channel.
-        while let Ok(msg) = self.rx.try_recv() {
-            self.on_msg(msg);
-        }
-        self.waiting_since = None;
-        self.asking = None;
-        self.cancel = None;
-        match done {
-            Ok((session, runner, _)) => {
-                self.session = Some(session);
-                self.runner = Some(runner);
+    fn on_events(&mut self, events: Vec<Event>) {
+        for event in events {
+            let asked = match &event {
+                Event::ApprovalRequested { id, .. } => self
+                    .session
+                    .as_ref()
+                    .and_then(Session::asked)
+                    .filter(|run| &run.call_id == id)
+                    .cloned(),
+                _ => None,
+            };
+            let last = event.is_final();
+            self.on_event(event);
+            if let Some(run) = asked {
+                self.waiting_since = None;
+                self.asking = Some(Asking { run, reason: false });
             }
-            Err(e) => {
-                self.error(&format!("the turn stopped unexpectedly: {e}"));
-                self.rebuild(Vec::new());
+            if last {
+                self.waiting_since = None;
+                self.asking = None;
             }
         }
     }
 
     fn on_msg(&mut self, msg: Msg) {
         match msg {
-            Msg::Event(event) => self.on_event(event),
-            Msg::Approval(run, reply) => {
-                self.waiting_since = None;
-                self.asking = Some(Asking {
-                    run,
-                    reply,
-                    reason: false,
-                });
-            }
             Msg::Models(Ok(models)) => {
                 let current = self.setup.provider.model.clone();
                 let lines: Vec<Line> = models
@@ -596,11 +597,6 @@ impl App {
             }
             Event::RequestStarted { .. } if self.waiting_since.is_none() => {
                 self.waiting_since = Some(Instant::now());
-            }
-            Event::Usage { usage } => {
-                self.tokens += usage.total_tokens.unwrap_or(
-                    usage.prompt_tokens.unwrap_or(0) + usage.completion_tokens.unwrap_or(0),
-                );
             }
             Event::Retry {
                 attempt,
@@ -676,22 +672,8 @@ impl App {
             cancel: Default::default(),
             sandbox: self.setup.sandbox.clone(),
         };
-        let tx = self.tx.clone();
-        let runner =
-            Runner::new(self.client.clone(), toolbox, ctx).approve_with(move |run: ToolRun| {
-                let tx = tx.clone();
-                async move {
-                    let (reply, answer) = oneshot::channel();
-                    if tx.send(Msg::Approval(run, reply)).is_err() {
-                        return Approval::Deny {
-                            reason: Some("the UI is gone".into()),
-                        };
-                    }
-                    answer.await.unwrap_or(Approval::Deny {
-                        reason: Some("the turn was interrupted".into()),
-                    })
-                }
-            });
+        let runner = Runner::new(self.client.clone(), toolbox, ctx);
+        self.tokens_before = self.tokens();
         self.session = Some(session);
         self.runner = Some(runner);
     }
@@ -780,7 +762,7 @@ impl App {
             CommandId::New => {
                 self.rebuild(Vec::new());
                 self.new_log();
-                self.tokens = 0;
+                self.tokens_before = 0;
                 self.info("new conversation");
             }
             CommandId::Retry => {
@@ -1056,4 +1038,13 @@ fn toolbox_for(setup: &Setup, http: HttpClient) -> Toolbox {
     let mut toolbox = hrns_tokio::tools::builtin_toolbox(http, setup.discovered.skills.clone());
     toolbox.retain(|name| setup.agent.tools.allows(name));
     toolbox
+}
+
+/// One step of the session's IO, for the UI's `select!`: the future only borrows the runner
+/// and the session, and may be dropped whenever a key arrives first.
+async fn complete_io(runner: &mut Option<Runner>, session: &mut Option<Session>) -> Vec<Event> {
+    match (runner.as_mut(), session.as_mut()) {
+        (Some(runner), Some(session)) => runner.complete_io(session).await,
+        _ => std::future::pending().await,
+    }
 }

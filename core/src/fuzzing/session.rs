@@ -124,7 +124,7 @@ pub fn session(data: &[u8]) {
                 } else {
                     ToolOutput::error("failed")
                 };
-                session.handle_tool_output(&id, out)
+                session.handle_tool_output(now, &id, out)
             }
             7 => {
                 let id = asks
@@ -138,7 +138,7 @@ pub fn session(data: &[u8]) {
                         reason: Some("no".into()),
                     },
                 };
-                session.handle_approval(&id, approval)
+                session.handle_approval(now, &id, approval)
             }
             8 => {
                 elapsed += Duration::from_millis(250 * arg as u64);
@@ -162,6 +162,7 @@ pub fn session(data: &[u8]) {
                 }
                 Action::RunTool(r) => runs.push(r),
                 Action::AskApproval(r) => asks.push(r),
+                Action::AbortTool { .. } => {}
                 Action::Emit(e) => {
                     let shown = format!(
                         "{e:?}{}",

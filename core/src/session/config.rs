@@ -120,6 +120,9 @@ pub enum Approval {
         /// Why, in the user's words.
         reason: Option<String>,
     },
+    /// Nobody can be asked (no terminal, no approver set): the call is denied, and the
+    /// session tells the model why.
+    Unattended,
 }
 
 /// How failed requests are retried.
@@ -178,6 +181,12 @@ pub struct SessionConfig {
     /// Secrets to redact besides the provider's key and secret headers (which are always
     /// redacted): MCP servers' env and header secrets, for instance.
     pub secrets: crate::secrets::Secrets,
+    /// How long one tool call may run before the session stops it ([`Action::AbortTool`])
+    /// and tells the model it timed out; `None` for no limit. The default is the longest
+    /// `run_command` timeout plus a minute, so a command's own timeout always fires first.
+    ///
+    /// [`Action::AbortTool`]: super::Action::AbortTool
+    pub tool_timeout: Option<Duration>,
 }
 
 impl SessionConfig {
@@ -197,6 +206,9 @@ impl SessionConfig {
             seed: 0,
             max_event_size: crate::sse::DEFAULT_MAX_EVENT_SIZE,
             context: crate::context::ContextConfig::default(),
+            tool_timeout: Some(Duration::from_secs(
+                crate::tool::builtin::MAX_COMMAND_TIMEOUT_SECS + 60,
+            )),
         }
     }
 }

@@ -10,6 +10,7 @@
 
 use super::event::{CompactMethod, CompactReason, Event, TurnError};
 use super::request;
+use super::shared::Shared;
 use super::turn::Turn;
 use super::{Session, SessionError};
 use crate::context::{self, Overflow, PrunedOutput, TokenMeter};
@@ -112,10 +113,7 @@ pub(super) enum AfterCompaction {
 impl Session {
     /// The estimated size of the next request and the window, for a status line.
     pub fn context_usage(&self) -> ContextUsage {
-        ContextUsage {
-            tokens: self.context.meter.estimate(self.context.request_bytes()),
-            window: self.context.window,
-        }
+        self.shared.context_usage()
     }
 
     /// Compacts the history now (`/compact`): one summary request, with the user's extra
@@ -125,62 +123,32 @@ impl Session {
         if self.turn.is_some() {
             return Err(SessionError::Busy);
         }
-        if self.history.is_empty() {
+        let s = &mut self.shared;
+        if s.history.is_empty() {
             return Err(SessionError::NothingToCompact);
         }
-        self.turns += 1;
-        self.emit(Event::TurnStarted { turn: self.turns });
-        let mut turn = Turn::new();
-        let tokens_before = self.context_usage().tokens;
-        turn.compaction = Some(Compaction {
+        s.turns += 1;
+        s.emit(Event::TurnStarted { turn: s.turns });
+        let tokens_before = s.context_usage().tokens;
+        let compaction = Compaction {
             reason: CompactReason::Requested,
             instructions: instructions.filter(|i| !i.trim().is_empty()),
             tokens_before,
             pruned: Vec::new(),
             overflowed_bytes: None,
             then: AfterCompaction::Finish,
-        });
-        self.send_request(&mut turn, 1);
-        self.turn = Some(turn);
+        };
+        self.turn = Some(Turn::start_compaction(s, compaction));
         Ok(())
     }
+}
 
-    /// Sends the next step's request, pruning or compacting first when it would pass the
-    /// threshold.
-    pub(super) fn send_step(&mut self, turn: &mut Turn) {
-        let Some(threshold) = self.threshold() else {
-            self.send_request(turn, 1);
-            return;
-        };
-        let before = self.context_usage().tokens;
-        if before <= threshold {
-            self.send_request(turn, 1);
-            return;
+impl Shared {
+    pub(super) fn context_usage(&self) -> ContextUsage {
+        ContextUsage {
+            tokens: self.context.meter.estimate(self.context.request_bytes()),
+            window: self.context.window,
         }
-        let pruned = self.prune();
-        let after = self.context_usage().tokens;
-        if after <= threshold {
-            self.emit(Event::ContextCompacted {
-                reason: CompactReason::Threshold,
-                method: CompactMethod::Pruned,
-                tokens_before: before,
-                tokens_after: after,
-                window: self.context.window,
-                pruned,
-                summarized_messages: 0,
-            });
-            self.send_request(turn, 1);
-            return;
-        }
-        turn.compaction = Some(Compaction {
-            reason: CompactReason::Threshold,
-            instructions: None,
-            tokens_before: before,
-            pruned,
-            overflowed_bytes: None,
-            then: AfterCompaction::SendStep,
-        });
-        self.send_request(turn, 1);
     }
 
     fn threshold(&self) -> Option<u64> {
@@ -218,12 +186,49 @@ impl Session {
         );
         request::summary_request(id, &self.config, messages, &self.quirks)
     }
+}
+
+impl Turn {
+    /// Sends the next step's request, pruning or compacting first when it would pass the
+    /// threshold.
+    pub(super) fn send_step(&mut self, s: &mut Shared) {
+        let Some(threshold) = s.threshold() else {
+            return self.request(s, 1);
+        };
+        let before = s.context_usage().tokens;
+        if before <= threshold {
+            return self.request(s, 1);
+        }
+        let pruned = s.prune();
+        let after = s.context_usage().tokens;
+        if after <= threshold {
+            s.emit(Event::ContextCompacted {
+                reason: CompactReason::Threshold,
+                method: CompactMethod::Pruned,
+                tokens_before: before,
+                tokens_after: after,
+                window: s.context.window,
+                pruned,
+                summarized_messages: 0,
+            });
+            return self.request(s, 1);
+        }
+        self.compaction = Some(Compaction {
+            reason: CompactReason::Threshold,
+            instructions: None,
+            tokens_before: before,
+            pruned,
+            overflowed_bytes: None,
+            then: AfterCompaction::SendStep,
+        });
+        self.request(s, 1);
+    }
 
     /// The provider answered with an error: when it says the request was too long, handles
     /// it (compaction, or the final failure) and returns true.
     pub(super) fn on_overflow(
         &mut self,
-        turn: &mut Turn,
+        s: &mut Shared,
         status: Option<u16>,
         error: &ApiError,
     ) -> bool {
@@ -231,11 +236,11 @@ impl Session {
             return false;
         };
         if let Some(w) = window {
-            self.context.window = Some(w);
+            s.context.window = Some(w);
         }
-        if turn.compaction.is_some() {
-            turn.fail_with(
-                self,
+        if self.compaction.is_some() {
+            self.fail(
+                s,
                 TurnError::ContextOverflow {
                     tried: "compacting the history, but the summary request itself was too long"
                         .to_owned(),
@@ -244,9 +249,9 @@ impl Session {
             );
             return true;
         }
-        if let Some(tried) = turn.overflow_tried.take() {
-            turn.fail_with(
-                self,
+        if let Some(tried) = self.overflow_tried.take() {
+            self.fail(
+                s,
                 TurnError::ContextOverflow {
                     tried,
                     error: error.clone(),
@@ -254,14 +259,14 @@ impl Session {
             );
             return true;
         }
-        let before = self.context_usage().tokens;
-        let overflowed_bytes = self.context.request_bytes();
-        let pruned = self.prune();
-        turn.overflow_tried = Some(format!(
+        let before = s.context_usage().tokens;
+        let overflowed_bytes = s.context.request_bytes();
+        let pruned = s.prune();
+        self.overflow_tried = Some(format!(
             "pruning {} old tool outputs and compacting the history once",
             pruned.len()
         ));
-        turn.compaction = Some(Compaction {
+        self.compaction = Some(Compaction {
             reason: CompactReason::Overflow,
             instructions: None,
             tokens_before: before,
@@ -269,83 +274,60 @@ impl Session {
             overflowed_bytes: Some(overflowed_bytes),
             then: AfterCompaction::SendStep,
         });
-        self.send_request(turn, 1);
+        self.request(s, 1);
         true
     }
 
     /// The summary arrived: the history is rebuilt around it, or the turn fails when that
     /// cannot get under the threshold.
-    pub(super) fn summary_done(
-        &mut self,
-        turn: &mut Turn,
-        compaction: Compaction,
-        summary: String,
-    ) {
+    pub(super) fn summary_done(&mut self, s: &mut Shared, compaction: Compaction, summary: String) {
         if summary.trim().is_empty() {
-            turn.fail_with(
-                self,
-                TurnError::CompactionFailed {
-                    reason: "the model's summary was empty".to_owned(),
-                },
-            );
-            return;
+            let reason = "the model's summary was empty".to_owned();
+            return self.fail(s, TurnError::CompactionFailed { reason });
         }
-        let target_tokens = self
-            .threshold()
-            .map(|t| t * TARGET_PERCENT_OF_THRESHOLD / 100);
+        let target_tokens = s.threshold().map(|t| t * TARGET_PERCENT_OF_THRESHOLD / 100);
         let mut budget = match (target_tokens, compaction.overflowed_bytes) {
-            (Some(t), _) => self.context.meter.bytes_for(t),
+            (Some(t), _) => s.context.meter.bytes_for(t),
             (None, Some(b)) => b / 2,
-            (None, None) => self.context.request_bytes(),
+            (None, None) => s.context.request_bytes(),
         }
-        .saturating_sub(self.context.fixed_bytes);
+        .saturating_sub(s.context.fixed_bytes);
         if compaction.reason == CompactReason::Requested {
             // Asked for: it must shrink, whatever the room.
-            budget = budget.min(self.context.history_bytes / 2);
+            budget = budget.min(s.context.history_bytes / 2);
         }
-        let compacted = match context::compacted_history(&self.history, &summary, budget as usize) {
+        let compacted = match context::compacted_history(&s.history, &summary, budget as usize) {
             Ok(c) => c,
             Err(e) => {
-                turn.fail_with(
-                    self,
-                    TurnError::CompactionFailed {
-                        reason: e.to_string(),
-                    },
-                );
-                return;
+                let reason = e.to_string();
+                return self.fail(s, TurnError::CompactionFailed { reason });
             }
         };
-        self.history = compacted.messages;
-        self.context.remeasure(&self.history);
-        let after = self.context_usage().tokens;
-        self.emit(Event::ContextCompacted {
+        s.history = compacted.messages;
+        s.context.remeasure(&s.history);
+        let after = s.context_usage().tokens;
+        s.emit(Event::ContextCompacted {
             reason: compaction.reason,
             method: CompactMethod::Summarized,
             tokens_before: compaction.tokens_before,
             tokens_after: after,
-            window: self.context.window,
+            window: s.context.window,
             pruned: compaction.pruned,
             summarized_messages: compacted.summarized,
         });
-        for m in self.history.clone() {
-            self.emit(Event::Message { message: m });
+        for m in s.history.clone() {
+            s.emit(Event::Message { message: m });
         }
-        let threshold = self.threshold();
-        if threshold.is_some_and(|t| after > t) {
-            turn.fail_with(
-                self,
-                TurnError::CompactionFailed {
-                    reason: format!(
-                        "the compacted history is still about {after} tokens, over the threshold of {} tokens",
-                        threshold.unwrap_or(0)
-                    ),
-                },
+        let threshold = s.threshold();
+        if let Some(t) = threshold.filter(|t| after > *t) {
+            let reason = format!(
+                "the compacted history is still about {after} tokens, over the threshold of {t} tokens"
             );
-            return;
+            return self.fail(s, TurnError::CompactionFailed { reason });
         }
         match compaction.then {
-            AfterCompaction::SendStep => self.send_request(turn, 1),
-            AfterCompaction::Finish => turn.finish_with(self),
+            AfterCompaction::SendStep => self.request(s, 1),
+            AfterCompaction::Finish => self.finish(s, None),
         }
     }
 }

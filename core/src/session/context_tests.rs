@@ -104,15 +104,21 @@ impl Sim {
                     self.s
                         .handle_response_data(self.now, r.id, answer.as_bytes())
                         .unwrap();
-                    let _ = self.s.handle_response_end(self.now, r.id);
+                    // Complete at [DONE] already: a late end is accepted and ignored.
+                    self.s.handle_response_end(self.now, r.id).unwrap();
                 }
                 Action::RunTool(run) => {
                     let out = tool(&run);
                     self.s
-                        .handle_tool_output(&run.call_id, crate::tool::ToolOutput::ok(out))
+                        .handle_tool_output(
+                            self.now,
+                            &run.call_id,
+                            crate::tool::ToolOutput::ok(out),
+                        )
                         .unwrap();
                 }
                 Action::AskApproval(_) => panic!("auto policy never asks"),
+                Action::AbortTool { .. } => panic!("no call outlives its deadline here"),
                 Action::Emit(e) => self.events.push(e),
             }
         }

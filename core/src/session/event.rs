@@ -153,10 +153,7 @@ pub enum Event {
 impl Event {
     /// Whether this event ends a turn.
     pub fn is_final(&self) -> bool {
-        matches!(
-            self,
-            Event::TurnFinished { .. } | Event::TurnFailed { .. } | Event::TurnCancelled
-        )
+        TurnOutcome::from_event(self).is_some()
     }
 }
 
@@ -336,10 +333,14 @@ pub enum TransportErrorKind {
 impl TransportErrorKind {
     /// Whether a failure of this kind is worth another attempt.
     pub fn is_retryable(self) -> bool {
-        matches!(
-            self,
-            TransportErrorKind::Connect | TransportErrorKind::Timeout | TransportErrorKind::Io
-        )
+        match self {
+            TransportErrorKind::Connect | TransportErrorKind::Timeout | TransportErrorKind::Io => {
+                true
+            }
+            TransportErrorKind::Tls
+            | TransportErrorKind::InvalidRequest
+            | TransportErrorKind::Other => false,
+        }
     }
 }
 

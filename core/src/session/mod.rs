@@ -18,13 +18,17 @@
 //! Time enters only as `now` arguments and randomness only as the configured seed, so the same
 //! inputs always give the same actions.
 
+mod calls;
 mod config;
 mod context;
 #[cfg(test)]
 mod context_tests;
+mod decide;
 mod event;
 mod request;
+mod response;
 mod retry;
+mod shared;
 #[cfg(test)]
 mod tests;
 mod turn;
@@ -38,14 +42,14 @@ pub use event::{
     TransportErrorKind, TurnError, TurnOutcome,
 };
 pub use request::endpoint;
+pub(crate) use retry::retry_after;
 
 use crate::history::{self, HistoryError};
 use crate::http::{HttpRequest, RequestId};
 use crate::quirks::ProviderQuirks;
-use crate::secrets::Secrets;
 use crate::tool::{Effect, ToolOutput};
 use crate::wire::{Message, Usage};
-use std::collections::{HashSet, VecDeque};
+use shared::Shared;
 use std::time::Instant;
 use turn::Turn;
 
@@ -60,6 +64,12 @@ pub enum Action {
     RunTool(ToolRun),
     /// Ask the user about this call and hand the answer to [`Session::handle_approval`].
     AskApproval(ToolRun),
+    /// Stop this running call (it timed out, or the turn was cancelled): its result is
+    /// already decided, and a late output for it is ignored.
+    AbortTool {
+        /// The call id of an earlier [`Action::RunTool`].
+        call_id: String,
+    },
     /// Show, log or print this event.
     Emit(Event),
 }
@@ -79,18 +89,22 @@ pub struct ToolRun {
 
 /// A misuse of the session by its caller. The session's state is unchanged by a call that
 /// returns one of these.
+///
+/// Input that merely comes late is not misuse: a response for a request that finished or was
+/// cancelled, or a tool output or approval for a call that already has its result, is
+/// accepted and ignored. So a driver can propagate these errors (or `expect` on them): they
+/// mean a bug, never a race.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SessionError {
     /// `submit` while a turn is running; cancel it or wait for its final event.
     #[error("a turn is already running; wait for it to finish or cancel it")]
     Busy,
-    /// A response for a request the session is not waiting for (never sent, already finished,
-    /// or cancelled). Drop the response.
-    #[error("{0} is not awaited (finished, cancelled or never sent)")]
+    /// A response for a request this session never issued.
+    #[error("{0} was never issued by this session")]
     UnknownRequest(RequestId),
-    /// A tool output or approval for a call the session is not waiting for.
-    #[error("tool call `{0}` is not awaited (finished, cancelled or never issued)")]
+    /// A tool output or approval for a call id this session never issued.
+    #[error("tool call `{0}` was never issued by this session")]
     UnknownCall(String),
     /// Response data before the response head.
     #[error("response data for {0} arrived before its head")]
@@ -129,45 +143,21 @@ impl TokenTotals {
 }
 
 /// The agent loop; see the module docs for the call order.
+///
+/// The session owns all of its state: what lasts across turns (its shared state) and the running
+/// turn. Turn logic borrows both; nothing is taken out and put back.
 #[derive(Debug)]
 pub struct Session {
-    config: SessionConfig,
-    history: Vec<Message>,
-    actions: VecDeque<Action>,
+    shared: Shared,
     turn: Option<Turn>,
-    turns: u64,
-    next_request: u64,
-    jitter: retry::Jitter,
-    approved_tools: HashSet<String>,
-    quirks: ProviderQuirks,
-    totals: TokenTotals,
-    /// The last call signature (name and arguments) and how many times in a row it was made.
-    last_call: Option<(String, u32)>,
-    context: context::ContextState,
-    /// The provider's secrets and the configured extra ones, redacted from everything that
-    /// leaves the session.
-    secrets: Secrets,
 }
 
 impl Session {
     /// A session with an empty history.
     pub fn new(config: SessionConfig) -> Self {
-        let mut secrets = Secrets::of_provider(&config.provider);
-        secrets.extend(&config.secrets);
         Session {
-            secrets,
-            jitter: retry::Jitter::new(config.seed),
-            quirks: config.provider.quirks,
-            context: context::ContextState::new(&config),
-            config,
-            history: Vec::new(),
-            actions: VecDeque::new(),
+            shared: Shared::new(config),
             turn: None,
-            turns: 0,
-            next_request: 0,
-            approved_tools: HashSet::new(),
-            totals: TokenTotals::default(),
-            last_call: None,
         }
     }
 
@@ -180,8 +170,8 @@ impl Session {
         history::repair(&mut history);
         history::validate(&history)?;
         let mut s = Self::new(config);
-        s.context.remeasure(&history);
-        s.history = history;
+        s.shared.context.remeasure(&history);
+        s.shared.history = history;
         Ok(s)
     }
 
@@ -189,12 +179,12 @@ impl Session {
 
     /// The conversation so far (without the system prompt). Always a valid request history.
     pub fn messages(&self) -> &[Message] {
-        &self.history
+        &self.shared.history
     }
 
     /// The configuration.
     pub fn config(&self) -> &SessionConfig {
-        &self.config
+        &self.shared.config
     }
 
     /// Whether no turn is running.
@@ -202,7 +192,8 @@ impl Session {
         self.turn.is_none()
     }
 
-    /// When to call [`Session::handle_timeout`] next, if a retry is waiting.
+    /// When to call [`Session::handle_timeout`] next: a retry is waiting, or a running tool
+    /// call has a deadline.
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.turn.as_ref().and_then(Turn::deadline)
     }
@@ -213,20 +204,32 @@ impl Session {
         self.turn.as_ref().is_some_and(|t| t.awaits(req))
     }
 
-    /// Tokens used in this session so far.
+    /// Tokens used in this session so far (callable at any time, mid-turn too).
     pub fn usage(&self) -> TokenTotals {
-        self.totals
+        self.shared.totals
+    }
+
+    /// The call whose approval the session asked for ([`Event::ApprovalRequested`]) and
+    /// that is not answered yet. One at a time.
+    pub fn asked(&self) -> Option<&ToolRun> {
+        self.turn.as_ref().and_then(Turn::asked)
     }
 
     /// Whether `stream_options` is still sent (false after the provider rejected it).
     pub fn sends_stream_options(&self) -> bool {
-        self.quirks.stream_options == crate::quirks::StreamOptions::Send
+        self.shared.quirks.stream_options == crate::quirks::StreamOptions::Send
+    }
+
+    /// The secrets this session redacts: the provider's key and secret header values, and
+    /// [`SessionConfig::secrets`]. Front ends use the same set for what they print and save.
+    pub fn secrets(&self) -> &crate::secrets::Secrets {
+        &self.shared.secrets
     }
 
     /// The provider quirks requests obey now: the configured ones plus what this session
     /// learned from rejections.
     pub fn quirks(&self) -> ProviderQuirks {
-        self.quirks
+        self.shared.quirks
     }
 
     // ----- commands -----
@@ -241,47 +244,57 @@ impl Session {
         if self.turn.is_some() {
             return Err(SessionError::Busy);
         }
-        self.turns += 1;
-        self.emit(Event::TurnStarted { turn: self.turns });
-        self.push_history(message);
-        let mut turn = Turn::new();
-        self.send_step(&mut turn);
-        self.turn = Some(turn);
+        let s = &mut self.shared;
+        s.turns += 1;
+        s.emit(Event::TurnStarted { turn: s.turns });
+        s.push_history(message);
+        self.turn = Some(Turn::start(s));
         Ok(())
     }
 
     /// Cancels the running turn at once, whatever it is doing. The history stays valid: every
     /// tool call gets a result ("cancelled"), and answer text the user already saw is kept,
-    /// marked as interrupted. Ends the turn with [`Event::TurnCancelled`]. Does nothing when idle.
+    /// marked as interrupted. Running calls get [`Action::AbortTool`]. Ends the turn with
+    /// [`Event::TurnCancelled`]. Does nothing when idle.
     pub fn cancel(&mut self) {
-        let Some(turn) = self.turn.take() else {
-            return;
-        };
-        turn.cancel(self);
-        self.emit(Event::TurnCancelled);
+        if let Some(mut turn) = self.turn.take() {
+            turn.cancel(&mut self.shared);
+        }
     }
 
     // ----- inputs -----
+    //
+    // Each takes `now` and returns an error only for misuse: an id this session never issued,
+    // or data before a head. Input that comes late (for a request or call that finished or
+    // was cancelled meanwhile) is accepted and ignored.
 
     /// The status line and headers of the response to `req` arrived.
     pub fn handle_response_head<'a>(
         &mut self,
-        now: Instant,
+        _now: Instant,
         req: RequestId,
         status: u16,
         headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
     ) -> Result<(), SessionError> {
-        self.with_turn(req, |turn, s| turn.on_head(s, now, status, headers))
+        if let Some(turn) = awaiting(&self.shared, &mut self.turn, req)? {
+            turn.on_head(status, headers);
+        }
+        Ok(())
     }
 
-    /// Body bytes of the response to `req` arrived (any split).
+    /// Body bytes of the response to `req` arrived (any split, any size).
     pub fn handle_response_data(
         &mut self,
         now: Instant,
         req: RequestId,
         bytes: &[u8],
     ) -> Result<(), SessionError> {
-        self.with_turn(req, |turn, s| turn.on_data(s, now, req, bytes))
+        if let Some(turn) = awaiting(&self.shared, &mut self.turn, req)? {
+            let result = turn.on_data(&mut self.shared, now, bytes);
+            self.end_if_over();
+            return result;
+        }
+        Ok(())
     }
 
     /// The body of the response to `req` ended.
@@ -290,7 +303,11 @@ impl Session {
         now: Instant,
         req: RequestId,
     ) -> Result<(), SessionError> {
-        self.with_turn(req, |turn, s| turn.on_end(s, now, req))
+        if let Some(turn) = awaiting(&self.shared, &mut self.turn, req)? {
+            turn.on_end(&mut self.shared, now);
+            self.end_if_over();
+        }
+        Ok(())
     }
 
     /// The request `req` failed in transport (before or during its response).
@@ -300,45 +317,61 @@ impl Session {
         req: RequestId,
         error: TransportError,
     ) -> Result<(), SessionError> {
-        self.with_turn(req, |turn, s| {
-            turn.on_transport_error(s, now, error);
-            Ok(())
-        })
+        if let Some(turn) = awaiting(&self.shared, &mut self.turn, req)? {
+            turn.on_transport_error(&mut self.shared, now, error);
+            self.end_if_over();
+        }
+        Ok(())
     }
 
     /// A tool finished (in any order).
     pub fn handle_tool_output(
         &mut self,
+        now: Instant,
         call_id: &str,
         output: ToolOutput,
     ) -> Result<(), SessionError> {
-        let Some(mut turn) = self.turn.take() else {
-            return Err(SessionError::UnknownCall(call_id.to_owned()));
+        let result = match &mut self.turn {
+            Some(turn) => turn.on_tool_output(&mut self.shared, now, call_id, output),
+            None => self.shared.late_call(call_id),
         };
-        let result = turn.on_tool_output(self, call_id, output);
-        self.restore(turn);
+        self.end_if_over();
         result
     }
 
-    /// The user decided about a call that waited for approval.
+    /// The driver has no tool of this call's name: the model is told so.
+    pub fn handle_tool_unavailable(
+        &mut self,
+        now: Instant,
+        call_id: &str,
+        name: &str,
+    ) -> Result<(), SessionError> {
+        let text = format!("The tool `{name}` is not available in this driver.");
+        self.handle_tool_output(now, call_id, ToolOutput::error(text))
+    }
+
+    /// The user decided about a call that waited for approval ([`Approval::Unattended`] when
+    /// nobody can be asked).
     pub fn handle_approval(
         &mut self,
+        now: Instant,
         call_id: &str,
         approval: Approval,
     ) -> Result<(), SessionError> {
-        let Some(mut turn) = self.turn.take() else {
-            return Err(SessionError::UnknownCall(call_id.to_owned()));
+        let result = match &mut self.turn {
+            Some(turn) => turn.on_approval(&mut self.shared, now, call_id, approval),
+            None => self.shared.late_call(call_id),
         };
-        let result = turn.on_approval(self, call_id, approval);
-        self.restore(turn);
+        self.end_if_over();
         result
     }
 
-    /// Time passed: a retry whose delay is over is sent.
+    /// Time passed: a retry whose delay is over is sent; tool calls past their deadline are
+    /// stopped.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if let Some(mut turn) = self.turn.take() {
-            turn.on_timeout(self, now);
-            self.restore(turn);
+        if let Some(turn) = &mut self.turn {
+            turn.on_timeout(&mut self.shared, now);
+            self.end_if_over();
         }
     }
 
@@ -346,78 +379,28 @@ impl Session {
 
     /// The next thing to do, or `None` when the session waits for input.
     pub fn poll(&mut self) -> Option<Action> {
-        self.actions.pop_front()
+        self.shared.actions.pop_front()
     }
 
-    // ----- internals shared with `turn` -----
+    // ----- internals -----
 
-    fn with_turn(
-        &mut self,
-        req: RequestId,
-        f: impl FnOnce(&mut Turn, &mut Session) -> Result<(), SessionError>,
-    ) -> Result<(), SessionError> {
-        let Some(mut turn) = self.turn.take() else {
-            return Err(SessionError::UnknownRequest(req));
-        };
-        if !turn.awaits(req) {
-            self.turn = Some(turn);
-            return Err(SessionError::UnknownRequest(req));
-        }
-        let result = f(&mut turn, self);
-        self.restore(turn);
-        result
-    }
-
-    /// Puts the turn back unless it ended.
-    fn restore(&mut self, turn: Turn) {
-        if !turn.is_over() {
-            self.turn = Some(turn);
+    /// Drops the turn once its final event went out.
+    fn end_if_over(&mut self) {
+        if self.turn.as_ref().is_some_and(Turn::is_over) {
+            self.turn = None;
         }
     }
+}
 
-    fn emit(&mut self, event: Event) {
-        self.actions.push_back(Action::Emit(event));
+/// The turn if it awaits `req`; `None` for a request that was issued but is no longer awaited
+/// (late input, ignored); an error for one never issued.
+fn awaiting<'t>(
+    shared: &Shared,
+    turn: &'t mut Option<Turn>,
+    req: RequestId,
+) -> Result<Option<&'t mut Turn>, SessionError> {
+    if !shared.issued(req) {
+        return Err(SessionError::UnknownRequest(req));
     }
-
-    fn push_history(&mut self, message: Message) {
-        self.emit(Event::Message {
-            message: message.clone(),
-        });
-        self.append(message);
-    }
-
-    /// Appends to the history, keeping its measure up to date.
-    fn append(&mut self, message: Message) {
-        self.context.appended(&message);
-        self.history.push(message);
-    }
-
-    fn send_request(&mut self, turn: &mut Turn, attempt: u32) {
-        let id = RequestId(self.next_request);
-        self.next_request += 1;
-        let req = match &turn.compaction {
-            Some(compaction) => self.summary_request(id, compaction),
-            None => {
-                self.context.sent_bytes = self.context.request_bytes();
-                request::chat_request(id, &self.config, &self.history, &self.quirks)
-            }
-        };
-        turn.sent(id, attempt);
-        self.emit(Event::RequestStarted {
-            step: turn.step,
-            attempt,
-        });
-        self.actions.push_back(Action::SendRequest(req));
-    }
-
-    /// Takes every known secret (and fragment of one) out of a text from outside.
-    fn redact(&self, text: String) -> String {
-        self.secrets.redact_string(text)
-    }
-
-    /// The secrets this session redacts: the provider's key and secret header values, and
-    /// [`SessionConfig::secrets`]. Front ends use the same set for what they print and save.
-    pub fn secrets(&self) -> &Secrets {
-        &self.secrets
-    }
+    Ok(turn.as_mut().filter(|t| t.awaits(req)))
 }

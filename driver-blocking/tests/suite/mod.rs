@@ -360,6 +360,103 @@ pub fn refused_connection_fails_after_retries(h: &mut impl Harness) {
     assert_no_key(&ev);
 }
 
+/// How the harnesses' owner loop answers approval requests (between two steps of the
+/// driver, with the session in the owner's hands).
+pub fn owner_approval() -> hrns_core::session::Approval {
+    hrns_core::session::Approval::Once
+}
+
+/// `echo` with effects (so that it asks, and runs alone); the driver's tool is the same.
+fn effectful(mut spec: ToolSpec) -> ToolSpec {
+    spec.effect = Effect::Write;
+    spec
+}
+
+fn with_config(s: &Session, f: impl FnOnce(&mut SessionConfig)) -> Session {
+    let mut c = s.config().clone();
+    f(&mut c);
+    Session::new(c)
+}
+
+fn result_order(timed: &[(Instant, Event)]) -> Vec<&str> {
+    timed
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::ToolResult { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn approvals_are_answered_by_the_owner(h: &mut impl Harness) {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("w", "echo", r#"{"text":"asked"}"#)]),
+        Reply::text_answer("ok"),
+    ])
+    .unwrap();
+    let s = session(&mock);
+    let mut s = with_config(&s, |c| {
+        c.approval = ApprovalPolicy::Ask;
+        c.tools = vec![effectful(echo_spec()), slow_spec()];
+    });
+    let ev = h.run(&mut s, "go");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    assert!(
+        events(&ev)
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequested { id, .. } if id == "w"))
+    );
+    assert!(events(&ev).iter().any(|e| matches!(e,
+        Event::ToolResult { id, status: ToolStatus::Ok, output, .. } if id == "w" && output.content == "echo: asked")));
+    // Usage is the session's, readable at any time.
+    let _ = s.usage();
+}
+
+pub fn effects_run_in_the_models_order(h: &mut impl Harness) {
+    // `first` sleeps; `second` would finish long before it if they overlapped.
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[
+            ("first", "slow", r#"{"ms":200}"#),
+            ("second", "echo", r#"{"text":"after"}"#),
+            ("third", "slow", r#"{"ms":0}"#),
+        ]),
+        Reply::text_answer("ok"),
+    ])
+    .unwrap();
+    let s = session(&mock);
+    let mut s = with_config(&s, |c| {
+        c.tools = vec![effectful(echo_spec()), slow_spec()];
+    });
+    let ev = h.run(&mut s, "go");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    assert_eq!(result_order(&ev), ["first", "second", "third"]);
+}
+
+pub fn a_tool_past_the_sessions_deadline_is_stopped(h: &mut impl Harness) {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("z", "slow", r#"{"ms":5000}"#)]),
+        Reply::text_answer("went on"),
+    ])
+    .unwrap();
+    let s = session(&mock);
+    let mut s = with_config(&s, |c| c.tool_timeout = Some(Duration::from_millis(200)));
+    let start = Instant::now();
+    let ev = h.run(&mut s, "go");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "the deadline did not fire"
+    );
+    assert_eq!(text(&ev), "went on");
+    let sent = &mock.requests()[1].json()["messages"][2]["content"];
+    assert!(
+        sent.as_str()
+            .unwrap()
+            .contains("did not finish within 0.2 s"),
+        "{sent}"
+    );
+}
+
 /// Defines one `#[test]` per case of the suite, each running the case with a fresh harness
 /// from `$harness` (an expression). Use it as `behaviour_tests!(MyHarness);` in a test file
 /// that declares `#[macro_use] mod suite;`, so that no driver can skip a case.
@@ -378,6 +475,9 @@ macro_rules! behaviour_tests {
             events_arrive_while_streaming,
             unknown_tool_and_bad_arguments,
             refused_connection_fails_after_retries,
+            approvals_are_answered_by_the_owner,
+            effects_run_in_the_models_order,
+            a_tool_past_the_sessions_deadline_is_stopped,
         );
     };
     (@each $harness:expr; $($case:ident),* $(,)?) => {

@@ -1,0 +1,325 @@
+//! [`AnswerReader`]: the response to one chat request, read sans-IO — the head, body bytes and
+//! end go in, stream events come out, and [`AnswerReader::finish`] gives the complete answer.
+//!
+//! It is the one place that knows what a chat response may look like: an event stream (the
+//! usual case), a whole JSON answer (a provider that ignored `stream: true`), or an error
+//! status with the provider's error body. [`Session`](crate::session::Session) reads every
+//! answer with it, and so does each driver's `Client::stream_chat`.
+
+use crate::accumulate::{Choice, Completion, FinishReason, ToolCallParts};
+use crate::stream::{ChatStream, StreamError, StreamEvent, StreamFailure};
+use crate::wire::{ApiError, ChatResponse};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Most of an error body that is kept for the error message.
+pub const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// How many characters of an unreadable body an error quotes.
+const QUOTED_BODY_CHARS: usize = 300;
+
+/// Why an answer could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnswerError {
+    /// The provider answered with an error status; its message says what to fix.
+    #[error("the provider answered {status}: {error}")]
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// How long the provider asked to wait before a retry (`Retry-After`).
+        retry_after: Option<Duration>,
+        /// The provider's error, read from the body.
+        error: Box<ApiError>,
+        /// The start of the body (at most [`MAX_ERROR_BODY`] bytes), lossily decoded.
+        body: String,
+    },
+    /// The stream or the JSON answer could not be read (the server's fault), with what arrived
+    /// before the failure.
+    #[error(transparent)]
+    Stream(#[from] StreamFailure),
+    /// The body ended before the response head was handed in: the connection closed early.
+    #[error("the response ended before its status line")]
+    NoHead,
+}
+
+#[derive(Debug)]
+enum Body {
+    AwaitingHead,
+    Stream(Box<ChatStream>),
+    Json(Vec<u8>),
+    Error {
+        status: u16,
+        retry_after: Option<Duration>,
+        body: Vec<u8>,
+    },
+    /// `finish` may take the result; `poll_event` has nothing more.
+    Ended(Box<Result<Completion, AnswerError>>),
+}
+
+/// The response to one chat request; see the module docs.
+///
+/// Call order: [`handle_head`](Self::handle_head) once, [`handle_data`](Self::handle_data) for
+/// each piece of the body (any split, any size), [`handle_end`](Self::handle_end) at its end;
+/// drain [`poll_event`](Self::poll_event) after each; [`finish`](Self::finish) once
+/// [`is_complete`](Self::is_complete) (or at any time, to end early).
+///
+/// ```
+/// use hrns_core::answer::AnswerReader;
+/// use hrns_core::stream::StreamEvent;
+///
+/// let mut answer = AnswerReader::new(hrns_core::sse::DEFAULT_MAX_EVENT_SIZE);
+/// answer.handle_head(200, [("content-type", &b"text/event-stream"[..])]);
+/// answer.handle_data(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+/// let mut text = String::new();
+/// while let Some(event) = answer.poll_event() {
+///     if let StreamEvent::ContentDelta { text: t, .. } = event {
+///         text.push_str(&t);
+///     }
+/// }
+/// assert!(answer.is_complete());
+/// assert_eq!(text, "Hi");
+/// assert_eq!(answer.finish()?.choices[0].content, "Hi");
+/// # Ok::<(), hrns_core::answer::AnswerError>(())
+/// ```
+#[derive(Debug)]
+pub struct AnswerReader {
+    body: Body,
+    max_event_size: usize,
+    /// Events of a whole JSON answer, handed out after its end.
+    events: VecDeque<StreamEvent>,
+}
+
+impl AnswerReader {
+    /// A reader whose single stream events (and whole JSON answers) may not exceed
+    /// `max_event_size` bytes.
+    pub fn new(max_event_size: usize) -> Self {
+        AnswerReader {
+            body: Body::AwaitingHead,
+            max_event_size,
+            events: VecDeque::new(),
+        }
+    }
+
+    /// The status line and headers arrived. A 2xx whose content type says JSON is read as a
+    /// whole answer; any other 2xx as an event stream; other statuses as an error body.
+    /// A second head is ignored.
+    pub fn handle_head<'a>(
+        &mut self,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    ) {
+        if !matches!(self.body, Body::AwaitingHead) {
+            return;
+        }
+        let headers: Vec<(&str, &[u8])> = headers.into_iter().collect();
+        self.body = if (200..300).contains(&status) {
+            let json = headers.iter().any(|(n, v)| {
+                n.eq_ignore_ascii_case("content-type")
+                    && std::str::from_utf8(v)
+                        .is_ok_and(|v| v.contains("json") && !v.contains("event-stream"))
+            });
+            if json {
+                Body::Json(Vec::new())
+            } else {
+                Body::Stream(Box::new(ChatStream::with_max_event_size(
+                    self.max_event_size,
+                )))
+            }
+        } else {
+            Body::Error {
+                status,
+                retry_after: crate::session::retry_after(headers.iter().copied()),
+                body: Vec::new(),
+            }
+        };
+    }
+
+    /// Whether the head arrived.
+    pub fn has_head(&self) -> bool {
+        !matches!(self.body, Body::AwaitingHead)
+    }
+
+    /// Body bytes arrived (any split, any size: large pieces are sliced inside). Bytes after
+    /// the answer is complete are ignored. Returns `false` (and ignores them) if the head has
+    /// not arrived yet — a caller's mistake.
+    pub fn handle_data(&mut self, bytes: &[u8]) -> bool {
+        match &mut self.body {
+            Body::AwaitingHead => return false,
+            Body::Stream(stream) => stream.feed(bytes),
+            Body::Json(body) => {
+                if body.len() + bytes.len() > self.max_event_size {
+                    let limit = self.max_event_size;
+                    self.fail(StreamError::EventTooLarge { limit });
+                } else {
+                    body.extend_from_slice(bytes);
+                }
+            }
+            Body::Error { body, .. } => {
+                let room = MAX_ERROR_BODY.saturating_sub(body.len());
+                body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            }
+            Body::Ended(_) => {}
+        }
+        true
+    }
+
+    /// The body ended.
+    pub fn handle_end(&mut self) {
+        let result = match std::mem::replace(&mut self.body, Body::AwaitingHead) {
+            Body::AwaitingHead => Err(AnswerError::NoHead),
+            Body::Stream(mut stream) => {
+                stream.feed_eof();
+                self.body = Body::Stream(stream);
+                return;
+            }
+            Body::Json(body) => match serde_json::from_slice::<ChatResponse>(&body) {
+                Ok(resp) => {
+                    let completion = completion_from_response(resp);
+                    if let Some(choice) = completion.choices.iter().find(|c| c.index == 0) {
+                        if !choice.content.is_empty() {
+                            self.events.push_back(StreamEvent::ContentDelta {
+                                choice: 0,
+                                text: choice.content.clone(),
+                            });
+                        }
+                    }
+                    Ok(completion)
+                }
+                Err(e) => Err(malformed(&e.to_string(), &body)),
+            },
+            Body::Error {
+                status,
+                retry_after,
+                body,
+            } => Err(AnswerError::Status {
+                status,
+                retry_after,
+                error: Box::new(ApiError::from_body(&body)),
+                body: String::from_utf8_lossy(&body).into_owned(),
+            }),
+            ended @ Body::Ended(_) => {
+                self.body = ended;
+                return;
+            }
+        };
+        self.body = Body::Ended(Box::new(result));
+    }
+
+    /// The next stream event, or `None` when more input is needed (or nothing more will
+    /// come). A stream error is not an event: it is given by [`finish`](Self::finish).
+    pub fn poll_event(&mut self) -> Option<StreamEvent> {
+        if let Some(ev) = self.events.pop_front() {
+            return Some(ev);
+        }
+        match &mut self.body {
+            Body::Stream(stream) => stream.poll_event().ok().flatten(),
+            Body::AwaitingHead | Body::Json(_) | Body::Error { .. } | Body::Ended(_) => None,
+        }
+    }
+
+    /// Whether the answer is complete (or failed) and every event was handed out: then
+    /// [`finish`](Self::finish) has everything, and the rest of the body may be dropped.
+    pub fn is_complete(&self) -> bool {
+        self.events.is_empty()
+            && match &self.body {
+                Body::Stream(stream) => stream.is_finished(),
+                Body::Ended(_) => true,
+                Body::AwaitingHead | Body::Json(_) | Body::Error { .. } => false,
+            }
+    }
+
+    /// The text of choice 0 so far (what a user saw of a streamed answer).
+    pub fn content(&self) -> String {
+        match &self.body {
+            Body::Stream(stream) => stream
+                .accumulator()
+                .choices()
+                .find(|c| c.index == 0)
+                .map(|c| c.content.clone())
+                .unwrap_or_default(),
+            Body::AwaitingHead | Body::Json(_) | Body::Error { .. } | Body::Ended(_) => {
+                String::new()
+            }
+        }
+    }
+
+    /// Ends the answer (as if the body ended here, if it has not) and gives the complete
+    /// choices or the error.
+    pub fn finish(mut self) -> Result<Completion, AnswerError> {
+        self.handle_end();
+        match self.body {
+            Body::Stream(stream) => stream.finish().map_err(AnswerError::Stream),
+            Body::Ended(result) => *result,
+            Body::AwaitingHead | Body::Json(_) | Body::Error { .. } => {
+                unreachable!("handle_end leaves a stream or an ended answer")
+            }
+        }
+    }
+
+    fn fail(&mut self, error: StreamError) {
+        self.body = Body::Ended(Box::new(Err(AnswerError::Stream(StreamFailure {
+            error,
+            partial: Box::default(),
+        }))));
+    }
+}
+
+fn malformed(error: &str, body: &[u8]) -> AnswerError {
+    let text = String::from_utf8_lossy(body);
+    AnswerError::Stream(StreamFailure {
+        error: StreamError::Malformed {
+            error: error.to_owned(),
+            payload: crate::text::shorten(&text, QUOTED_BODY_CHARS).into_owned(),
+        },
+        partial: Box::default(),
+    })
+}
+
+/// A non-streamed answer (a provider that ignored `stream: true`) as a completion.
+fn completion_from_response(resp: ChatResponse) -> Completion {
+    let choices = resp
+        .choices
+        .into_iter()
+        .map(|c| {
+            let m = c.message;
+            Choice {
+                index: c.index,
+                role: Some(m.role.as_str().to_owned()),
+                content: m.text(),
+                reasoning: m.reasoning_content.clone(),
+                refusal: m.refusal.clone(),
+                tool_calls: m
+                    .tool_calls
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| ToolCallParts {
+                        index: i as u32,
+                        id: Some(t.id),
+                        kind: Some(t.kind),
+                        name: t.function.name,
+                        arguments: t.function.arguments,
+                        function_extra: t.function.extra,
+                        extra: t.extra,
+                    })
+                    .collect(),
+                function_call: None,
+                finish_reason: c.finish_reason.as_deref().and_then(FinishReason::parse),
+                logprobs: None,
+                extra: m.extra,
+                meta: c.extra,
+            }
+        })
+        .collect();
+    Completion {
+        id: resp.id,
+        model: resp.model,
+        choices,
+        usage: resp.usage,
+        done: true,
+        extra: resp.extra,
+    }
+}
+
+#[cfg(test)]
+mod tests;

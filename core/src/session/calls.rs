@@ -1,0 +1,361 @@
+//! The tool-call path of a turn: decide what to do with each call of an answer, ask for
+//! approvals one at a time, release calls to the driver in an order that keeps their effects
+//! in the model's order, take their results, time them out, and answer them all in the
+//! history.
+
+use super::event::{Event, ToolStatus};
+use super::shared::Shared;
+use super::{Action, Approval, SessionError, ToolRun};
+use crate::tool::{Effect, ToolOutput};
+use crate::wire::Message;
+use std::time::Instant;
+
+/// The tool calls of one answer. The assistant message that made them enters the history
+/// together with their results, so the history is a valid request at every moment.
+#[derive(Debug)]
+pub(super) struct Calls {
+    assistant: Box<Message>,
+    calls: Vec<PendingCall>,
+}
+
+#[derive(Debug)]
+struct PendingCall {
+    id: String,
+    name: String,
+    state: CallState,
+}
+
+#[derive(Debug)]
+pub(super) enum CallState {
+    /// Allowed to run; waits until the calls before it allow it to start.
+    Ready(ToolRun),
+    /// Handed to the driver; past `deadline` it is stopped and answered "timed out".
+    Running {
+        effect: Effect,
+        deadline: Option<Instant>,
+    },
+    /// Waits for the user; `asked` once the approval request went out (one at a time).
+    AwaitingApproval { run: ToolRun, asked: bool },
+    Done {
+        status: ToolStatus,
+        output: ToolOutput,
+    },
+}
+
+/// What a tool call is to the ordering of effects: read-only calls may overlap each other;
+/// any other call runs alone, after every earlier call and before every later one.
+fn runs_alone(effect: Effect) -> bool {
+    match effect {
+        Effect::ReadOnly => false,
+        Effect::Write | Effect::Exec | Effect::Network => true,
+    }
+}
+
+impl Calls {
+    /// Decides about every call of `message` (an answer that has tool calls): emits the calls
+    /// and the results of those that will not run, and releases the first calls that may run.
+    /// `cut_off` names the finish reason when the answer was cut off: then no call runs.
+    pub(super) fn new(
+        s: &mut Shared,
+        now: Instant,
+        message: Message,
+        cut_off: Option<&str>,
+    ) -> Self {
+        s.emit(Event::Message {
+            message: message.clone(),
+        });
+        let mut calls = Vec::with_capacity(message.tool_calls.len());
+        for c in &message.tool_calls {
+            let (id, name, arguments) = (&c.id, &c.function.name, &c.function.arguments);
+            s.emit(Event::ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                arguments: arguments.clone(),
+            });
+            let state = match cut_off {
+                Some(reason) => done(
+                    ToolStatus::NotRun,
+                    format!(
+                        "Not run: the answer was cut off (finish_reason `{reason}`) before this call was complete."
+                    ),
+                ),
+                None => super::decide::decide(s, id, name, arguments),
+            };
+            if let CallState::Done { status, output } = &state {
+                s.emit(Event::ToolResult {
+                    id: id.clone(),
+                    name: name.clone(),
+                    status: *status,
+                    output: output.clone(),
+                });
+            }
+            calls.push(PendingCall {
+                id: id.clone(),
+                name: name.clone(),
+                state,
+            });
+        }
+        let mut calls = Calls {
+            assistant: Box::new(message),
+            calls,
+        };
+        calls.release(s, now);
+        calls.ask_next(s);
+        calls
+    }
+
+    /// Whether every call has its result.
+    pub(super) fn all_done(&self) -> bool {
+        self.calls
+            .iter()
+            .all(|c| matches!(c.state, CallState::Done { .. }))
+    }
+
+    /// The call whose approval request went out and is not answered yet.
+    pub(super) fn asked(&self) -> Option<&ToolRun> {
+        self.calls.iter().find_map(|c| match &c.state {
+            CallState::AwaitingApproval { run, asked: true } => Some(run),
+            CallState::AwaitingApproval { asked: false, .. }
+            | CallState::Ready(_)
+            | CallState::Running { .. }
+            | CallState::Done { .. } => None,
+        })
+    }
+
+    /// The earliest deadline of a running call.
+    pub(super) fn deadline(&self) -> Option<Instant> {
+        self.calls
+            .iter()
+            .filter_map(|c| match c.state {
+                CallState::Running { deadline, .. } => deadline,
+                CallState::Ready(_)
+                | CallState::AwaitingApproval { .. }
+                | CallState::Done { .. } => None,
+            })
+            .min()
+    }
+
+    /// A call's output. Output for a call that already has its result (timed out, cancelled)
+    /// is ignored; one for an id this session never issued is an error.
+    pub(super) fn output(
+        &mut self,
+        s: &mut Shared,
+        now: Instant,
+        call_id: &str,
+        output: ToolOutput,
+    ) -> Result<(), SessionError> {
+        let Some(call) = self
+            .calls
+            .iter_mut()
+            .find(|c| c.id == call_id && matches!(c.state, CallState::Running { .. }))
+        else {
+            return s.late_call(call_id);
+        };
+        let status = if output.is_error {
+            ToolStatus::Error
+        } else {
+            ToolStatus::Ok
+        };
+        // `env` or a config file read by the model must not hand it (or the logs) a key.
+        let output = ToolOutput {
+            content: s.redact(output.content),
+            ..output
+        };
+        call.finish(s, status, output);
+        self.release(s, now);
+        Ok(())
+    }
+
+    /// The user's decision about a call that waited for approval.
+    pub(super) fn approve(
+        &mut self,
+        s: &mut Shared,
+        now: Instant,
+        call_id: &str,
+        approval: Approval,
+    ) -> Result<(), SessionError> {
+        let Some(pos) = self
+            .calls
+            .iter()
+            .position(|c| c.id == call_id && matches!(c.state, CallState::AwaitingApproval { .. }))
+        else {
+            return s.late_call(call_id);
+        };
+        match approval {
+            Approval::Once => self.calls[pos].allow(),
+            Approval::AlwaysThisTool => {
+                let name = self.calls[pos].name.clone();
+                s.approved_tools.insert(name.clone());
+                for call in self.calls.iter_mut().filter(|c| c.name == name) {
+                    call.allow();
+                }
+            }
+            Approval::Deny { reason } => {
+                let call = &mut self.calls[pos];
+                let mut text = format!("The user denied this `{}` call.", call.name);
+                match reason.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
+                    Some(reason) => {
+                        text.push_str(" Their reason: ");
+                        text.push_str(reason);
+                    }
+                    None => text.push_str(
+                        " Do not repeat it; ask the user how to proceed if it is needed.",
+                    ),
+                }
+                call.finish(s, ToolStatus::Denied, ToolOutput::error(text));
+            }
+            Approval::Unattended => {
+                let call = &mut self.calls[pos];
+                let text = format!(
+                    "The user denied this `{}` call. Their reason: nobody is there to approve it",
+                    call.name
+                );
+                call.finish(s, ToolStatus::Denied, ToolOutput::error(text));
+            }
+        }
+        self.release(s, now);
+        self.ask_next(s);
+        Ok(())
+    }
+
+    /// Stops the running calls whose deadline passed; the model is told they timed out.
+    pub(super) fn on_timeout(&mut self, s: &mut Shared, now: Instant) {
+        let limit = s.config.tool_timeout.unwrap_or_default().as_secs_f64();
+        let mut any = false;
+        for call in &mut self.calls {
+            if let CallState::Running {
+                deadline: Some(deadline),
+                ..
+            } = call.state
+            {
+                if now >= deadline {
+                    s.actions.push_back(Action::AbortTool {
+                        call_id: call.id.clone(),
+                    });
+                    let text = format!(
+                        "`{}` did not finish within {limit} s and was stopped",
+                        call.name
+                    );
+                    call.finish(s, ToolStatus::Error, ToolOutput::error(text));
+                    any = true;
+                }
+            }
+        }
+        if any {
+            self.release(s, now);
+        }
+    }
+
+    /// Gives every call without a result a "cancelled" one; running calls are aborted.
+    pub(super) fn cancel(&mut self, s: &mut Shared) {
+        for call in &mut self.calls {
+            match call.state {
+                CallState::Done { .. } => continue,
+                CallState::Running { .. } => s.actions.push_back(Action::AbortTool {
+                    call_id: call.id.clone(),
+                }),
+                CallState::Ready(_) | CallState::AwaitingApproval { .. } => {}
+            }
+            let output = ToolOutput::error("Cancelled by the user before this call finished.");
+            call.finish(s, ToolStatus::Cancelled, output);
+        }
+    }
+
+    /// Puts the assistant message and a tool message for every call into the history, in
+    /// call order.
+    pub(super) fn answer(self, s: &mut Shared) {
+        s.append(*self.assistant);
+        for call in self.calls {
+            let text = match call.state {
+                CallState::Done { output, .. } => output.content,
+                CallState::Ready(_)
+                | CallState::Running { .. }
+                | CallState::AwaitingApproval { .. } => crate::history::MISSING_RESULT.to_owned(),
+            };
+            s.push_history(Message::tool(call.id, text));
+        }
+    }
+
+    /// Hands the driver every ready call that may start now: in the model's order, a
+    /// read-only call starts when no earlier call with effects is unfinished; a call with
+    /// effects starts only when every earlier call is finished, and holds back every later
+    /// one until it is.
+    fn release(&mut self, s: &mut Shared, now: Instant) {
+        let deadline = s.config.tool_timeout.map(|t| now + t);
+        let mut earlier_unfinished = false;
+        for call in &mut self.calls {
+            let alone = match &call.state {
+                CallState::Done { .. } => continue,
+                CallState::Running { effect, .. } => runs_alone(*effect),
+                CallState::AwaitingApproval { run, .. } => runs_alone(run.effect),
+                CallState::Ready(run) => runs_alone(run.effect),
+            };
+            if let CallState::Ready(run) = &call.state {
+                if alone && earlier_unfinished {
+                    return;
+                }
+                let effect = run.effect;
+                let CallState::Ready(run) =
+                    std::mem::replace(&mut call.state, CallState::Running { effect, deadline })
+                else {
+                    unreachable!("matched as ready above");
+                };
+                s.issued_calls.insert(run.call_id.clone());
+                s.actions.push_back(Action::RunTool(run));
+            }
+            if alone {
+                return; // a call with effects holds back every later call
+            }
+            earlier_unfinished = true;
+        }
+    }
+
+    /// Sends the next approval request, one at a time, so a UI can ask in order and an
+    /// "always" answer covers the calls after it.
+    fn ask_next(&mut self, s: &mut Shared) {
+        let mut waiting = self.calls.iter_mut().filter_map(|c| match &mut c.state {
+            CallState::AwaitingApproval { run, asked } => Some((run, asked)),
+            CallState::Ready(_) | CallState::Running { .. } | CallState::Done { .. } => None,
+        });
+        let Some((run, asked)) = waiting.next() else {
+            return;
+        };
+        if *asked {
+            return;
+        }
+        *asked = true;
+        s.issued_calls.insert(run.call_id.clone());
+        s.emit(Event::ApprovalRequested {
+            id: run.call_id.clone(),
+            name: run.name.clone(),
+            arguments: run.arguments.clone(),
+        });
+        s.actions.push_back(Action::AskApproval(run.clone()));
+    }
+}
+
+impl PendingCall {
+    fn finish(&mut self, s: &mut Shared, status: ToolStatus, output: ToolOutput) {
+        s.emit(Event::ToolResult {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            status,
+            output: output.clone(),
+        });
+        self.state = CallState::Done { status, output };
+    }
+
+    /// An approved call becomes ready to run.
+    fn allow(&mut self) {
+        if let CallState::AwaitingApproval { run, .. } = &self.state {
+            self.state = CallState::Ready(run.clone());
+        }
+    }
+}
+
+pub(super) fn done(status: ToolStatus, text: String) -> CallState {
+    CallState::Done {
+        status,
+        output: ToolOutput::error(text),
+    }
+}

@@ -1,0 +1,115 @@
+//! What to do with one tool call of an answer: the checks in order are unknown tool,
+//! arguments not a JSON object, the same call repeated, then the approval policy.
+
+use super::calls::{CallState, done};
+use super::event::ToolStatus;
+use super::shared::Shared;
+use super::{PolicyDecision, ToolRun};
+use crate::tool::Effect;
+
+pub(super) fn decide(s: &mut Shared, id: &str, name: &str, arguments: &str) -> CallState {
+    let Some(spec) = s.config.tools.iter().find(|t| t.name == name) else {
+        let names: Vec<&str> = s.config.tools.iter().map(|t| t.name.as_str()).collect();
+        let available = if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        };
+        return done(
+            ToolStatus::UnknownTool,
+            format!(
+                "There is no tool named `{name}`. Available tools: {available}. Call one of these by its exact name."
+            ),
+        );
+    };
+    let effect = spec.effect;
+    let trimmed = arguments.trim();
+    let parsed = if trimmed.is_empty() {
+        Ok(serde_json::Value::Object(Default::default()))
+    } else {
+        serde_json::from_str::<serde_json::Value>(trimmed)
+    };
+    let canonical = match parsed {
+        Ok(v @ serde_json::Value::Object(_)) => v.to_string(),
+        Ok(other) => {
+            return done(
+                ToolStatus::InvalidArguments,
+                format!(
+                    "The arguments of `{name}` must be a JSON object matching its parameters schema, but they were {}: {}",
+                    json_kind(&other),
+                    crate::text::shorten(trimmed, 200)
+                ),
+            );
+        }
+        Err(e) => {
+            return done(
+                ToolStatus::InvalidArguments,
+                format!(
+                    "The arguments of `{name}` are not valid JSON ({e}): {}. Send them again as one JSON object.",
+                    crate::text::shorten(trimmed, 200)
+                ),
+            );
+        }
+    };
+    let signature = format!("{name}\u{0}{canonical}");
+    let count = match &s.last_call {
+        Some((sig, n)) if *sig == signature => n + 1,
+        _ => 1,
+    };
+    s.last_call = Some((signature, count));
+    if count > s.config.max_repeated_calls {
+        return done(
+            ToolStatus::Repeated,
+            format!(
+                "Not run: this exact `{name}` call was already made {} times in a row with the same arguments, so its result will not change. Try a different approach or answer the user.",
+                count - 1
+            ),
+        );
+    }
+    let run = ToolRun {
+        call_id: id.to_owned(),
+        name: name.to_owned(),
+        arguments: if trimmed.is_empty() {
+            "{}".to_owned()
+        } else {
+            arguments.to_owned()
+        },
+        effect,
+    };
+    let decision = if s.approved_tools.contains(name) {
+        PolicyDecision::Run
+    } else {
+        s.config.approval.decide(effect)
+    };
+    match decision {
+        PolicyDecision::Run => CallState::Ready(run),
+        PolicyDecision::Ask => CallState::AwaitingApproval { run, asked: false },
+        PolicyDecision::Deny => done(
+            ToolStatus::DeniedByPolicy,
+            format!(
+                "Denied by policy: the session is read-only, so `{name}` (which can {}) may not run. Use read-only tools, or ask the user to allow it.",
+                effect_text(effect)
+            ),
+        ),
+    }
+}
+
+fn effect_text(effect: Effect) -> &'static str {
+    match effect {
+        Effect::ReadOnly => "only read",
+        Effect::Write => "change files",
+        Effect::Exec => "run commands",
+        Effect::Network => "reach the network",
+    }
+}
+
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
