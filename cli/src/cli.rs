@@ -103,6 +103,11 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: Option<SessionsCommand>,
     },
+    /// MCP servers: list them with their status and tools, or approve ./.mcp.json.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -129,6 +134,18 @@ pub(crate) enum DebugCommand {
         /// The file; stdin when absent or `-`.
         file: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Start the configured MCP servers and list each with its status and tools.
+    List {
+        /// One JSON object per server and line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve ./.mcp.json as it is now, so hrns starts its servers (again after a change).
+    Approve,
 }
 
 #[derive(Debug, Subcommand)]

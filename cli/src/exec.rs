@@ -26,7 +26,13 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             "--approval ask needs a terminal to ask on, and stdin is not one; use --approval read-only or auto",
         ));
     }
-    let toolbox = setup.toolbox();
+    let mcp_found = crate::mcp::configured(&setup.file.config, &setup.workspace);
+    let (mcp_servers, mcp_failures) = crate::mcp::start(&mcp_found, &setup.workspace);
+    for line in mcp_found.warnings.iter().chain(&mcp_failures) {
+        eprintln!("hrns: warning: {}", crate::safe_text::safe(line));
+    }
+    let mut toolbox = setup.toolbox();
+    crate::mcp::add_tools(&mcp_servers, &mut toolbox, &setup.agent);
     let mut config = setup.session_config(&toolbox, policy);
     crate::redact::remember(&hrns_core::secrets::Secrets::of_provider(&config.provider));
     config.max_steps = args.max_steps.max(1);

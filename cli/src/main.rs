@@ -8,6 +8,7 @@ mod doctor;
 mod exec;
 mod instructions;
 mod learned;
+mod mcp;
 mod mentions;
 mod onboarding;
 mod output;
@@ -128,6 +129,7 @@ fn main() -> ExitCode {
             }
         }
         Some(Command::Skills) => commands::skills(),
+        Some(Command::Mcp { command }) => mcp::command(g, command),
         Some(Command::Sessions { command }) => commands::sessions(command.as_ref()),
         None => tui(g, &cli),
     };

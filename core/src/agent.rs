@@ -101,9 +101,23 @@ impl ToolFilter {
         ToolFilter { default, overrides }
     }
 
-    /// Whether the tool called `name` is allowed; names are compared exactly.
+    /// Whether the tool called `name` is allowed.
+    ///
+    /// An entry naming the tool exactly wins; otherwise the longest pattern ending in `*` that
+    /// the name starts with (`"mcp__github__*": false` covers every tool of the `github` MCP
+    /// server); otherwise the default.
     pub fn allows(&self, name: &str) -> bool {
-        self.overrides.get(name).copied().unwrap_or(self.default)
+        if let Some(&allowed) = self.overrides.get(name) {
+            return allowed;
+        }
+        self.overrides
+            .iter()
+            .filter_map(|(pattern, &allowed)| {
+                let prefix = pattern.strip_suffix('*')?;
+                name.starts_with(prefix).then_some((prefix.len(), allowed))
+            })
+            .max_by_key(|(len, _)| *len)
+            .map_or(self.default, |(_, allowed)| allowed)
     }
 
     /// Keeps only the allowed tools of `tools`, in their order.

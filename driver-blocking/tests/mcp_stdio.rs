@@ -109,7 +109,8 @@ fn the_everything_server_over_stdio() {
     };
     let dir = tempfile::tempdir().unwrap();
     let servers = start(
-        json!({"everything": {"command": command, "args": ["stdio"], "timeout": 60000}}),
+        json!({"everything": {"command": command, "args": ["stdio"], "timeout": 60000,
+                              "env": {"HRNS_MCP_TEST_TOKEN": "tok-5150-secret"}}}),
         &dir,
     );
     assert_eq!(
@@ -144,6 +145,10 @@ fn the_everything_server_over_stdio() {
         &ctx,
     );
     assert!(out.content.contains("42"), "{out:?}");
+    // The server's own env reaches it, and is redacted in what it says back.
+    let out = call(&servers, "mcp__everything__get-env", json!({}), &ctx);
+    assert!(out.content.contains("HRNS_MCP_TEST_TOKEN"), "{out:?}");
+    assert!(!out.content.contains("tok-5150-secret"), "{out:?}");
     let out = call(&servers, "mcp__everything__get-tiny-image", json!({}), &ctx);
     assert!(out.content.contains("[image: image/png"), "{out:?}");
     let out = call(

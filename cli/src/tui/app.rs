@@ -81,6 +81,8 @@ pub(crate) struct App {
     quit: bool,
     models: Vec<String>,
     log: Option<SessionLog>,
+    /// The MCP servers of this run, started once; their tools join every rebuilt toolbox.
+    mcp: hrns_blocking::mcp::McpServers,
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
 }
@@ -105,6 +107,9 @@ fn colors() -> bool {
 impl App {
     fn new(setup: Setup, options: Options) -> Result<App, CliError> {
         let policy = options.approval.unwrap_or(ApprovalPolicy::Ask);
+        // Started before the screen is taken, so a slow server delays only the first paint.
+        let mcp_found = crate::mcp::configured(&setup.file.config, &setup.workspace);
+        let (mcp, mcp_failures) = crate::mcp::start(&mcp_found, &setup.workspace);
         let screen = Screen::enter(colors())
             .map_err(|e| CliError::failure(format!("cannot use the terminal: {e}")))?;
         let history = History::default_path()
@@ -132,6 +137,7 @@ impl App {
             quit: false,
             models: Vec::new(),
             log: None,
+            mcp,
             tx,
             rx,
             setup,
@@ -145,6 +151,9 @@ impl App {
         app.print(&banner);
         let loaded = view::instructions_line(&app.setup.discovered.instructions);
         app.print(&[loaded]);
+        for line in mcp_found.warnings.iter().chain(&mcp_failures) {
+            app.error(line);
+        }
         for w in app.setup.discovered.warnings.clone() {
             app.print(&[view::error_line(&w)]);
         }
@@ -658,7 +667,8 @@ impl App {
     /// `history`.
     fn rebuild(&mut self, history: Vec<Message>) {
         self.client = client_for(&self.setup);
-        let toolbox = toolbox_for(&self.setup, self.client.http().clone());
+        let mut toolbox = toolbox_for(&self.setup, self.client.http().clone());
+        crate::mcp::add_tokio_tools(&self.mcp, &mut toolbox, &self.setup.agent);
         let config: SessionConfig = self.setup.session_config_for(toolbox.specs(), self.policy);
         let session = match Session::with_history(config.clone(), history) {
             Ok(s) => s,
@@ -848,6 +858,14 @@ impl App {
             CommandId::Provider => {
                 let Some(name) = arg else { return };
                 self.switch_provider(&name, None);
+            }
+            CommandId::Mcp => {
+                let lines = crate::mcp::status_lines(&self.mcp);
+                if lines.is_empty() {
+                    self.info("no MCP servers configured (mcpServers in config.json or an approved ./.mcp.json)");
+                }
+                let lines: Vec<Line> = lines.into_iter().map(Line::plain).collect();
+                self.print(&lines);
             }
             CommandId::Agents => {
                 let current = self.setup.agent.name.clone();

@@ -18,6 +18,7 @@ pub(crate) enum CommandId {
     Agent,
     Agents,
     Connect,
+    Mcp,
     Sessions,
     Resume,
     Quit,
@@ -150,6 +151,13 @@ pub(crate) static REGISTRY: &[SlashCommand] = &[
         ArgKind::None,
         ArgValues::Nothing,
         "add a provider and switch to it",
+    ),
+    cmd(
+        CommandId::Mcp,
+        "mcp",
+        ArgKind::None,
+        ArgValues::Nothing,
+        "list the MCP servers, their status and tools",
     ),
     cmd(
         CommandId::Sessions,

@@ -245,3 +245,29 @@ fn precedence_project_user_builtin() {
     );
     assert!(find_agent(&agents, "nobody").is_none());
 }
+
+#[test]
+fn tool_maps_accept_prefix_patterns() {
+    let map: BTreeMap<String, bool> = [
+        ("*", false),
+        ("mcp__github__*", true),
+        ("mcp__github__delete_*", false),
+        ("mcp__github__delete_branch", true),
+        ("read_file", true),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    let filter = ToolFilter::from_map(Some(map));
+    assert!(filter.allows("mcp__github__create_issue"));
+    assert!(
+        !filter.allows("mcp__github__delete_repo"),
+        "the longer pattern wins"
+    );
+    assert!(
+        filter.allows("mcp__github__delete_branch"),
+        "an exact name wins"
+    );
+    assert!(!filter.allows("mcp__gitlab__x"));
+    assert!(filter.allows("read_file") && !filter.allows("write_file"));
+}

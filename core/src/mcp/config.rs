@@ -90,6 +90,20 @@ impl ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// `text` with every secret of this server (values of 4 or more characters) replaced by
+    /// `[redacted]`: tool results and failure reasons pass through it before anyone sees them.
+    pub fn redact(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for secret in self.secrets() {
+            if secret.len() >= 4 && text.contains(secret) {
+                text = text.replace(secret, "[redacted]");
+            }
+        }
+        text
+    }
+}
+
 /// Why one server entry was not understood. The configuration's fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("MCP server {server:?} in mcpServers: {reason}; fix or remove that entry")]
@@ -270,6 +284,8 @@ mod tests {
         );
         assert!(debug.contains("TOKEN") && debug.contains("Authorization"));
         assert_eq!(servers[1].secrets(), ["Bearer abc"]);
+        assert_eq!(servers[1].redact("h: Bearer abc!"), "h: [redacted]!");
+        assert_eq!(servers[0].redact("s3cret s3cret"), "[redacted] [redacted]");
     }
 
     #[test]

@@ -88,9 +88,16 @@ impl McpServer {
             &self.status,
             self.connection.as_ref().and_then(|c| c.failure()),
         ) {
-            (ServerStatus::Ready, Some(failure)) => ServerStatus::Failed(failure.to_string()),
+            (ServerStatus::Ready, Some(failure)) => {
+                ServerStatus::Failed(self.config.redact(&failure.to_string()))
+            }
             (status, _) => status.clone(),
         }
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
     }
 
     /// The tools it listed at start.
@@ -136,7 +143,7 @@ impl McpServer {
         }
         server.status = match server.connect(options, deadline) {
             Ok(()) => ServerStatus::Ready,
-            Err(why) => ServerStatus::Failed(why),
+            Err(why) => ServerStatus::Failed(config.redact(&why)),
         };
         if matches!(server.status, ServerStatus::Failed(_)) {
             server.shut_down();
@@ -328,7 +335,10 @@ impl Tool for McpToolHandle {
                 self.server.name()
             ));
         };
-        connection.call(&self.tool_name, arguments, &ctx.cancel)
+        let mut output = connection.call(&self.tool_name, arguments, &ctx.cancel);
+        // The server may echo what it was given (its env, its headers): never to the model.
+        output.content = self.server.config.redact(&output.content);
+        output
     }
 }
 

@@ -1,0 +1,261 @@
+//! MCP servers in the CLI: which are configured (`mcpServers` in config.json and an approved
+//! `./.mcp.json`), starting them for a session, and `hrns mcp list` / `hrns mcp approve`.
+//!
+//! A project's `.mcp.json` runs programs named by whoever wrote the repository, so it is used
+//! only after the user approved that file with that exact content (`hrns mcp approve`); a
+//! changed file needs approving again. Approvals live in the state directory
+//! (`mcp-approved.json`, 0600), keyed by the file's absolute path.
+
+use crate::cli::{Global, McpCommand};
+use crate::paths;
+use crate::safe_text::safe;
+use crate::setup::{CliError, ConfigFile};
+use hrns_blocking::mcp::{McpServer, McpServers, ServerStatus, StartOptions};
+use hrns_core::agent::Agent;
+use hrns_core::config::Config;
+use hrns_core::mcp::config::{ServerConfig, Transport, parse_servers};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The project file name.
+const PROJECT_FILE: &str = ".mcp.json";
+
+/// Where the project file stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ProjectApproval {
+    /// Approved with this content: its servers are used.
+    Approved,
+    /// Not approved (or changed since): its servers are not used.
+    NotApproved,
+}
+
+/// The configured servers and what was wrong with the configuration.
+#[derive(Debug, Default)]
+pub(crate) struct Configured {
+    pub(crate) servers: Vec<ServerConfig>,
+    pub(crate) warnings: Vec<String>,
+    /// `./.mcp.json`, when there is one.
+    pub(crate) project: Option<(PathBuf, ProjectApproval)>,
+}
+
+/// Reads `mcpServers` from the config and from an approved `workspace/.mcp.json`. A project
+/// entry replaces a user entry of the same name.
+pub(crate) fn configured(config: &Config, workspace: &Path) -> Configured {
+    let mut found = Configured::default();
+    let mut by_name: BTreeMap<String, ServerConfig> = BTreeMap::new();
+    if let Some(value) = config.extra.get("mcpServers") {
+        let (servers, errors) = parse_servers(value);
+        found
+            .warnings
+            .extend(errors.iter().map(|e| format!("config.json: {e}")));
+        by_name.extend(servers.into_iter().map(|s| (s.name.clone(), s)));
+    }
+    let path = workspace.join(PROJECT_FILE);
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        let approval = if is_approved(&path, &text) {
+            ProjectApproval::Approved
+        } else {
+            ProjectApproval::NotApproved
+        };
+        if approval == ProjectApproval::Approved {
+            match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(value) => {
+                    let servers = value.get("mcpServers").cloned().unwrap_or_default();
+                    let (servers, errors) = parse_servers(&servers);
+                    found
+                        .warnings
+                        .extend(errors.iter().map(|e| format!("{}: {e}", path.display())));
+                    by_name.extend(servers.into_iter().map(|s| (s.name.clone(), s)));
+                }
+                Err(e) => found
+                    .warnings
+                    .push(format!("{}: not valid JSON: {e}", path.display())),
+            }
+        } else {
+            found.warnings.push(format!(
+                "{} is not approved, so its MCP servers are not started; review it and run `hrns mcp approve`",
+                path.display()
+            ));
+        }
+        found.project = Some((path, approval));
+    }
+    found.servers = by_name.into_values().collect();
+    found
+}
+
+/// The approvals file.
+fn approvals_path() -> Option<PathBuf> {
+    paths::state_dir().ok().map(|d| d.join("mcp-approved.json"))
+}
+
+fn approvals() -> BTreeMap<String, String> {
+    approvals_path()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+fn is_approved(path: &Path, text: &str) -> bool {
+    approvals()
+        .get(&path.to_string_lossy().into_owned())
+        .is_some_and(|t| t == text)
+}
+
+/// The directory of the servers' logs.
+fn log_dir() -> PathBuf {
+    paths::state_dir()
+        .map(|d| d.join("mcp-logs"))
+        .unwrap_or_else(|_| std::env::temp_dir().join("hrns-mcp-logs"))
+}
+
+/// Starts the enabled servers for a session (concurrently, with a deadline). Returns them
+/// with one line per server that failed (its name and why), for the caller to report once.
+pub(crate) fn start(found: &Configured, workspace: &Path) -> (McpServers, Vec<String>) {
+    let dir = log_dir();
+    if found.servers.iter().any(|s| !s.disabled) {
+        let _ = paths::private_dir(&dir);
+    }
+    let servers = McpServers::start(&found.servers, &StartOptions::new(workspace, &dir));
+    let failures = servers
+        .servers()
+        .iter()
+        .filter_map(|server| match server.status() {
+            ServerStatus::Failed(why) => Some(format!(
+                "MCP server {} failed: {why} (its tools are left out; log: {})",
+                server.name(),
+                hrns_blocking::mcp::log_path(&dir, server.name()).display()
+            )),
+            ServerStatus::Ready | ServerStatus::Disabled => None,
+        })
+        .collect();
+    (servers, failures)
+}
+
+/// The MCP tools the agent allows, for the blocking driver's toolbox.
+pub(crate) fn add_tools(servers: &McpServers, toolbox: &mut hrns_blocking::Toolbox, agent: &Agent) {
+    let taken: Vec<String> = toolbox.names().map(str::to_owned).collect();
+    for tool in servers.tools(taken.iter().map(String::as_str)) {
+        if agent.tools.allows(&hrns_blocking::Tool::spec(&tool).name) {
+            toolbox.add(tool);
+        }
+    }
+}
+
+/// The MCP tools the agent allows, for the async driver's toolbox (each call runs on a
+/// blocking thread).
+pub(crate) fn add_tokio_tools(
+    servers: &McpServers,
+    toolbox: &mut hrns_tokio::Toolbox,
+    agent: &Agent,
+) {
+    let taken: Vec<String> = toolbox.names().map(str::to_owned).collect();
+    for tool in servers.tools(taken.iter().map(String::as_str)) {
+        if agent.tools.allows(&hrns_blocking::Tool::spec(&tool).name) {
+            toolbox.add(tool);
+        }
+    }
+}
+
+/// One line per server: name, status, transport, reason, then its tools indented.
+pub(crate) fn status_lines(servers: &McpServers) -> Vec<String> {
+    let mut lines = Vec::new();
+    for server in servers.servers() {
+        let (word, reason) = status_of(server);
+        let mut line = format!("{}  {word}  {}", server.name(), transport_of(server));
+        if let Some(why) = reason {
+            line.push_str(&format!("  {why}"));
+        }
+        lines.push(line);
+        lines.extend(server.tools().iter().map(|t| format!("    {}", t.name)));
+    }
+    // Names and reasons come from the servers: no control sequences on the terminal.
+    lines.into_iter().map(|l| safe(&l).into_owned()).collect()
+}
+
+fn status_of(server: &McpServer) -> (&'static str, Option<String>) {
+    match server.status() {
+        ServerStatus::Disabled => ("disabled", None),
+        ServerStatus::Ready => ("ready", None),
+        ServerStatus::Failed(why) => ("failed", Some(why)),
+    }
+}
+
+fn transport_of(server: &McpServer) -> String {
+    match &server.config().transport {
+        Transport::Stdio { command, .. } => format!("stdio {command}"),
+        Transport::Http { url, .. } => format!("http {url}"),
+    }
+}
+
+/// `hrns mcp …`.
+pub(crate) fn command(global: &Global, command: &McpCommand) -> Result<u8, CliError> {
+    let file = ConfigFile::load(global.config.as_deref())?;
+    let workspace = std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .map_err(|e| CliError::usage(format!("cannot use the current directory: {e}")))?;
+    match command {
+        McpCommand::List { json } => list(&file.config, &workspace, *json),
+        McpCommand::Approve => approve(&workspace),
+    }
+}
+
+fn approve(workspace: &Path) -> Result<u8, CliError> {
+    let path = workspace.join(PROJECT_FILE);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| CliError::usage(format!("cannot read {}: {e}", path.display())))?;
+    serde_json::from_str::<serde_json::Value>(&text)
+        .map_err(|e| CliError::usage(format!("{} is not valid JSON: {e}", path.display())))?;
+    let target = approvals_path().ok_or_else(|| {
+        CliError::usage("cannot find the state directory; set HOME or XDG_STATE_HOME")
+    })?;
+    let mut all = approvals();
+    all.insert(path.to_string_lossy().into_owned(), text);
+    let fail =
+        |e: std::io::Error| CliError::failure(format!("cannot save {}: {e}", target.display()));
+    if let Some(dir) = target.parent() {
+        paths::private_dir(dir).map_err(fail)?;
+    }
+    let mut out = paths::create_private(&target).map_err(fail)?;
+    let body = serde_json::to_string_pretty(&all).unwrap_or_default();
+    out.write_all(body.as_bytes()).map_err(fail)?;
+    println!(
+        "approved {} (approve again after it changes)",
+        path.display()
+    );
+    Ok(0)
+}
+
+fn list(config: &Config, workspace: &Path, json: bool) -> Result<u8, CliError> {
+    let found = configured(config, workspace);
+    for w in &found.warnings {
+        eprintln!("hrns: warning: {}", safe(w));
+    }
+    if found.servers.is_empty() {
+        eprintln!(
+            "no MCP servers configured (mcpServers in config.json or an approved ./.mcp.json)"
+        );
+    }
+    let (servers, _) = start(&found, workspace);
+    let mut out = std::io::stdout().lock();
+    if !json {
+        for line in status_lines(&servers) {
+            let _ = writeln!(out, "{}", safe(&line));
+        }
+        return Ok(0);
+    }
+    for server in servers.servers() {
+        let (status, error) = status_of(server);
+        let tools: Vec<&str> = server.tools().iter().map(|t| t.name.as_str()).collect();
+        let line = serde_json::json!({
+            "name": server.name(),
+            "transport": transport_of(server),
+            "status": status,
+            "error": error,
+            "protocol_version": server.protocol_version(),
+            "tools": tools,
+        });
+        let _ = writeln!(out, "{line}");
+    }
+    Ok(0)
+}

@@ -1,0 +1,146 @@
+//! MCP servers from the CLI: `mcpServers` in config.json and an approved `./.mcp.json`, their
+//! tools in `exec` against the mock provider, `hrns mcp list`. The servers are small sh
+//! scripts speaking newline-delimited JSON-RPC (the client's request ids are 0, 1, 2, …).
+
+mod common;
+
+use common::{Env, KEY, stderr, stdout};
+use hrns_blocking::mock::{MockProvider, Reply};
+use serde_json::{Value, json};
+
+/// A stdio MCP server in sh with one tool, `work`, whose answer is `answer` (a text block).
+fn script_server(env: &Env, name: &str, answer: &str) -> String {
+    let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}"#;
+    let list = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"work","description":"Does work.","inputSchema":{"type":"object","properties":{"what":{"type":"string"}}},"annotations":{"readOnlyHint":true}}]}}"#;
+    let call = json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": answer}]}});
+    let script = format!(
+        "while read -r line; do\n\
+         case \"$line\" in\n\
+         *'\"initialize\"'*) echo '{init}' ;;\n\
+         *'\"tools/list\"'*) echo '{list}' ;;\n\
+         *'\"tools/call\"'*) echo '{call}' ;;\n\
+         esac\n\
+         done\n"
+    );
+    env.write(&format!("scripts/{name}.sh"), &script)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn exec_offers_and_runs_mcp_tools_and_reports_a_broken_server_once() {
+    let env = Env::new();
+    let script = script_server(&env, "helper", "the work is done");
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "mcp__helper__work", r#"{"what":"all"}"#)]),
+        Reply::text_answer("Done."),
+    ])
+    .unwrap();
+    let servers = json!({"mcpServers": {
+        "helper": {"command": "sh", "args": [script], "env": {"HELPER_TOKEN": "tok-NEVERSHOWN-77"}},
+        "broken": {"command": "/nonexistent/server"},
+        "off": {"command": "/nonexistent/server", "disabled": true}
+    }});
+    let extra = format!(
+        ", {}",
+        &servers.to_string()[1..servers.to_string().len() - 1]
+    );
+    env.config_with(&mock, &extra);
+    let out = env.run(None, &["exec", "do the work"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Done.\n");
+    let err = stderr(&out);
+    assert_eq!(err.matches("MCP server broken failed").count(), 1, "{err}");
+    assert!(
+        !err.contains("off"),
+        "a disabled server is not started: {err}"
+    );
+    assert!(
+        !err.contains("tok-NEVERSHOWN-77") && !err.contains(KEY),
+        "{err}"
+    );
+    let requests = mock.requests();
+    let names = tool_names(&requests[0].json());
+    assert!(names.contains(&"mcp__helper__work".to_owned()), "{names:?}");
+    assert!(names.contains(&"read_file".to_owned()));
+    let tool_message = &requests[1].json()["messages"][3];
+    assert_eq!(tool_message["role"], "tool");
+    assert_eq!(tool_message["content"], "the work is done");
+}
+
+#[test]
+fn mcp_list_shows_status_and_tools() {
+    let env = Env::new();
+    let script = script_server(&env, "helper", "x");
+    env.write(
+        "config/hrns/config.json",
+        &json!({"mcpServers": {
+            "helper": {"command": "sh", "args": [script]},
+            "broken": {"command": "/nonexistent/server"},
+            "off": {"url": "https://example.invalid/mcp", "disabled": true,
+                    "headers": {"Authorization": "Bearer NEVERSHOWN"}}
+        }})
+        .to_string(),
+    );
+    let out = env.run(None, &["mcp", "list", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    let by_name = |n: &str| lines.iter().find(|l| l["name"] == n).unwrap().clone();
+    assert_eq!(by_name("helper")["status"], "ready");
+    assert_eq!(by_name("helper")["tools"], json!(["work"]));
+    assert_eq!(by_name("helper")["protocol_version"], "2025-06-18");
+    assert_eq!(by_name("broken")["status"], "failed");
+    assert!(
+        by_name("broken")["error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot run")
+    );
+    assert_eq!(by_name("off")["status"], "disabled");
+    let out = env.run(None, &["mcp", "list"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("helper  ready  stdio sh") && text.contains("    work"),
+        "{text}"
+    );
+    assert!(!text.contains("NEVERSHOWN") && !stderr(&out).contains("NEVERSHOWN"));
+}
+
+#[test]
+fn a_project_mcp_json_is_used_only_once_approved_as_it_is() {
+    let env = Env::new();
+    let script = script_server(&env, "proj", "x");
+    let project = json!({"mcpServers": {"proj": {"command": "sh", "args": [script]}}}).to_string();
+    env.write("work/.mcp.json", &project);
+    let out = env.run(None, &["mcp", "list", "--json"]);
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(stderr(&out).contains("is not approved"), "{}", stderr(&out));
+
+    let out = env.run(None, &["mcp", "approve"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = env.run(None, &["mcp", "list", "--json"]);
+    let line: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(line["name"], "proj");
+    assert_eq!(line["status"], "ready");
+
+    // A changed file needs approving again.
+    env.write("work/.mcp.json", &project.replace("proj", "other"));
+    let out = env.run(None, &["mcp", "list", "--json"]);
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(stderr(&out).contains("is not approved"));
+}
