@@ -27,13 +27,15 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         ));
     }
     let mcp_found = crate::mcp::configured(&setup.file.config, &setup.workspace);
-    let (mcp_servers, mcp_failures) = crate::mcp::start(&mcp_found, &setup.workspace);
+    let (mcp_servers, mcp_failures) =
+        crate::mcp::start(&mcp_found, &setup.workspace, setup.sandbox.env.clone());
     for line in mcp_found.warnings.iter().chain(&mcp_failures) {
         eprintln!("hrns: warning: {}", crate::safe_text::safe(line));
     }
     let mut toolbox = setup.toolbox();
     crate::mcp::add_tools(&mcp_servers, &mut toolbox, &setup.agent);
     let mut config = setup.session_config(&toolbox, policy);
+    config.secrets.extend(&crate::mcp::secrets(&mcp_found));
     crate::redact::remember(&hrns_core::secrets::Secrets::of_provider(&config.provider));
     config.max_steps = args.max_steps.max(1);
 

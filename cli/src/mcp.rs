@@ -14,6 +14,7 @@ use hrns_blocking::mcp::{McpServer, McpServers, ServerStatus, StartOptions};
 use hrns_core::agent::Agent;
 use hrns_core::config::Config;
 use hrns_core::mcp::config::{ServerConfig, Transport, parse_servers};
+use hrns_core::sandbox::{EnvPolicy, SafetySettings};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -81,7 +82,18 @@ pub(crate) fn configured(config: &Config, workspace: &Path) -> Configured {
         found.project = Some((path, approval));
     }
     found.servers = by_name.into_values().collect();
+    // Env and header values are secrets: never printed, logged or saved from here on.
+    crate::redact::remember(&secrets(&found));
     found
+}
+
+/// The secrets of every configured server, for the session's redaction.
+pub(crate) fn secrets(found: &Configured) -> hrns_core::secrets::Secrets {
+    let mut all = hrns_core::secrets::Secrets::new();
+    for server in &found.servers {
+        all.extend(&server.secret_set());
+    }
+    all
 }
 
 /// The approvals file.
@@ -111,12 +123,18 @@ fn log_dir() -> PathBuf {
 
 /// Starts the enabled servers for a session (concurrently, with a deadline). Returns them
 /// with one line per server that failed (its name and why), for the caller to report once.
-pub(crate) fn start(found: &Configured, workspace: &Path) -> (McpServers, Vec<String>) {
+pub(crate) fn start(
+    found: &Configured,
+    workspace: &Path,
+    env: EnvPolicy,
+) -> (McpServers, Vec<String>) {
     let dir = log_dir();
     if found.servers.iter().any(|s| !s.disabled) {
         let _ = paths::private_dir(&dir);
     }
-    let servers = McpServers::start(&found.servers, &StartOptions::new(workspace, &dir));
+    let mut options = StartOptions::new(workspace, &dir);
+    options.env = env;
+    let servers = McpServers::start(&found.servers, &options);
     let failures = servers
         .servers()
         .iter()
@@ -236,7 +254,14 @@ fn list(config: &Config, workspace: &Path, json: bool) -> Result<u8, CliError> {
             "no MCP servers configured (mcpServers in config.json or an approved ./.mcp.json)"
         );
     }
-    let (servers, _) = start(&found, workspace);
+    // The environment rules of commands: secret-looking names withheld, `envAllow` passed.
+    let settings =
+        SafetySettings::from_config(&config.extra, workspace).map_err(CliError::usage)?;
+    let env = EnvPolicy {
+        withheld: Vec::new(),
+        allowed: settings.env_allow,
+    };
+    let (servers, _) = start(&found, workspace, env);
     let mut out = std::io::stdout().lock();
     if !json {
         for line in status_lines(&servers) {

@@ -8,7 +8,8 @@ use common::{Env, KEY, stderr, stdout};
 use hrns_blocking::mock::{MockProvider, Reply};
 use serde_json::{Value, json};
 
-/// A stdio MCP server in sh with one tool, `work`, whose answer is `answer` (a text block).
+/// A stdio MCP server in sh with one tool, `work`, whose answer is `answer` (a text block) with
+/// `@TOKEN@` and `@PARENT@` replaced by its variables `HELPER_TOKEN` and `PARENT_TOKEN`.
 fn script_server(env: &Env, name: &str, answer: &str) -> String {
     let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}"#;
     let list = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"work","description":"Does work.","inputSchema":{"type":"object","properties":{"what":{"type":"string"}}},"annotations":{"readOnlyHint":true}}]}}"#;
@@ -18,7 +19,7 @@ fn script_server(env: &Env, name: &str, answer: &str) -> String {
          case \"$line\" in\n\
          *'\"initialize\"'*) echo '{init}' ;;\n\
          *'\"tools/list\"'*) echo '{list}' ;;\n\
-         *'\"tools/call\"'*) echo '{call}' ;;\n\
+         *'\"tools/call\"'*) echo '{call}' | sed \"s/@TOKEN@/$HELPER_TOKEN/; s/@PARENT@/$PARENT_TOKEN/\" ;;\n\
          esac\n\
          done\n"
     );
@@ -41,7 +42,7 @@ fn tool_names(body: &Value) -> Vec<String> {
 #[test]
 fn exec_offers_and_runs_mcp_tools_and_reports_a_broken_server_once() {
     let env = Env::new();
-    let script = script_server(&env, "helper", "the work is done");
+    let script = script_server(&env, "helper", "the work is done @TOKEN@ <@PARENT@>");
     let mock = MockProvider::start([
         Reply::tool_calls(&[("c1", "mcp__helper__work", r#"{"what":"all"}"#)]),
         Reply::text_answer("Done."),
@@ -57,7 +58,12 @@ fn exec_offers_and_runs_mcp_tools_and_reports_a_broken_server_once() {
         &servers.to_string()[1..servers.to_string().len() - 1]
     );
     env.config_with(&mock, &extra);
-    let out = env.run(None, &["exec", "do the work"]);
+    let out = env
+        .cmd(None)
+        .env("PARENT_TOKEN", "parent-NEVERSHOWN-88")
+        .args(["exec", "do the work"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Done.\n");
     let err = stderr(&out);
@@ -76,7 +82,17 @@ fn exec_offers_and_runs_mcp_tools_and_reports_a_broken_server_once() {
     assert!(names.contains(&"read_file".to_owned()));
     let tool_message = &requests[1].json()["messages"][3];
     assert_eq!(tool_message["role"], "tool");
-    assert_eq!(tool_message["content"], "the work is done");
+    // The server's own secret reached it and was redacted on the way back; the parent's
+    // secret-looking variable never reached it.
+    assert_eq!(tool_message["content"], "the work is done [redacted] <>");
+    let sessions = env.path("state/hrns/sessions");
+    for entry in std::fs::read_dir(&sessions).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        assert!(
+            !text.contains("tok-NEVERSHOWN-77"),
+            "a session file holds the secret"
+        );
+    }
 }
 
 #[test]

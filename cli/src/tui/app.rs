@@ -83,6 +83,8 @@ pub(crate) struct App {
     log: Option<SessionLog>,
     /// The MCP servers of this run, started once; their tools join every rebuilt toolbox.
     mcp: hrns_blocking::mcp::McpServers,
+    /// Their env and header values, redacted from the session's events and records.
+    mcp_secrets: hrns_core::secrets::Secrets,
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
 }
@@ -109,7 +111,8 @@ impl App {
         let policy = options.approval.unwrap_or(ApprovalPolicy::Ask);
         // Started before the screen is taken, so a slow server delays only the first paint.
         let mcp_found = crate::mcp::configured(&setup.file.config, &setup.workspace);
-        let (mcp, mcp_failures) = crate::mcp::start(&mcp_found, &setup.workspace);
+        let (mcp, mcp_failures) =
+            crate::mcp::start(&mcp_found, &setup.workspace, setup.sandbox.env.clone());
         let screen = Screen::enter(colors())
             .map_err(|e| CliError::failure(format!("cannot use the terminal: {e}")))?;
         let history = History::default_path()
@@ -138,6 +141,7 @@ impl App {
             models: Vec::new(),
             log: None,
             mcp,
+            mcp_secrets: crate::mcp::secrets(&mcp_found),
             tx,
             rx,
             setup,
@@ -669,7 +673,8 @@ impl App {
         self.client = client_for(&self.setup);
         let mut toolbox = toolbox_for(&self.setup, self.client.http().clone());
         crate::mcp::add_tokio_tools(&self.mcp, &mut toolbox, &self.setup.agent);
-        let config: SessionConfig = self.setup.session_config_for(toolbox.specs(), self.policy);
+        let mut config: SessionConfig = self.setup.session_config_for(toolbox.specs(), self.policy);
+        config.secrets.extend(&self.mcp_secrets);
         let session = match Session::with_history(config.clone(), history) {
             Ok(s) => s,
             Err(e) => {

@@ -91,16 +91,19 @@ impl ServerConfig {
 }
 
 impl ServerConfig {
-    /// `text` with every secret of this server (values of 4 or more characters) replaced by
+    /// The secrets of this server as a redaction set.
+    pub fn secret_set(&self) -> crate::secrets::Secrets {
+        let mut secrets = crate::secrets::Secrets::new();
+        for value in self.secrets() {
+            secrets.add(value);
+        }
+        secrets
+    }
+
+    /// `text` with every secret of this server (and long fragments of one) replaced by
     /// `[redacted]`: tool results and failure reasons pass through it before anyone sees them.
     pub fn redact(&self, text: &str) -> String {
-        let mut text = text.to_owned();
-        for secret in self.secrets() {
-            if secret.len() >= 4 && text.contains(secret) {
-                text = text.replace(secret, "[redacted]");
-            }
-        }
-        text
+        self.secret_set().redact(text).into_owned()
     }
 }
 

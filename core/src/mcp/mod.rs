@@ -11,13 +11,13 @@
 //! - [`client`]: the per-server state machine — handshake with version negotiation, tool
 //!   listing with pagination, calls with progress, cancellation, timeouts, server requests.
 //! - [`content`]: what the model reads of a tool result.
-//! - [`config`]: the `mcpServers` entries; [`environment`]: what a server process inherits.
+//! - [`config`]: the `mcpServers` entries (the environment of server processes follows
+//!   [`crate::sandbox::EnvPolicy`]).
 //! - [`naming`]: the `mcp__SERVER__TOOL` names, specs and effects offered to the model.
 
 pub mod client;
 pub mod config;
 pub mod content;
-pub mod environment;
 mod error;
 pub mod jsonrpc;
 pub mod naming;

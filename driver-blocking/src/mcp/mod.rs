@@ -27,6 +27,7 @@ use connection::Connection;
 use hrns_core::mcp::config::{ServerConfig, Transport};
 use hrns_core::mcp::naming::{assign_names, tool_spec};
 use hrns_core::mcp::{Client, ClientConfig, McpTool, Phase, Root, file_uri};
+use hrns_core::sandbox::EnvPolicy;
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -42,15 +43,19 @@ pub struct StartOptions {
     pub log_dir: PathBuf,
     /// How long all servers together may take to become ready.
     pub deadline: Duration,
+    /// Which of this process's environment variables servers never see (as for commands);
+    /// each server's own `env` is added after.
+    pub env: EnvPolicy,
 }
 
 impl StartOptions {
-    /// Options with a 30-second start-up deadline.
+    /// Options with a 30-second start-up deadline and the default environment rules.
     pub fn new(workspace: impl Into<PathBuf>, log_dir: impl Into<PathBuf>) -> Self {
         StartOptions {
             workspace: workspace.into(),
             log_dir: log_dir.into(),
             deadline: Duration::from_secs(30),
+            env: EnvPolicy::default(),
         }
     }
 }
@@ -178,7 +183,7 @@ impl McpServer {
         let cwd = cwd
             .as_ref()
             .map_or_else(|| options.workspace.clone(), PathBuf::from);
-        let spawned = stdio::spawn(command, args, env, &cwd, open_log()?)
+        let spawned = stdio::spawn(command, args, (&options.env, env), &cwd, open_log()?)
             .map_err(|e| format!("cannot run {command:?}: {e}"))?;
         let mut client_config = ClientConfig::new(&self.config.name);
         client_config.roots = vec![Root {

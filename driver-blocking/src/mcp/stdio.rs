@@ -1,13 +1,14 @@
 //! The stdio transport: the server as a child process speaking newline-delimited JSON-RPC.
 //!
-//! The child runs in a process group of its own, with the scrubbed environment of
-//! [`hrns_core::mcp::environment`] plus its own `env`, stdin and stdout piped, and stderr
+//! The child runs in a process group of its own, with this process's environment less what
+//! the [`EnvPolicy`] withholds (as for commands) plus its own `env`, stdin and stdout piped, and stderr
 //! appended to its log file. Shutting down closes stdin (the specification's polite
 //! request), waits briefly, then kills the whole group.
 
 use super::connection::Outgoing;
-use hrns_core::mcp::environment::server_environment;
+use crate::sandbox::scrubbed_env;
 use hrns_core::mcp::jsonrpc::Message;
+use hrns_core::sandbox::EnvPolicy;
 use rustix::process::{Pid, Signal, kill_process_group};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -61,14 +62,15 @@ pub(crate) struct Spawned {
 pub(crate) fn spawn(
     command: &str,
     args: &[String],
-    env: &BTreeMap<String, String>,
+    (policy, env): (&EnvPolicy, &BTreeMap<String, String>),
     cwd: &Path,
     log: File,
 ) -> std::io::Result<Spawned> {
     let mut child = Command::new(command)
         .args(args)
         .env_clear()
-        .envs(server_environment(std::env::vars(), env))
+        .envs(scrubbed_env(policy))
+        .envs(env)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
