@@ -258,7 +258,7 @@ fn servers_that_cannot_start_are_reported_and_never_hang() {
             ),
             "garbage" => assert!(matches!(status, ServerStatus::Failed(_)), "{status:?}"),
             "web" => assert!(
-                matches!(status, ServerStatus::Failed(w) if w.contains("HTTP")),
+                matches!(status, ServerStatus::Failed(w) if w.contains("POST")),
                 "{status:?}"
             ),
             other => panic!("unexpected server {other}"),

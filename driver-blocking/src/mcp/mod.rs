@@ -16,10 +16,12 @@
 //! }
 //! ```
 //!
-//! Only the stdio transport is implemented in this driver so far; an HTTP server is reported
-//! as failed with a message that says so.
+//! Servers with `command` run as child processes (stdio); servers with `url` are reached over
+//! streamable HTTP (with the `http` feature).
 
 mod connection;
+#[cfg(feature = "http")]
+mod http;
 mod stdio;
 
 use crate::tool::{Tool, ToolContext};
@@ -157,15 +159,6 @@ impl McpServer {
     }
 
     fn connect(&mut self, options: &StartOptions, deadline: Instant) -> Result<(), String> {
-        let Transport::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } = &self.config.transport
-        else {
-            return Err("HTTP servers are not supported by this driver yet".into());
-        };
         std::fs::create_dir_all(&options.log_dir).map_err(|e| {
             format!(
                 "cannot create the log directory {}: {e}",
@@ -180,11 +173,6 @@ impl McpServer {
                 .open(&log_path)
                 .map_err(|e| format!("cannot open its log {}: {e}", log_path.display()))
         };
-        let cwd = cwd
-            .as_ref()
-            .map_or_else(|| options.workspace.clone(), PathBuf::from);
-        let spawned = stdio::spawn(command, args, (&options.env, env), &cwd, open_log()?)
-            .map_err(|e| format!("cannot run {command:?}: {e}"))?;
         let mut client_config = ClientConfig::new(&self.config.name);
         client_config.roots = vec![Root {
             uri: file_uri(&options.workspace.to_string_lossy()),
@@ -193,30 +181,60 @@ impl McpServer {
         if let Some(timeout) = self.config.timeout {
             client_config.call_timeout = timeout;
         }
-        let connection = Connection::new(
-            Client::new(client_config),
-            Box::new(stdio::StdinWriter(Some(spawned.stdin))),
-            Box::new(open_log()?),
-        );
-        let watcher = spawned.process.watcher();
-        *self.process.lock().unwrap_or_else(|p| p.into_inner()) = Some(spawned.process);
-        let reader = Arc::clone(&connection);
-        let stdout = spawned.stdout;
-        std::thread::Builder::new()
-            .name(format!("mcp-{}", self.config.name))
-            .spawn(move || {
-                reader.read_from(stdout, || {
-                    // Give the exit status a moment to be collectable.
-                    for _ in 0..20 {
-                        if let Some(exit) = watcher.exit_description() {
-                            return exit;
-                        }
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                    "the server closed its output".into()
-                })
-            })
-            .map_err(|e| format!("cannot start its reader thread: {e}"))?;
+        let client = Client::new(client_config);
+        let connection = match &self.config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let cwd = cwd
+                    .as_ref()
+                    .map_or_else(|| options.workspace.clone(), PathBuf::from);
+                let spawned = stdio::spawn(command, args, (&options.env, env), &cwd, open_log()?)
+                    .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+                let connection = Connection::new(
+                    client,
+                    Box::new(stdio::StdinWriter(Some(spawned.stdin))),
+                    Box::new(open_log()?),
+                );
+                let watcher = spawned.process.watcher();
+                *self.process.lock().unwrap_or_else(|p| p.into_inner()) = Some(spawned.process);
+                let reader = Arc::clone(&connection);
+                let stdout = spawned.stdout;
+                std::thread::Builder::new()
+                    .name(format!("mcp-{}", self.config.name))
+                    .spawn(move || {
+                        reader.read_from(stdout, || {
+                            // Give the exit status a moment to be collectable.
+                            for _ in 0..20 {
+                                if let Some(exit) = watcher.exit_description() {
+                                    return exit;
+                                }
+                                std::thread::sleep(Duration::from_millis(10));
+                            }
+                            "the server closed its output".into()
+                        })
+                    })
+                    .map_err(|e| format!("cannot start its reader thread: {e}"))?;
+                connection
+            }
+            #[cfg(feature = "http")]
+            Transport::Http { url, headers } => {
+                let slot = http::Slot::default();
+                let out = http::start(url.clone(), headers.clone(), Arc::clone(&slot))
+                    .map_err(|e| format!("cannot start its HTTP thread: {e}"))?;
+                let connection = Connection::new(client, Box::new(out), Box::new(open_log()?));
+                let _ = slot.set(Arc::downgrade(&connection));
+                connection
+            }
+            #[cfg(not(feature = "http"))]
+            Transport::Http { .. } => {
+                let _ = client;
+                return Err("HTTP servers need hrns-blocking's `http` feature".into());
+            }
+        };
         self.connection = Some(Arc::clone(&connection));
         match connection.start(deadline) {
             Phase::Ready => {

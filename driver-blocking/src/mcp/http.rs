@@ -1,0 +1,216 @@
+//! The streamable HTTP transport (MCP 2025-03-26 and later): every message is one POST to the
+//! server's endpoint; an answer comes back as a JSON body or as a server-sent event stream,
+//! decoded by the core's [`Decoder`].
+//!
+//! One worker thread sends the messages in order (so `notifications/initialized` reaches the
+//! server before `tools/list`); a response that is an event stream is read on a thread of its
+//! own, so a long tool call does not hold back a cancellation. The `Mcp-Session-Id` the server
+//! gives with its answer to `initialize` is sent with every later request, and the negotiated
+//! version as `MCP-Protocol-Version`.
+//!
+//! Not yet: re-initialising when the server forgets the session (a 404 closes the connection,
+//! reported as such), the older HTTP+SSE transport (a 4xx answer to `initialize` is reported as
+//! a failure that says so), and the optional GET stream for messages the server starts.
+
+use super::connection::{Connection, Outgoing};
+use hrns_core::mcp::jsonrpc::{DEFAULT_MAX_MESSAGE_SIZE, Message};
+use hrns_core::sse::Decoder;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
+
+/// Where the worker finds the connection it feeds (set right after the connection is made).
+pub(crate) type Slot = Arc<OnceLock<Weak<Connection>>>;
+
+/// Queues each message for the worker thread.
+pub(crate) struct HttpOutgoing(Option<Sender<Message>>);
+
+impl Outgoing for HttpOutgoing {
+    fn send(&mut self, message: &Message) -> std::io::Result<()> {
+        let sent = self.0.as_ref().map(|queue| queue.send(message.clone()));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            Some(Err(_)) | None => Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the HTTP connection is closed",
+            )),
+        }
+    }
+
+    fn close(&mut self) {
+        self.0 = None;
+    }
+}
+
+/// Starts the worker for `url` with the configured `headers`.
+pub(crate) fn start(
+    url: String,
+    headers: BTreeMap<String, String>,
+    slot: Slot,
+) -> std::io::Result<HttpOutgoing> {
+    let (queue, messages) = channel();
+    std::thread::Builder::new()
+        .name("mcp-http".into())
+        .spawn(move || worker(&url, &headers, &slot, &messages))?;
+    Ok(HttpOutgoing(Some(queue)))
+}
+
+fn connection(slot: &Slot) -> Option<Arc<Connection>> {
+    slot.get().and_then(Weak::upgrade)
+}
+
+fn close(slot: &Slot, reason: String) {
+    if let Some(connection) = connection(slot) {
+        connection.with_client(|client, _| client.handle_closed(reason));
+    }
+}
+
+fn worker(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    slot: &Slot,
+    messages: &Receiver<Message>,
+) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(Some(Duration::from_secs(10)))
+        .max_redirects(3)
+        .build()
+        .into();
+    let mut session: Option<String> = None;
+    for message in messages {
+        let initialize =
+            matches!(&message, Message::Request { method, .. } if method == "initialize");
+        let is_request = matches!(message, Message::Request { .. });
+        let mut request = agent
+            .post(url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream");
+        for (name, value) in headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        if let Some(id) = &session {
+            request = request.header("Mcp-Session-Id", id.as_str());
+        }
+        let version =
+            connection(slot).and_then(|c| c.lock().client.protocol_version().map(str::to_owned));
+        if let Some(version) = &version {
+            request = request.header("MCP-Protocol-Version", version.as_str());
+        }
+        let response = match request.send(&message.to_bytes()[..]) {
+            Ok(response) => response,
+            Err(e) => return close(slot, format!("the POST to {url} failed: {e}")),
+        };
+        if let Some(id) = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            session = Some(id.to_owned());
+        }
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        match status {
+            202 | 204 => continue,
+            404 if session.is_some() => {
+                return close(slot, "the server ended the session (HTTP 404)".into());
+            }
+            400..=499 if initialize => {
+                return close(
+                    slot,
+                    format!(
+                        "the server answered the initialize POST with HTTP {status}; it may \
+                         speak only the older HTTP+SSE transport, which hrns does not support yet"
+                    ),
+                );
+            }
+            200..=299 => {}
+            _ if is_request => return close(slot, format!("the server answered HTTP {status}")),
+            _ => continue,
+        }
+        let body = response.into_body().into_reader();
+        if content_type.starts_with("text/event-stream") {
+            let events_slot = Arc::clone(slot);
+            let spawned = std::thread::Builder::new()
+                .name("mcp-http-sse".into())
+                .spawn(move || read_events(body, &events_slot));
+            if let Err(e) = spawned {
+                return close(slot, format!("cannot start a reader thread: {e}"));
+            }
+        } else if content_type.starts_with("application/json") {
+            read_json(body, slot);
+        } else if is_request {
+            return close(
+                slot,
+                format!("the server answered with {content_type:?}, not JSON or events"),
+            );
+        }
+    }
+}
+
+/// Hands the messages of one JSON text (or a malformed-message note) to the connection.
+fn deliver(slot: &Slot, text: &[u8]) {
+    let Some(connection) = connection(slot) else {
+        return;
+    };
+    match Message::parse(text) {
+        Ok(messages) => connection.with_client(|client, now| {
+            for message in messages {
+                client.handle_message(now, message);
+            }
+        }),
+        Err(e) => connection.with_client(|client, _| client.handle_malformed(&e.to_string())),
+    }
+}
+
+/// A JSON body: at most [`DEFAULT_MAX_MESSAGE_SIZE`] bytes.
+fn read_json(body: impl Read, slot: &Slot) {
+    let mut text = Vec::new();
+    let limit = DEFAULT_MAX_MESSAGE_SIZE as u64;
+    match body.take(limit + 1).read_to_end(&mut text) {
+        Ok(_) if text.len() as u64 > limit => {
+            close(slot, format!("an answer exceeds the {limit}-byte limit"));
+        }
+        Ok(_) => deliver(slot, &text),
+        Err(e) => close(slot, format!("reading an answer failed: {e}")),
+    }
+}
+
+/// An event stream: each event's data is one JSON-RPC message (or batch).
+fn read_events(mut body: impl Read, slot: &Slot) {
+    let mut decoder = Decoder::new();
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match body.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // The stream broke: a request left unanswered times out in the client.
+            Err(_) => 0,
+        };
+        if n == 0 {
+            decoder.feed_eof();
+        } else {
+            decoder.feed(&buf[..n]);
+        }
+        loop {
+            match decoder.poll_event() {
+                Ok(Some(event)) if !event.data.trim().is_empty() => {
+                    deliver(slot, event.data.as_bytes())
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => return close(slot, e.to_string()),
+            }
+        }
+        if n == 0 {
+            return;
+        }
+    }
+}
