@@ -146,3 +146,133 @@ fn a_4xx_to_initialize_is_reported_as_the_older_transport() {
         "{status:?}"
     );
 }
+
+/// Reads one HTTP/1.1 request: its head (lower-cased) and its JSON body.
+fn read_request(stream: &mut TcpStream) -> Option<(String, serde_json::Value)> {
+    use std::io::Read;
+    let mut data = Vec::new();
+    let mut byte = [0u8; 1];
+    while !data.ends_with(b"\r\n\r\n") {
+        if stream.read(&mut byte).ok()? == 0 {
+            return None;
+        }
+        data.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&data).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).ok()?;
+    Some((head, serde_json::from_slice(&body).ok()?))
+}
+
+#[test]
+fn a_forgotten_session_is_started_again() {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&heads);
+    std::thread::spawn(move || {
+        let mut sessions = 0;
+        let mut calls = 0;
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            while let Some((head, body)) = read_request(&mut stream) {
+                seen.lock().unwrap().push((head.clone(), body.clone()));
+                let id = body["id"].clone();
+                let (status, session, answer) = match body["method"].as_str().unwrap_or("") {
+                    "initialize" => {
+                        sessions += 1;
+                        let result =
+                            json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}});
+                        (
+                            "200 OK",
+                            Some(format!("s{sessions}")),
+                            Some(json!({"jsonrpc": "2.0", "id": id, "result": result})),
+                        )
+                    }
+                    "tools/list" => (
+                        "200 OK",
+                        None,
+                        Some(json!({"jsonrpc": "2.0", "id": id,
+                        "result": {"tools": [{"name": "work", "inputSchema": {"type": "object"}}]}})),
+                    ),
+                    "tools/call" => {
+                        calls += 1;
+                        if calls == 1 {
+                            ("404 Not Found", None, None)
+                        } else {
+                            (
+                                "200 OK",
+                                None,
+                                Some(json!({"jsonrpc": "2.0", "id": id,
+                                "result": {"content": [{"type": "text", "text": "worked"}]}})),
+                            )
+                        }
+                    }
+                    _ => ("202 Accepted", None, None),
+                };
+                let body = answer.map(|a| a.to_string()).unwrap_or_default();
+                let mut response =
+                    format!("HTTP/1.1 {status}\r\ncontent-length: {}\r\n", body.len());
+                if !body.is_empty() {
+                    response.push_str("content-type: application/json\r\n");
+                }
+                if let Some(session) = session {
+                    response.push_str(&format!("mcp-session-id: {session}\r\n"));
+                }
+                response.push_str("\r\n");
+                response.push_str(&body);
+                if stream.write_all(response.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (configs, _) =
+        parse_servers(&json!({"s": {"url": format!("http://127.0.0.1:{port}/mcp")}}));
+    let servers = McpServers::start(
+        &configs,
+        &StartOptions::new(dir.path(), dir.path().join("logs")),
+    );
+    assert_eq!(servers.servers()[0].status(), ServerStatus::Ready);
+    let tools = servers.tools([]);
+    let ctx = ToolContext::new(dir.path()).unwrap();
+    let out = tools[0].run("{}", &ctx);
+    assert!(
+        out.is_error && out.content.contains("lost its session"),
+        "{out:?}"
+    );
+    // The new session comes up on its own; wait for it, then the call works.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let out = loop {
+        let out = tools[0].run("{}", &ctx);
+        if !out.content.contains("not ready") || Instant::now() > deadline {
+            break out;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(out.content, "worked", "{out:?}");
+    let heads = heads.lock().unwrap();
+    let inits: Vec<&String> = heads
+        .iter()
+        .filter(|(_, b)| b["method"] == "initialize")
+        .map(|(h, _)| h)
+        .collect();
+    assert_eq!(inits.len(), 2);
+    assert!(
+        !inits[1].contains("mcp-session-id"),
+        "the new initialize carries no session id"
+    );
+    let last = &heads.last().unwrap().0;
+    assert!(
+        last.contains("mcp-session-id: s2") && last.contains("mcp-protocol-version: 2025-06-18"),
+        "{last}"
+    );
+}

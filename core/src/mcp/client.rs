@@ -375,6 +375,33 @@ impl Client {
         });
     }
 
+    /// The HTTP server forgot the session (it answered 404 to a request that carried its
+    /// session id): calls in flight end with an error result, and the handshake starts again
+    /// (a new `initialize`, a new listing, then [`Event::Ready`] once more).
+    pub fn handle_session_expired(&mut self, now: Instant) {
+        match self.phase {
+            Phase::Initializing | Phase::Listing | Phase::Ready => {}
+            Phase::New | Phase::Failed(_) => return,
+        }
+        let server = self.config.server.clone();
+        for (id, pending) in std::mem::take(&mut self.pending) {
+            self.forget(id);
+            if let Purpose::Call(call) = pending.purpose {
+                self.emit(Event::CallFinished {
+                    call,
+                    output: ToolOutput::error(format!(
+                        "The MCP server {server} lost its session during the call, which may or                          may not have had an effect; the session is being restarted, so the call                          can be tried again."
+                    )),
+                });
+            }
+        }
+        self.listing = None;
+        self.list_again = false;
+        self.protocol_version = None;
+        self.phase = Phase::New;
+        let _ = self.start(now);
+    }
+
     /// Lets time pass: requests whose deadline is at or before `now` time out.
     pub fn handle_timeout(&mut self, now: Instant) {
         let expired: Vec<i64> = self

@@ -559,6 +559,40 @@ fn endless_pagination_fails_the_server() {
 }
 
 #[test]
+fn an_expired_session_ends_calls_and_starts_again() {
+    let mut h = Harness::new(config());
+    for step in handshake() {
+        h.step(&step, false);
+    }
+    h.step(&Call("get_time", json!({})), false);
+    h.client.handle_session_expired(h.now);
+    h.drain();
+    assert_eq!(h.client.phase(), &Phase::Initializing);
+    assert_eq!(h.client.calls_in_flight().count(), 0);
+    let last = &h.log[h.log.len() - 2..];
+    assert!(
+        matches!(&last[0], Out::Event(Event::CallFinished { call: CallId(3), output }) if output.is_error),
+        "{last:?}"
+    );
+    assert!(matches!(&last[1], Out::Sent(m) if m["method"] == "initialize" && m["id"] == 4));
+    // The late answer to the old call is dropped quietly; the new handshake completes.
+    h.step(
+        &line(json!({"jsonrpc": "2.0", "id": 3, "result": {"content": []}})),
+        false,
+    );
+    h.step(
+        &line(json!({"jsonrpc": "2.0", "id": 4, "result": {
+        "protocolVersion": "2025-03-26", "capabilities": {"tools": {}}}})),
+        false,
+    );
+    h.step(&tools_page(5, &["only"], None), false);
+    assert_eq!(h.client.phase(), &Phase::Ready);
+    assert_eq!(h.client.protocol_version(), Some("2025-03-26"));
+    assert_eq!(h.client.tools()[0].name, "only");
+    assert_eq!(h.log.last(), Some(&Out::Event(Event::Ready)));
+}
+
+#[test]
 fn file_uris_are_percent_encoded() {
     assert_eq!(file_uri("/a b/ü#"), "file:///a%20b/%C3%BC%23");
 }

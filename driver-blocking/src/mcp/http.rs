@@ -8,9 +8,11 @@
 //! gives with its answer to `initialize` is sent with every later request, and the negotiated
 //! version as `MCP-Protocol-Version`.
 //!
-//! Not yet: re-initialising when the server forgets the session (a 404 closes the connection,
-//! reported as such), the older HTTP+SSE transport (a 4xx answer to `initialize` is reported as
-//! a failure that says so), and the optional GET stream for messages the server starts.
+//! A 404 to a request that carried the session id means the server forgot the session: the
+//! client starts a new one ([`hrns_core::mcp::Client::handle_session_expired`]).
+//!
+//! Not yet: the older HTTP+SSE transport (a 4xx answer to `initialize` is reported as a failure
+//! that says so), and the optional GET stream for messages the server starts.
 
 use super::connection::{Connection, Outgoing};
 use hrns_core::mcp::jsonrpc::{DEFAULT_MAX_MESSAGE_SIZE, Message};
@@ -119,8 +121,14 @@ fn worker(
             .to_ascii_lowercase();
         match status {
             202 | 204 => continue,
+            // "The client MUST start a new session by sending a new InitializeRequest without
+            // a session ID attached."
             404 if session.is_some() => {
-                return close(slot, "the server ended the session (HTTP 404)".into());
+                session = None;
+                if let Some(connection) = connection(slot) {
+                    connection.with_client(|client, now| client.handle_session_expired(now));
+                }
+                continue;
             }
             400..=499 if initialize => {
                 return close(
