@@ -157,8 +157,12 @@ pub(crate) fn sessions(command: Option<&SessionsCommand>) -> Result<u8, CliError
                         .map(|m| crate::output::one_line(m, 60))
                         .unwrap_or_default();
                     println!(
-                        "{}  {}  {}  {} messages  {}",
-                        s.header.id, s.header.started, s.header.cwd, s.messages, first
+                        "{}  {}  {}  {}  {}",
+                        s.header.id,
+                        s.header.started,
+                        s.header.cwd,
+                        crate::output::count(s.messages, "message"),
+                        first
                     );
                 }
             }

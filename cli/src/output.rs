@@ -62,6 +62,15 @@ pub(crate) fn print_json_error(exit_code: u8, message: &str, out: &mut impl Writ
     let _ = out.flush();
 }
 
+/// `1 line`, `2 lines`: a count with its noun in the right number.
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Shortens one line of text to `max` characters for a status line.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -153,20 +162,21 @@ impl HumanPrinter {
                 let first = output.content.lines().next().unwrap_or("");
                 let lines = output.content.lines().count();
                 let more = if lines > 1 {
-                    format!(" (+{} lines)", lines - 1)
+                    format!(" (+{})", count(lines - 1, "line"))
                 } else {
                     String::new()
                 };
+                let name = status_text(*status);
+                let first = one_line(&safe(first), 100);
+                // "denied by policy: Denied by policy: …" says it twice; the text alone will do.
+                let repeats = first.to_lowercase().starts_with(&name);
                 let mark = match status {
                     ToolStatus::Ok => s.ok("ok"),
-                    _ => s.error(&status_text(*status)),
+                    _ if repeats => String::new(),
+                    _ => s.error(&name),
                 };
-                let _ = writeln!(
-                    err,
-                    "  {} {mark}: {}{more}",
-                    s.harness("⎿"),
-                    one_line(&safe(first), 100)
-                );
+                let sep = if mark.is_empty() { "" } else { ": " };
+                let _ = writeln!(err, "  {} {mark}{sep}{first}{more}", s.harness("⎿"));
             }
             Event::Retry {
                 attempt,
@@ -306,7 +316,7 @@ mod tests {
         let err = String::from_utf8(err).unwrap();
         assert!(err.contains("thinking: hmm\n"));
         assert!(err.contains("● read_file {\"path\": \"a\"}"), "{err}");
-        assert!(err.contains("⎿ denied by policy: no (+1 lines)"), "{err}");
+        assert!(err.contains("⎿ denied by policy: no (+1 line)"), "{err}");
     }
 
     #[test]

@@ -136,3 +136,62 @@ fn model_is_saved_in_the_provider_entry() {
     p.send("/quit\r");
     assert_eq!(p.wait(T), 0);
 }
+
+#[test]
+fn enter_on_an_empty_line_answers_prompts_that_allow_it() {
+    let root = dirs();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "write_file", r#"{"path":"x.txt","content":"x"}"#)]),
+        Reply::text_answer("Understood without a reason."),
+    ])
+    .unwrap();
+    let env = env_of(root.path(), Some(&mock));
+    let work = root.path().join("work");
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 30, 100);
+    p.expect("mock-model", T);
+    p.send("write a file\r");
+    p.expect("[y]es", T);
+    std::thread::sleep(Duration::from_millis(200));
+    p.send("n");
+    p.expect("reason", T);
+    std::thread::sleep(Duration::from_millis(200));
+    p.send("\r");
+    p.expect("Understood without a reason.", T);
+    assert!(!work.join("x.txt").exists());
+    assert!(!p.output().contains("error: denied"), "denied is said once");
+    // /connect's key prompt takes an empty key.
+    p.send("/connect\r");
+    p.expect("name", T);
+    p.send("local\r");
+    p.expect("URL", T);
+    p.send(&format!("{}\r", mock.base_url()));
+    p.expect("API key", T);
+    std::thread::sleep(Duration::from_millis(200));
+    p.send("\r");
+    p.expect("model: ", T);
+    p.send("m1\r");
+    p.expect("provider: local", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+}
+
+#[test]
+fn slash_commands_are_echoed_help_lists_ctrl_t_and_quitting_says_how_to_resume() {
+    let root = dirs();
+    let mock = MockProvider::start([Reply::text_answer("first answer")]).unwrap();
+    let env = env_of(root.path(), Some(&mock));
+    let work = root.path().join("work");
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 40, 120);
+    p.expect("mock-model", T);
+    p.send("hello\r");
+    p.expect("first answer", T);
+    p.send("/help\r");
+    p.expect("› /help", T);
+    p.expect("Ctrl-T", T);
+    p.send("/sessions\r");
+    p.expect("* ", T);
+    p.expect("2 messages", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+    p.expect("hrns --continue", T);
+}

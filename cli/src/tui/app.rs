@@ -198,6 +198,10 @@ impl App {
             self.interrupt();
         }
         let _ = self.screen.finish();
+        // How to come back (on stderr, after the UI has left the screen).
+        if self.log.is_some() {
+            eprintln!("to continue this conversation: hrns --continue");
+        }
         Ok(0)
     }
 
@@ -357,6 +361,17 @@ impl App {
                 }
             }
         }
+        // The editor ignores Enter on blank text; a prompt that takes an empty answer (the
+        // reason after a denial, /connect's API key) gets it.
+        if key.code == KeyCode::Enter
+            && key.modifiers.is_empty()
+            && self.editor.text().trim().is_empty()
+            && self.takes_empty_answer()
+        {
+            self.editor.clear();
+            self.on_submit(String::new());
+            return;
+        }
         match self.editor.handle_key(key) {
             EditorAction::Submit(text) => self.on_submit(text),
             EditorAction::Cancel => self.on_cancel(),
@@ -372,16 +387,29 @@ impl App {
         }
     }
 
+    /// Whether the prompt shown now accepts an empty answer.
+    fn takes_empty_answer(&self) -> bool {
+        self.asking.as_ref().is_some_and(|a| a.reason)
+            || self
+                .connect
+                .as_ref()
+                .is_some_and(|c| matches!(c.step, ConnectStep::Key))
+    }
+
     fn answer(&mut self, approval: Approval) {
         if let Some(ask) = self.asking.take() {
             let line = match &approval {
-                Approval::Once => view::info_line("allowed once"),
-                Approval::AlwaysThisTool => {
-                    view::info_line(&format!("allowed {} for this session", ask.run.name))
-                }
-                Approval::Deny { .. } | Approval::Unattended => view::error_line("denied"),
+                Approval::Once => Some(view::info_line("allowed once")),
+                Approval::AlwaysThisTool => Some(view::info_line(&format!(
+                    "allowed {} for this session",
+                    ask.run.name
+                ))),
+                // The result line that follows says "denied"; once is enough.
+                Approval::Deny { .. } | Approval::Unattended => None,
             };
-            self.print(&[line]);
+            if let Some(line) = line {
+                self.print(&[line]);
+            }
             if let Some(session) = self.session.as_mut() {
                 session
                     .handle_approval(Instant::now(), &ask.run.call_id, approval)
@@ -501,6 +529,11 @@ impl App {
             self.error(&format!("the prompt history could not be saved: {e}"));
         }
         if commands::is_command(&text) {
+            // The command goes into the transcript, so its output is not orphaned.
+            self.print(&[Line::styled(
+                format!("› {}", text.trim()),
+                crate::tui::text::SpanStyle::PLAIN.dim(),
+            )]);
             match commands::parse(&text) {
                 Ok(parsed) => self.command(parsed.command.id, parsed.arg),
                 Err(hint) => self.print(&[hint.to_line()]),
@@ -755,9 +788,9 @@ impl App {
             self.print(&lines);
         }
         self.info(&format!(
-            "resumed session {} ({} messages)",
+            "resumed session {} ({})",
             loaded.header.id,
-            loaded.messages.len()
+            crate::output::count(loaded.messages.len(), "message")
         ));
         self.rebuild(loaded.messages);
         self.log = SessionLog::append_to(path, &loaded.header.id).ok();
@@ -936,9 +969,17 @@ impl App {
                             .as_deref()
                             .map(|m| crate::output::one_line(m, 50))
                             .unwrap_or_default();
+                        let current = self.log.as_ref().map(SessionLog::id);
+                        let mark = if current == Some(s.header.id.as_str()) {
+                            "* "
+                        } else {
+                            "  "
+                        };
                         Line::plain(format!(
-                            "{}  {}  {} messages  {first}",
-                            s.header.id, s.header.started, s.messages
+                            "{mark}{}  {}  {}  {first}",
+                            s.header.id,
+                            s.header.started,
+                            crate::output::count(s.messages, "message")
                         ))
                     })
                     .collect();

@@ -362,6 +362,7 @@ pub(crate) fn help_text() -> Vec<Line> {
     for keys in [
         "Enter sends · Alt+Enter, Shift+Enter or a trailing \\ starts a new line",
         "↑/↓ walk the history · Tab completes commands and names · Esc interrupts · Ctrl-D quits",
+        "Ctrl-T shows the reasoning in full (or collapses it again)",
     ] {
         lines.push(Line::styled(format!("  {keys}"), SpanStyle::PLAIN.dim()));
     }

@@ -181,8 +181,7 @@ pub(crate) fn tool_result_lines(
         other => head.push(crate::output::status_text(other), ERROR),
     }
     if max_lines == 0 && total > 0 {
-        let noun = if total == 1 { "line" } else { "lines" };
-        head.push(format!(" ({total} {noun})"), DIM);
+        head.push(format!(" ({})", crate::output::count(total, "line")), DIM);
     }
     let mut lines = vec![truncate(&head, width)];
     for l in output.lines().take(max_lines) {
@@ -190,7 +189,10 @@ pub(crate) fn tool_result_lines(
         lines.push(truncate(&line, width));
     }
     if max_lines > 0 && total > max_lines {
-        let more = Line::styled(format!("    … +{} lines", total - max_lines), DIM);
+        let more = Line::styled(
+            format!("    … +{}", crate::output::count(total - max_lines, "line")),
+            DIM,
+        );
         lines.push(truncate(&more, width));
     }
     lines
