@@ -384,7 +384,7 @@ mod tests {
         assert_eq!(l.0[3].style, ARGS);
         let out = "line 1\nline 2\nline 3\n";
         let r = plain(&tool_result_lines(ToolStatus::Ok, out, 2, 80));
-        assert_eq!(r, ["  ⎿ ok", "    line 1", "    line 2", "    … +1 lines"]);
+        assert_eq!(r, ["  ⎿ ok", "    line 1", "    line 2", "    … +1 line"]);
         let r = tool_result_lines(ToolStatus::DeniedByPolicy, "no", 0, 80);
         assert_eq!(plain(&r), ["  ⎿ denied by policy (1 line)"]);
         assert_eq!(r[0].0[1].style, ERROR);
