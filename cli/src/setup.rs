@@ -181,16 +181,47 @@ impl Discovered {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return Vec::new();
         };
-        let mut paths: Vec<PathBuf> = entries
+        let mut candidates: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .map(|e| e.path().join(file))
-            .filter(|p| p.is_file())
             .collect();
-        paths.sort();
+        candidates.sort();
+        // Only regular files are read: a FIFO would block, a device could be endless. Anything
+        // else named like the file is reported with its path, never silently dropped.
+        let mut paths = Vec::new();
+        for path in candidates {
+            let shown = path.display().to_string();
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_file() => paths.push(path),
+                Ok(meta) if meta.is_dir() => self
+                    .warnings
+                    .push(format!("{shown}: skipped, a directory, not a file")),
+                Ok(_) => self.warnings.push(format!(
+                    "{shown}: skipped, not a regular file (a FIFO, socket or device)"
+                )),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                    ) =>
+                {
+                    if std::fs::symlink_metadata(&path).is_ok() {
+                        self.warnings
+                            .push(format!("{shown}: skipped, a symbolic link to nothing"));
+                    }
+                }
+                Err(e) => self.warnings.push(format!("{shown}: skipped, {e}")),
+            }
+        }
         let mut out = Vec::new();
         for path in paths {
             let shown = path.display().to_string();
-            match std::fs::read(&path) {
+            let read = std::fs::File::open(&path).and_then(|f| {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::Read::take(f, 1024 * 1024 + 1), &mut bytes)
+                    .map(|_| bytes)
+            });
+            match read {
                 Ok(bytes) if bytes.len() > 1024 * 1024 => self
                     .warnings
                     .push(format!("{shown}: skipped, larger than 1 MiB")),

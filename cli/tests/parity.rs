@@ -513,3 +513,88 @@ fn secrets_are_redacted_everywhere_hrns_writes() {
     );
     assert_clean("the exports", &exports);
 }
+
+#[test]
+fn library_polish_no_placeholder_url_and_examples_read_the_clis_variables() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    for manifest in [
+        "Cargo.toml",
+        "core/Cargo.toml",
+        "driver-blocking/Cargo.toml",
+        "driver-tokio/Cargo.toml",
+        "cli/Cargo.toml",
+    ] {
+        let text = std::fs::read_to_string(root.join(manifest)).unwrap();
+        assert!(!text.contains("example.invalid"), "{manifest}");
+    }
+    let example =
+        std::fs::read_to_string(root.join("driver-blocking/examples/one_shot.rs")).unwrap();
+    let lib = std::fs::read_to_string(root.join("driver-blocking/src/lib.rs")).unwrap();
+    for text in [&example, &lib] {
+        assert!(!text.contains("HRNS_BASE_URL") && !text.contains("HRNS_API_KEY"));
+        assert!(text.contains("OPENAI_BASE_URL") && text.contains("HRNS_MODEL"));
+    }
+    assert!(
+        lib.contains("```no_run"),
+        "the crate root has a compiling example"
+    );
+}
+
+#[test]
+fn the_oversized_event_error_suggests_no_missing_option() {
+    let env = Env::new();
+    let huge = format!("data: {}\n\n", "x".repeat(17 * 1024 * 1024));
+    let mock = MockProvider::start([Reply::sse_raw(huge.into_bytes())]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("byte limit"), "{err}");
+    assert!(
+        !err.contains("raise") && !err.contains("can be raised"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unreadable_skill_and_agent_files_are_reported_with_their_path() {
+    let env = Env::new();
+    let skills = env.work().join(".agents/skills");
+    let agents = env.work().join(".hrns/agents");
+    for d in ["fifo", "dir", "loop", "good"] {
+        std::fs::create_dir_all(skills.join(d)).unwrap();
+    }
+    std::fs::create_dir_all(agents.join("dev")).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(skills.join("fifo/SKILL.md"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::create_dir_all(skills.join("dir/SKILL.md")).unwrap();
+    std::os::unix::fs::symlink("SKILL.md", skills.join("loop/SKILL.md")).unwrap();
+    std::fs::write(
+        skills.join("good/SKILL.md"),
+        "---\nname: good\ndescription: works\n---\nbody\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("/dev/zero", agents.join("dev/AGENT.md")).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut cmd = env.cmd(None);
+    std::thread::spawn(move || {
+        let out = cmd.arg("skills").output().unwrap();
+        let _ = tx.send(out);
+    });
+    let out = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("hrns skills did not block on the FIFO");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("good"), "{}", stdout(&out));
+    let err = stderr(&out);
+    for bad in ["fifo/SKILL.md", "dir/SKILL.md", "loop/SKILL.md"] {
+        assert!(err.contains(bad), "{bad} not reported:\n{err}");
+    }
+    let out = env.run(None, &["agents"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("dev/AGENT.md"), "{}", stderr(&out));
+}

@@ -68,8 +68,9 @@ impl SseEvent {
 pub enum DecodeError {
     /// The server sent an event (or a line) larger than the configured limit. Server's fault.
     #[error(
-        "server-sent event exceeds the {limit}-byte limit; the server sent an oversized event or \
-         line, and if such events are expected the limit can be raised (max_event_size)"
+        "server-sent event exceeds the {limit}-byte limit: the server sent an oversized event or \
+         line, which no chat answer needs; check the base URL and the server (embedders can set \
+         SessionConfig::max_event_size)"
     )]
     EventTooLarge {
         /// The limit that was crossed, in bytes.

@@ -118,7 +118,8 @@ pub enum StreamError {
     },
     /// One event was larger than the configured limit. Server's fault, or a limit set too low.
     #[error(
-        "the provider sent an event larger than {limit} bytes; raise the limit if this is expected"
+        "the provider sent an event larger than {limit} bytes (the byte limit for one event), which \
+         no chat answer needs; check the base URL and the server"
     )]
     EventTooLarge {
         /// The limit in bytes.

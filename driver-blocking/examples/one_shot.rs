@@ -1,14 +1,15 @@
 //! One turn with a custom tool against any OpenAI-compatible endpoint.
 //!
 //! ```sh
-//! HRNS_BASE_URL=http://127.0.0.1:11434/v1 HRNS_MODEL=qwen3 \
+//! OPENAI_BASE_URL=http://127.0.0.1:11434/v1 HRNS_MODEL=qwen3 \
 //!     cargo run -p hrns-blocking --example one_shot -- "What time is it?"
 //! ```
-//! `HRNS_API_KEY` is sent as a bearer token when set.
+//! The same variables as `hrns`, resolved by the same code: `OPENAI_BASE_URL` (default
+//! OpenAI's), `OPENAI_API_KEY` (sent as a bearer token when set) and `HRNS_MODEL`.
 
 use hrns_blocking::{Client, ClientConfig, Runner, Tool, ToolContext, Toolbox, TurnOutcome};
-use hrns_core::http::Secret;
-use hrns_core::session::{ApprovalPolicy, Event, Provider, Session, SessionConfig};
+use hrns_core::config::{Config, Selection};
+use hrns_core::session::{ApprovalPolicy, Event, Session, SessionConfig};
 use hrns_core::tool::{Effect, ToolOutput, ToolSpec};
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -35,10 +36,9 @@ impl Tool for Clock {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let base_url =
-        std::env::var("HRNS_BASE_URL").unwrap_or_else(|_| "http://127.0.0.1:11434/v1".into());
-    let model = std::env::var("HRNS_MODEL").unwrap_or_else(|_| "llama3.2".into());
-    let key = std::env::var("HRNS_API_KEY").ok().map(Secret::new);
+    let resolved =
+        Config::default().resolve(&Selection::default(), &|name| std::env::var(name).ok())?;
+    let model = resolved.model.clone();
     let prompt = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
     let prompt = if prompt.is_empty() {
         "What is the Unix time now?".to_owned()
@@ -46,7 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         prompt
     };
 
-    let provider = Provider::new(base_url, key);
+    let provider = resolved.to_provider();
     let client = Client::new(provider.clone(), &ClientConfig::default());
     let mut tools = Toolbox::new();
     tools.add(Clock);

@@ -9,6 +9,66 @@
 #![cfg_attr(feature = "mock", doc = "[`mock`]")]
 #![cfg_attr(not(feature = "mock"), doc = "`mock`")]
 //! provider (feature `mock`) is the test server of the whole project.
+//!
+//! - [`Client`]: a ureq 3 agent (TLS verification on; [`skip_verify`](ClientConfig::skip_verify)
+//!   only when asked) that sends a session's requests and hands back the body as it is read;
+//!   also `list_models`, `chat` and `stream_chat` for use without a session.
+//! - [`Runner`]: drives a turn on the calling thread: sends requests, feeds body bytes to the
+//!   session as they arrive, runs tool calls (read-only ones concurrently, effects in the
+//!   model's order), sleeps for retries, asks for approvals through a callback, and hands every
+//!   event to your callback.
+//! - [`Tool`], [`Toolbox`] and the built-in [`tools`] (`read_file`, `write_file`, `edit_file`,
+//!   `run_command`, …), confined to the [`ToolContext`]'s workspace.
+//!
+//! # One turn
+//!
+//! ```text
+//! Runner::run ─► Session::submit ─► SendRequest ─► Client::send ─► body bytes ─► Session
+//!     ▲                                                                  │
+//!     └────── tool outputs ◄── Tool::run (threads) ◄── RunTool ◄─────────┘
+//! every Emit(Event) ─► your callback;  CancelFlag::cancel ─► Session::cancel
+//! ```
+//!
+//! # Example
+//!
+//! The same environment variables as `hrns` (`OPENAI_BASE_URL`, `OPENAI_API_KEY`,
+//! `HRNS_MODEL`), resolved by the same code:
+//!
+//! ```no_run
+//! # #[cfg(feature = "http")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use hrns_blocking::{Client, ClientConfig, Runner, ToolContext, TurnOutcome, tools};
+//! use hrns_core::config::{Config, Selection};
+//! use hrns_core::session::{ApprovalPolicy, Event, Session, SessionConfig};
+//! use std::sync::Arc;
+//!
+//! // OPENAI_BASE_URL (default OpenAI's), OPENAI_API_KEY and HRNS_MODEL, as the CLI reads them.
+//! let resolved = Config::default().resolve(&Selection::default(), &|name| std::env::var(name).ok())?;
+//! let provider = resolved.to_provider();
+//! let client = Client::new(provider.clone(), &ClientConfig::default());
+//! let toolbox = tools::builtin_toolbox(Vec::new());
+//!
+//! let mut config = SessionConfig::new(provider, resolved.model);
+//! config.tools = toolbox.specs();
+//! config.approval = ApprovalPolicy::ReadOnly; // only read-only tools run
+//! let mut session = Session::new(config);
+//!
+//! let ctx = ToolContext::new(std::env::current_dir()?)?;
+//! let mut runner = Runner::new(Arc::new(client), &toolbox, ctx);
+//! let outcome = runner.run(&mut session, "What does this project do?", |event| {
+//!     if let Event::TextDelta { text } = event {
+//!         print!("{text}");
+//!     }
+//! });
+//! match outcome {
+//!     TurnOutcome::Finished => Ok(()),
+//!     TurnOutcome::Failed(error) => Err(error.into()),
+//!     TurnOutcome::Cancelled => Err("cancelled".into()),
+//! }
+//! # }
+//! # #[cfg(not(feature = "http"))]
+//! # fn main() {}
+//! ```
 #![forbid(unsafe_code)]
 
 #[cfg(feature = "http")]
