@@ -47,7 +47,6 @@ struct Entry {
 #[derive(Debug)]
 pub(crate) struct SessionLog {
     file: File,
-    #[cfg_attr(not(test), allow(dead_code))]
     path: PathBuf,
     id: String,
 }
@@ -100,6 +99,11 @@ impl SessionLog {
             path: path.to_owned(),
             id: id.to_owned(),
         })
+    }
+
+    /// Deletes the file (a conversation that never got an answer).
+    pub(crate) fn discard(self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 
     /// The session's id.

@@ -598,3 +598,18 @@ fn unreadable_skill_and_agent_files_are_reported_with_their_path() {
     assert_eq!(out.status.code(), Some(0));
     assert!(stderr(&out).contains("dev/AGENT.md"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_run_that_failed_before_any_answer_is_not_saved() {
+    let env = Env::new();
+    let mock =
+        MockProvider::start([Reply::error(401, "bad key"), Reply::text_answer("ok")]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    let sessions = env.path("state/hrns/sessions");
+    let count = || std::fs::read_dir(&sessions).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(count(), 0, "nothing saved");
+    let out = env.run(Some(&mock), &["exec", "y"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(count(), 1, "an answered run is saved");
+}
