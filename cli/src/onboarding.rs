@@ -61,16 +61,24 @@ pub(crate) fn onboard(
     .map_err(io)?;
     let found = find_local_servers();
     let mut chosen: Option<(String, String)> = None;
-    for (name, label, url) in &found {
+    for server in &found {
+        let models = match server.models.len() {
+            0 => "no models yet".to_owned(),
+            n if n <= 5 => server.models.join(", "),
+            n => format!("{}, … ({n} models)", server.models[..5].join(", ")),
+        };
         if ask_yes(
             input,
             out,
-            &format!("Found {label} at {url}. Use it? [Y/n] "),
+            &format!(
+                "Found {} at {} ({models}). Use it? [Y/n] ",
+                server.label, server.url
+            ),
             true,
         )
         .map_err(io)?
         {
-            chosen = Some(((*name).to_owned(), url.clone()));
+            chosen = Some((server.name.to_owned(), server.url.clone()));
             break;
         }
     }
@@ -183,14 +191,51 @@ fn choose_model(
 }
 
 /// Local servers answering on loopback, as `(name, label, base URL)`.
-fn find_local_servers() -> Vec<(&'static str, &'static str, String)> {
-    LOCAL_SERVERS
+fn find_local_servers() -> Vec<LocalServer> {
+    probe_local_servers(LOCAL_SERVERS)
+}
+
+/// A local server that answered `GET /v1/models` with a model list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LocalServer {
+    name: &'static str,
+    label: &'static str,
+    url: String,
+    models: Vec<String>,
+}
+
+/// The candidates that accept a connection and answer `GET /v1/models` with a model list. An
+/// open port alone (`python -m http.server 8000`) is not a model server.
+fn probe_local_servers(candidates: &[(&'static str, &'static str, u16)]) -> Vec<LocalServer> {
+    candidates
         .iter()
         .filter(|(_, _, port)| {
             let addr = SocketAddr::from(([127, 0, 0, 1], *port));
             TcpStream::connect_timeout(&addr, Duration::from_millis(150)).is_ok()
         })
-        .map(|(name, label, port)| (*name, *label, format!("http://127.0.0.1:{port}/v1")))
+        .filter_map(|(name, label, port)| {
+            let url = format!("http://127.0.0.1:{port}/v1");
+            let client = Client::new(
+                Provider::new(url.clone(), None),
+                &ClientConfig {
+                    connect_timeout: Duration::from_millis(500),
+                    read_idle_timeout: Duration::from_secs(2),
+                    ..ClientConfig::default()
+                },
+            );
+            let models: Vec<String> = client
+                .list_models()
+                .ok()?
+                .into_iter()
+                .map(|m| m.id)
+                .collect();
+            Some(LocalServer {
+                name,
+                label,
+                url,
+                models,
+            })
+        })
         .collect()
 }
 
@@ -226,4 +271,42 @@ fn ask_secret(out: &mut impl Write, question: &str) -> std::io::Result<String> {
     write!(out, "{question}")?;
     out.flush()?;
     rpassword::read_password().map(|s| s.trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hrns_blocking::mock::MockProvider;
+    use std::io::{Read, Write};
+
+    #[test]
+    fn only_servers_that_list_models_are_offered() {
+        let mock = MockProvider::start([])
+            .unwrap()
+            .with_models(["qwen3", "llama"]);
+        // Any open port that answers HTTP, but not with a model list (`python -m http.server`).
+        let plain = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let plain_port = plain.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for stream in plain.incoming().flatten() {
+                let mut stream = stream;
+                let mut buf = [0u8; 2048];
+                let _ = stream.read(&mut buf);
+                let _ = stream.write_all(
+                    b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<html>Directory listing</html>",
+                );
+            }
+        });
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let closed_port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let found = probe_local_servers(&[
+            ("plain", "vLLM", plain_port),
+            ("closed", "Ollama", closed_port),
+            ("mock", "LM Studio", mock.addr().port()),
+        ]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].label, "LM Studio");
+        assert_eq!(found[0].models, ["qwen3", "llama"]);
+    }
 }
