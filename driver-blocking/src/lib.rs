@@ -59,7 +59,7 @@
 //!     if let Event::TextDelta { text } = event {
 //!         print!("{text}");
 //!     }
-//! });
+//! })?;
 //! match outcome {
 //!     TurnOutcome::Finished => Ok(()),
 //!     TurnOutcome::Failed(error) => Err(error.into()),
