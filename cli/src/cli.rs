@@ -55,6 +55,10 @@ pub(crate) struct Global {
     /// workspace and temporary directories, no network) or danger-full-access (no sandbox).
     #[arg(long, global = true, value_name = "POLICY", value_parser = parse_sandbox)]
     pub(crate) sandbox: Option<SandboxMode>,
+    /// The model's context window in tokens, over the config's `contextWindow` and the
+    /// provider's /models metadata.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(256..))]
+    pub(crate) context_window: Option<u64>,
     /// Config file to read and write instead of the default.
     #[arg(long, global = true, value_name = "PATH", env = "HRNS_CONFIG")]
     pub(crate) config: Option<PathBuf>,

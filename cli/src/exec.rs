@@ -18,13 +18,37 @@ use std::sync::Arc;
 pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     let prompt = read_prompt(args.message.as_deref().or(args.prompt.as_deref()))?;
     let file = ConfigFile::load(global.config.as_deref())?;
-    let setup = crate::onboarding::resolve_or_onboard(global, file)?;
+    let mut setup = crate::onboarding::resolve_or_onboard(global, file)?;
     setup.print_warnings();
     let policy = approval(global.approval, ApprovalPolicy::Auto);
     if policy == ApprovalPolicy::Ask && !std::io::stdin().is_terminal() {
         return Err(CliError::usage(
             "--approval ask needs a terminal to ask on, and stdin is not one; use --approval read-only or auto",
         ));
+    }
+    let client = Client::new(
+        setup.provider.to_provider(),
+        &ClientConfig {
+            skip_verify: setup.provider.skip_verify,
+            ..ClientConfig::default()
+        },
+    );
+    if setup.needs_window_lookup() {
+        // Best effort: a provider without /models (or without a window in it) leaves the
+        // window unknown, and an overflow answer teaches it.
+        // Short timeouts: a slow /models must not hold the run up.
+        let lookup = Client::new(
+            setup.provider.to_provider(),
+            &ClientConfig {
+                skip_verify: setup.provider.skip_verify,
+                connect_timeout: std::time::Duration::from_secs(3),
+                read_idle_timeout: std::time::Duration::from_secs(5),
+                ..ClientConfig::default()
+            },
+        );
+        if let Ok(models) = lookup.list_models() {
+            setup.learn_window(&models);
+        }
     }
     let mcp_found = crate::mcp::configured(&setup.file.config, &setup.workspace);
     let (mcp_servers, mcp_failures) =
@@ -89,13 +113,6 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         }
     };
 
-    let client = Client::new(
-        setup.provider.to_provider(),
-        &ClientConfig {
-            skip_verify: setup.provider.skip_verify,
-            ..ClientConfig::default()
-        },
-    );
     let transport: Arc<dyn Transport> = match &args.record {
         Some(path) => {
             let header = Header {

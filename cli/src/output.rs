@@ -2,7 +2,7 @@
 
 use crate::safe_text::{Sanitizer, safe};
 use crate::style::Style;
-use hrns_core::session::{Event, ToolStatus};
+use hrns_core::session::{CompactMethod, CompactReason, Event, ToolStatus};
 use std::io::Write;
 
 /// The first line of `--json` output: the schema version and what the run is.
@@ -193,6 +193,11 @@ impl HumanPrinter {
                     ))
                 );
             }
+            Event::ContextCompacted { .. } => {
+                if let Some(line) = compaction_text(event) {
+                    let _ = writeln!(err, "{}", s.harness(&line));
+                }
+            }
             Event::OptionDropped { field, .. } => {
                 let _ = writeln!(
                     err,
@@ -261,6 +266,47 @@ fn redacted_event(event: &Event) -> Option<Event> {
             _ => Event::ReasoningDelta { text: clean },
         }),
     }
+}
+
+/// The one line that reports a compaction, for `exec`'s stderr and the TUI; `None` for other
+/// events.
+pub(crate) fn compaction_text(event: &Event) -> Option<String> {
+    let Event::ContextCompacted {
+        reason,
+        method,
+        tokens_before,
+        tokens_after,
+        window,
+        pruned,
+        summarized_messages,
+    } = event
+    else {
+        return None;
+    };
+    let why = match reason {
+        CompactReason::Threshold => "the context was nearly full",
+        CompactReason::Overflow => "the provider said the request was too long",
+        CompactReason::Requested => "as asked",
+        _ => "the context was nearly full",
+    };
+    let mut what = Vec::new();
+    if !pruned.is_empty() {
+        let bytes: usize = pruned.iter().map(|p| p.bytes).sum();
+        what.push(format!(
+            "pruned {} old tool output{} ({} KiB)",
+            pruned.len(),
+            if pruned.len() == 1 { "" } else { "s" },
+            bytes.div_ceil(1024)
+        ));
+    }
+    if *method == CompactMethod::Summarized {
+        what.push(format!("summarised {summarized_messages} messages"));
+    }
+    let window = window.map_or(String::new(), |w| format!(" of {w}"));
+    Some(format!(
+        "context compacted ({why}): {}; ~{tokens_before} → ~{tokens_after} tokens{window}",
+        what.join(", ")
+    ))
 }
 
 /// What a status is called in a result line.

@@ -7,7 +7,7 @@
 //! a crash loses at most the line being written, and a torn last line is skipped on load.
 
 use hrns_core::history;
-use hrns_core::session::Event;
+use hrns_core::session::{CompactMethod, Event};
 use hrns_core::wire::{Message, Role};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -213,13 +213,18 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
             )),
         }
     }
-    let mut messages: Vec<Message> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Message { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect();
+    // A summarising compaction replaced the history: the messages after it are the new one.
+    let mut messages: Vec<Message> = Vec::new();
+    for e in &events {
+        match e {
+            Event::Message { message } => messages.push(message.clone()),
+            Event::ContextCompacted {
+                method: CompactMethod::Summarized,
+                ..
+            } => messages.clear(),
+            _ => {}
+        }
+    }
     history::repair(&mut messages);
     Ok(LoadedSession {
         header,
@@ -326,6 +331,42 @@ pub(crate) fn latest_in(dir: &Path, cwd: &str) -> Option<PathBuf> {
     })
 }
 
+/// One item of an exported transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TranscriptItem {
+    /// A message as it entered the history.
+    Message(Message),
+    /// A compaction; after a summarising one, the summary is the next message.
+    Compacted(Event),
+}
+
+/// The conversation as it happened: every message once, and the compactions where they
+/// happened. The messages a summarising compaction re-states (the new history) are not
+/// repeated, except the summary itself.
+pub(crate) fn transcript(s: &LoadedSession) -> Vec<TranscriptItem> {
+    let mut items = Vec::new();
+    // After a summarising compaction: `Some(n)` while its re-stated messages are read.
+    let mut restated: Option<usize> = None;
+    for e in &s.events {
+        match e {
+            Event::Message { message } => {
+                match restated {
+                    Some(0) => items.push(TranscriptItem::Message(message.clone())),
+                    Some(_) => {}
+                    None => items.push(TranscriptItem::Message(message.clone())),
+                }
+                restated = restated.map(|n| n + 1);
+            }
+            Event::ContextCompacted { method, .. } => {
+                items.push(TranscriptItem::Compacted(e.clone()));
+                restated = (*method == CompactMethod::Summarized).then_some(0);
+            }
+            _ => restated = None,
+        }
+    }
+    items
+}
+
 /// A readable Markdown transcript.
 pub(crate) fn to_markdown(s: &LoadedSession) -> String {
     let h = &s.header;
@@ -333,7 +374,15 @@ pub(crate) fn to_markdown(s: &LoadedSession) -> String {
         "# hrns session {}\n\n- started: {}\n- directory: `{}`\n- provider: {}, model: {}, agent: {}\n",
         h.id, h.started, h.cwd, h.provider, h.model, h.agent
     );
-    for m in &s.messages {
+    for item in transcript(s) {
+        let m = match item {
+            TranscriptItem::Message(m) => m,
+            TranscriptItem::Compacted(e) => {
+                let line = crate::output::compaction_text(&e).unwrap_or_default();
+                out.push_str(&format!("\n---\n\n*{line}*\n\n---\n"));
+                continue;
+            }
+        };
         match m.role {
             Role::User => out.push_str(&format!("\n## User\n\n{}\n", m.text())),
             Role::Assistant => {
@@ -369,9 +418,20 @@ fn fence_for(text: &str) -> String {
     "`".repeat(longest.max(2) + 1)
 }
 
-/// A JSON transcript: the header and the messages.
+/// A JSON transcript: the header, the messages as they happened and the compactions (each
+/// with the index of the message it came before).
 pub(crate) fn to_json(s: &LoadedSession) -> serde_json::Value {
-    serde_json::json!({"header": s.header, "messages": s.messages})
+    let mut messages = Vec::new();
+    let mut compactions = Vec::new();
+    for item in transcript(s) {
+        match item {
+            TranscriptItem::Message(m) => messages.push(m),
+            TranscriptItem::Compacted(e) => {
+                compactions.push(serde_json::json!({"before_message": messages.len(), "event": e}));
+            }
+        }
+    }
+    serde_json::json!({"header": s.header, "messages": messages, "compactions": compactions})
 }
 
 #[cfg(test)]
@@ -457,6 +517,70 @@ mod tests {
         assert_eq!(find(dir.path(), &log.id()[..3]).unwrap(), log.path());
         assert_eq!(latest_in(dir.path(), "/w").unwrap(), log.path());
         assert!(latest_in(dir.path(), "/elsewhere").is_none());
+    }
+
+    #[test]
+    fn a_summarising_compaction_replaces_the_resumed_history_and_shows_in_exports() {
+        use hrns_core::context::PrunedOutput;
+        use hrns_core::session::CompactReason;
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::create(dir.path(), header()).unwrap();
+        let msg = |m: Message| Event::Message { message: m };
+        let events = vec![
+            msg(Message::user("old task")),
+            msg(Message::assistant("old answer")),
+            Event::TurnFinished {
+                finish_reason: None,
+                usage: Default::default(),
+            },
+            msg(Message::user("new task")),
+            Event::RequestStarted {
+                step: 1,
+                attempt: 1,
+            },
+            Event::ContextCompacted {
+                reason: CompactReason::Threshold,
+                method: CompactMethod::Summarized,
+                tokens_before: 900,
+                tokens_after: 100,
+                window: Some(1000),
+                pruned: vec![PrunedOutput {
+                    call_id: "c".into(),
+                    tool: "read_file".into(),
+                    arguments: "{}".into(),
+                    bytes: 5000,
+                }],
+                summarized_messages: 2,
+            },
+            msg(Message::user("[Context compacted: …] SUMMARY")),
+            msg(Message::user("new task")),
+            Event::RequestStarted {
+                step: 1,
+                attempt: 1,
+            },
+            msg(Message::assistant("new answer")),
+        ];
+        for e in &events {
+            log.record(e).unwrap();
+        }
+        let loaded = load(log.path()).unwrap();
+        let texts: Vec<String> = loaded.messages.iter().map(Message::text).collect();
+        assert_eq!(
+            texts,
+            ["[Context compacted: …] SUMMARY", "new task", "new answer"]
+        );
+        let md = to_markdown(&loaded);
+        assert_eq!(
+            md.matches("new task").count(),
+            1,
+            "re-stated messages are not repeated: {md}"
+        );
+        let at = md.find("context compacted (the context was nearly full): pruned 1 old tool output (5 KiB), summarised 2 messages; ~900 → ~100 tokens of 1000").expect(&md);
+        assert!(md.find("new task").unwrap() < at && at < md.find("SUMMARY").unwrap());
+        let json = to_json(&loaded);
+        assert_eq!(json["messages"].as_array().unwrap().len(), 5);
+        assert_eq!(json["compactions"][0]["before_message"], 3);
+        assert_eq!(json["compactions"][0]["event"]["type"], "context_compacted");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::cli::{ApprovalArg, Global};
 use crate::paths;
 use hrns_blocking::{Toolbox, tools};
 use hrns_core::agent::{self, Agent};
-use hrns_core::config::{Config, ResolvedProvider, Selection};
+use hrns_core::config::{Config, ContextSettings, ResolvedProvider, Selection};
 use hrns_core::instructions::{InstructionFile, InstructionSettings};
 use hrns_core::prompt::{PromptContext, compose_system_prompt};
 use hrns_core::session::{ApprovalPolicy, SessionConfig};
@@ -272,6 +272,10 @@ pub(crate) struct Setup {
     pub(crate) workspace: PathBuf,
     /// How commands are confined (`--sandbox`, the config, `workspace-write`).
     pub(crate) sandbox: hrns_blocking::Sandbox,
+    /// `--context-window`.
+    pub(crate) context_window_flag: Option<u64>,
+    /// The window the provider's `/models` gave for a model, once looked up.
+    pub(crate) listed_window: Option<(String, u64)>,
 }
 
 impl Setup {
@@ -335,6 +339,9 @@ impl Setup {
             .and_then(|entry| entry.key_env.clone());
         let sandbox =
             crate::sandbox::for_run(global.sandbox, &file.config, &workspace, key_env.as_deref())?;
+        file.config
+            .context_settings(&provider.name, &provider.model)
+            .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         Ok(Setup {
             file,
             provider,
@@ -342,6 +349,8 @@ impl Setup {
             agent,
             workspace,
             sandbox,
+            context_window_flag: global.context_window,
+            listed_window: None,
         })
     }
 
@@ -386,7 +395,44 @@ impl Setup {
         config.tools = specs;
         config.approval = approval;
         config.seed = std::process::id().into();
+        let settings = self.context_settings();
+        config.context.window = self.context_window();
+        if let Some(percent) = settings.threshold_percent {
+            config.context.threshold_percent = percent;
+        }
         config
+    }
+
+    fn context_settings(&self) -> ContextSettings {
+        // Checked when resolved; a file changed since by `/connect` falls back to defaults.
+        self.file
+            .config
+            .context_settings(&self.provider.name, &self.provider.model)
+            .unwrap_or_default()
+    }
+
+    /// The context window of the current model: `--context-window`, else the config, else
+    /// what the provider's `/models` said.
+    pub(crate) fn context_window(&self) -> Option<u64> {
+        self.context_window_flag
+            .or(self.context_settings().window)
+            .or(self
+                .listed_window
+                .as_ref()
+                .filter(|(model, _)| *model == self.provider.model)
+                .map(|(_, w)| *w))
+    }
+
+    /// Whether the window is unknown, so the provider's `/models` is worth asking.
+    pub(crate) fn needs_window_lookup(&self) -> bool {
+        self.context_window().is_none()
+    }
+
+    /// Takes the current model's window from a `/models` answer, when it states one.
+    pub(crate) fn learn_window(&mut self, models: &[hrns_core::wire::ModelInfo]) {
+        if let Some(w) = hrns_core::context::window_from_models(models, &self.provider.model) {
+            self.listed_window = Some((self.provider.model.clone(), w));
+        }
     }
 
     /// Prints the problems met while discovering agents and skills.

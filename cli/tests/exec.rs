@@ -118,7 +118,7 @@ fn exec_streams_text_to_stdout() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Hello from the mock.\n");
     assert_no_key(&out);
-    let req = &mock.requests()[0];
+    let req = &mock.chat_requests()[0];
     assert_eq!(
         req.header("authorization"),
         Some(format!("Bearer {KEY}").as_str())
@@ -162,7 +162,7 @@ fn exec_reads_the_prompt_from_stdin() {
     let out = env.run_stdin(Some(&mock), &["exec"], "from a pipe\n");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
-        mock.requests()[0].json()["messages"][1]["content"],
+        mock.chat_requests()[0].json()["messages"][1]["content"],
         "from a pipe\n"
     );
     let out = env.run_stdin(Some(&mock), &["exec", "-"], "   \n");
@@ -183,7 +183,7 @@ fn exec_runs_tools_and_reports_activity_on_stderr() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "The word is pineapple.\n");
     assert!(stderr(&out).contains("read_file"), "{}", stderr(&out));
-    let second = mock.requests()[1].json();
+    let second = mock.chat_requests()[1].json();
     let tool_msg = &second["messages"][3];
     assert_eq!(tool_msg["role"], "tool");
     assert!(tool_msg["content"].as_str().unwrap().contains("pineapple"));
@@ -232,7 +232,7 @@ fn go_shaped_config_file_is_read_and_flags_select() {
     let out = env.run(None, &["exec", "x"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "from a\n");
-    assert_eq!(a.requests()[0].json()["model"], "model-a");
+    assert_eq!(a.chat_requests()[0].json()["model"], "model-a");
     let out = env
         .cmd(None)
         .env("B_KEY", "b-secret")
@@ -240,9 +240,9 @@ fn go_shaped_config_file_is_read_and_flags_select() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(b.requests()[0].json()["model"], "other");
+    assert_eq!(b.chat_requests()[0].json()["model"], "other");
     assert_eq!(
-        b.requests()[0].header("authorization"),
+        b.chat_requests()[0].header("authorization"),
         Some("Bearer b-secret")
     );
     // keyEnv unset: a clear error naming the variable.
@@ -280,7 +280,7 @@ fn agents_filter_the_tools_sent() {
     ])
     .unwrap();
     assert_eq!(env.run(Some(&mock), &["exec", "x"]).status.code(), Some(0));
-    let all = tool_names(&mock.requests()[0].json());
+    let all = tool_names(&mock.chat_requests()[0].json());
     for t in [
         "read_file",
         "list_files",
@@ -296,7 +296,7 @@ fn agents_filter_the_tools_sent() {
             .code(),
         Some(0)
     );
-    let explorer = tool_names(&mock.requests()[1].json());
+    let explorer = tool_names(&mock.chat_requests()[1].json());
     assert!(explorer.contains(&"read_file".to_owned()));
     for t in ["write_file", "edit_file", "run_command"] {
         assert!(!explorer.contains(&t.to_owned()), "{explorer:?}");
@@ -311,7 +311,7 @@ fn agents_filter_the_tools_sent() {
             .code(),
         Some(0)
     );
-    let body = mock.requests()[2].json();
+    let body = mock.chat_requests()[2].json();
     assert_eq!(tool_names(&body), ["read_file"]);
     assert!(
         body["messages"][0]["content"]
@@ -352,14 +352,14 @@ fn skills_go_into_the_prompt_and_load_on_demand() {
         "bad skill reported: {}",
         stderr(&out)
     );
-    let first = mock.requests()[0].json();
+    let first = mock.chat_requests()[0].json();
     let system = first["messages"][0]["content"].as_str().unwrap();
     assert!(
         system.contains("release") && system.contains("How to cut a release"),
         "{system}"
     );
     assert!(tool_names(&first).contains(&"load_skill".to_owned()));
-    let second = mock.requests()[1].json();
+    let second = mock.chat_requests()[1].json();
     assert!(
         second["messages"][3]["content"]
             .as_str()
@@ -452,7 +452,7 @@ fn sessions_are_saved_listed_exported_and_continued() {
     assert_eq!(v["messages"].as_array().unwrap().len(), 2);
     let out = env.run(Some(&mock), &["exec", "--continue", "and then?"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let msgs = mock.requests()[1].json()["messages"].clone();
+    let msgs = mock.chat_requests()[1].json()["messages"].clone();
     let texts: Vec<&str> = msgs.as_array().unwrap()[1..]
         .iter()
         .map(|m| m["content"].as_str().unwrap())

@@ -100,7 +100,7 @@ fn approvals_yes_and_no_with_a_reason() {
         !ui.work.join("x.txt").exists(),
         "denied write did not happen"
     );
-    let reqs = mock.requests();
+    let reqs = mock.chat_requests();
     let first_result = &reqs[1].json()["messages"];
     assert!(first_result.to_string().contains("approved-run"));
     let denied = reqs[3].json()["messages"].to_string();
@@ -124,7 +124,7 @@ fn escape_cancels_mid_stream_and_the_next_message_works() {
     ui.p.expect("interrupted", T);
     ui.p.send("second\r");
     ui.p.expect("Second answer.", T);
-    let msgs = mock.requests()[1].json()["messages"].to_string();
+    let msgs = mock.chat_requests()[1].json()["messages"].to_string();
     assert!(msgs.contains("interrupted by the user"), "{msgs}");
     ui.quit();
 }
@@ -160,7 +160,7 @@ fn slash_commands() {
     std::thread::sleep(Duration::from_millis(200));
     ui.p.send("/retry\r");
     ui.p.expect("ANSWER-TWO", T);
-    let reqs = mock.requests();
+    let reqs = mock.chat_requests();
     let chats: Vec<_> = reqs
         .iter()
         .filter(|r| r.path.ends_with("/chat/completions"))
@@ -194,7 +194,7 @@ fn history_recall_and_multi_line_input() {
     );
     ui.p.send("\r");
     ui.p.expect("A2", T);
-    let first = mock.requests()[0].json();
+    let first = mock.chat_requests()[0].json();
     assert_eq!(first["messages"][1]["content"], "line one\nline two");
     ui.quit();
 }
@@ -257,7 +257,7 @@ fn continue_opens_the_saved_conversation() {
     ui.p.expect("2 messages", T);
     ui.p.send("how many people live there?\r");
     ui.p.expect("About 2 million.", T);
-    let msgs = mock.requests()[1].json()["messages"].clone();
+    let msgs = mock.chat_requests()[1].json()["messages"].clone();
     let texts: Vec<&str> = msgs.as_array().unwrap()[1..]
         .iter()
         .map(|m| m["content"].as_str().unwrap())
@@ -291,7 +291,7 @@ fn connect_adds_a_provider_and_switches_the_live_client() {
     ui.p.send("hello\r");
     ui.p.expect("from the second provider", T);
     assert!(first.requests().is_empty());
-    let req = &second.requests()[0];
+    let req = &second.chat_requests()[0];
     assert_eq!(req.json()["model"], "model-two");
     assert_eq!(req.header("authorization"), Some("Bearer sk-second-HIDDEN"));
     assert!(

@@ -39,6 +39,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+mod context;
+pub use context::ContextSettings;
 mod stale;
 pub use stale::{ChoiceKind, StaleChoice};
 

@@ -15,8 +15,9 @@ use crate::wire::{Content, Message};
 /// over-counts both, so the first threshold check errs on the side of compacting early.
 pub const CONSERVATIVE_BYTES_PER_TOKEN: f64 = 3.0;
 
-/// Calibrated ratios are kept within these bounds, so one odd report (a cached prompt counted
-/// as zero, a provider counting characters) cannot make the meter absurd.
+/// Bytes per token a report may imply to be believed. Outside these bounds the report is not a
+/// count of this request (a proxy that leaves cached tokens out, a fixed placeholder, a
+/// provider counting something else) and is ignored, so it cannot make the meter absurd.
 const RATIO_BOUNDS: (f64, f64) = (1.0, 8.0);
 
 /// Fixed framing a chat template adds around each message (role markers, separators).
@@ -97,17 +98,21 @@ impl TokenMeter {
     }
 
     /// The provider counted a request of `bytes` bytes as `prompt_tokens`: it becomes the
-    /// anchor, and the ratio is recalibrated (a zero count is ignored).
+    /// anchor, and the ratio is recalibrated. A zero count, or one implying fewer than 1 or
+    /// more than 8 bytes per token, is ignored.
     pub fn observe(&mut self, bytes: u64, prompt_tokens: u64) {
         if prompt_tokens == 0 || bytes == 0 {
+            return;
+        }
+        let ratio = bytes as f64 / prompt_tokens as f64;
+        if !(RATIO_BOUNDS.0..=RATIO_BOUNDS.1).contains(&ratio) {
             return;
         }
         self.anchor = Some(Anchor {
             bytes,
             tokens: prompt_tokens,
         });
-        let ratio = bytes as f64 / prompt_tokens as f64;
-        self.bytes_per_token = ratio.clamp(RATIO_BOUNDS.0, RATIO_BOUNDS.1);
+        self.bytes_per_token = ratio;
     }
 
     /// The current bytes-per-token ratio.
@@ -157,9 +162,15 @@ mod tests {
         m.observe(1000, 0);
         assert_eq!(m, TokenMeter::default());
         m.observe(1_000_000, 10);
-        assert_eq!(m.bytes_per_token(), 8.0);
+        assert_eq!(
+            m,
+            TokenMeter::default(),
+            "a placeholder count is not believed"
+        );
         m.observe(10, 1_000);
-        assert_eq!(m.bytes_per_token(), 1.0);
+        assert_eq!(m, TokenMeter::default());
+        m.observe(8_000, 1_000);
+        assert_eq!(m.bytes_per_token(), 8.0);
     }
 
     #[test]
@@ -187,11 +198,14 @@ mod tests {
             for (bytes, tokens) in &reports {
                 m.observe(*bytes, *tokens);
             }
-            if let Some((bytes, tokens)) = reports.last() {
+            let believed = reports.iter().rev().find(|(bytes, tokens)| {
+                (1.0..=8.0).contains(&(*bytes as f64 / *tokens as f64))
+            });
+            if let Some((bytes, tokens)) = believed {
                 prop_assert_eq!(m.estimate(*bytes), *tokens);
             }
             let (lo, hi) = (a.min(b), a.max(b));
-            if reports.last().is_none_or(|(bytes, _)| lo >= *bytes || hi < *bytes) {
+            if believed.is_none_or(|(bytes, _)| lo >= *bytes || hi < *bytes) {
                 prop_assert!(m.estimate(lo) <= m.estimate(hi));
             }
         }

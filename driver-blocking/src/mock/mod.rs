@@ -32,7 +32,9 @@
 //! | request | answer |
 //! | --- | --- |
 //! | `POST /v1/chat/completions`, `POST /chat/completions` | the next scripted reply; when the script is exhausted the repeated reply ([`MockProvider::start_repeating`]), else 500 |
-//! | `GET /v1/models`, `GET /models` | `{"object":"list","data":[{"id":..,"object":"model","owned_by":"mock"}]}` |
+//! | … over the context window ([`MockProvider::with_context_window`]) | 400 `context_length_exceeded`, the script untouched |
+//! | … a compaction's summary request ([`MockProvider::with_summary_reply`]) | the summary reply, the script untouched |
+//! | `GET /v1/models`, `GET /models` | `{"object":"list","data":[{"id":..,"object":"model","owned_by":"mock"}]}` (with `context_length` when a window is set) |
 //! | another method on those paths | 405 |
 //! | anything else | 404 |
 //!
@@ -54,6 +56,7 @@
 //!   one `write` on a `TCP_NODELAY` socket, so the client sees it at once; see [`Reply`].
 //! - A client that goes away mid-reply only ends its connection's thread.
 
+mod context;
 mod http;
 mod script;
 mod server;
@@ -68,6 +71,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use context::MOCK_BYTES_PER_TOKEN;
 pub use script::Reply;
 
 use server::{Server, State, lock};
@@ -131,6 +135,25 @@ impl MockProvider {
         self
     }
 
+    /// Answers every summary request of a compaction (a chat request without tools whose
+    /// messages carry [`hrns_core::context::SUMMARY_PROMPT`]) with `reply`, wherever it comes,
+    /// without taking a scripted reply.
+    #[must_use]
+    pub fn with_summary_reply(self, reply: Reply) -> Self {
+        lock(&self.server.shared().state).summary = Some(reply);
+        self
+    }
+
+    /// Gives the model a context window of `tokens`: `/models` lists it as `context_length`,
+    /// and a chat request longer than that ([`MOCK_BYTES_PER_TOKEN`] bytes of body per token)
+    /// is answered 400 with OpenAI's `context_length_exceeded` error instead of a scripted
+    /// reply.
+    #[must_use]
+    pub fn with_context_window(self, tokens: u64) -> Self {
+        lock(&self.server.shared().state).window = Some(tokens);
+        self
+    }
+
     /// Replaces the ids `GET /v1/models` lists, while running.
     pub fn set_models(&self, models: impl IntoIterator<Item = impl Into<String>>) {
         let models = models.into_iter().map(Into::into).collect();
@@ -161,6 +184,18 @@ impl MockProvider {
     /// [`set_recording`](Self::set_recording)).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.server.shared().state).requests.clone()
+    }
+
+    /// The chat requests received so far, in order: [`requests`](Self::requests) without the
+    /// `/models` lookups a client may make first.
+    pub fn chat_requests(&self) -> Vec<RecordedRequest> {
+        let state = lock(&self.server.shared().state);
+        state
+            .requests
+            .iter()
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .cloned()
+            .collect()
     }
 
     /// How many requests were received so far, recorded or not.

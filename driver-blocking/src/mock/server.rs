@@ -44,6 +44,11 @@ pub(super) struct State {
     pub(super) recording: bool,
     /// Consulted first for every request; `None` from it falls back to the script.
     pub(super) responder: Option<ResponderSlot>,
+    /// Answers every summary request of a compaction, wherever it comes; see
+    /// [`super::MockProvider::with_summary_reply`].
+    pub(super) summary: Option<Reply>,
+    /// The context window: listed in `/models`, and enforced on chat requests.
+    pub(super) window: Option<u64>,
 }
 
 /// The responder, shown in `Debug` only as present.
@@ -66,6 +71,8 @@ impl State {
             seen: 0,
             recording: true,
             responder: None,
+            summary: None,
+            window: None,
         }
     }
 }
@@ -163,8 +170,19 @@ impl Shared {
         let responder = lock(&self.state).responder.clone();
         let answered = responder.and_then(|r| (r.0)(&recorded));
         let mut state = lock(&self.state);
+        let tokens = super::context::request_tokens(&request.body);
         let reply = if let Some(reply) = answered {
             reply
+        } else if chat && method == "POST" && state.window.is_some_and(|w| tokens > w) {
+            super::context::overflow_reply(state.window.unwrap_or(0), tokens)
+        } else if chat && method == "POST" && super::context::is_summary_request(&request.body) {
+            match state.summary.clone() {
+                Some(reply) => reply,
+                None => match state.script.pop_front().or_else(|| state.repeat.clone()) {
+                    Some(reply) => reply,
+                    None => mock_error(500, "script exhausted"),
+                },
+            }
         } else if chat && method == "POST" {
             match state.script.pop_front().or_else(|| state.repeat.clone()) {
                 Some(reply) => reply,
@@ -174,7 +192,10 @@ impl Shared {
             let data: Vec<_> = state
                 .models
                 .iter()
-                .map(|id| json!({"id": id, "object": "model", "owned_by": "mock"}))
+                .map(|id| match state.window {
+                    Some(w) => json!({"id": id, "object": "model", "owned_by": "mock", "context_length": w}),
+                    None => json!({"id": id, "object": "model", "owned_by": "mock"}),
+                })
                 .collect();
             Reply::json(200, json!({"object": "list", "data": data}))
         } else if chat || models {

@@ -487,3 +487,60 @@ fn a_responder_answers_by_request_and_falls_back_to_the_routes() {
     assert_eq!(mock.requests().len(), 3, "all recorded");
     assert!(format!("{mock:?}").contains("MockProvider"));
 }
+
+#[test]
+fn summary_requests_get_the_summary_reply_wherever_they_come() {
+    let mock = start([Reply::text_answer("scripted")])
+        .with_summary_reply(Reply::text_answer("the summary"));
+    let summary = json!({
+        "model": "m",
+        "messages": [{"role": "user", "content": format!("<conversation>…</conversation>\n\n{}", hrns_core::context::SUMMARY_PROMPT)}]
+    })
+    .to_string();
+    let with_tools = json!({
+        "model": "m",
+        "tools": [{"type": "function", "function": {"name": "f"}}],
+        "messages": [{"role": "user", "content": hrns_core::context::SUMMARY_PROMPT}]
+    })
+    .to_string();
+    let mut client = Client::connect(&mock);
+    client.post_chat(&summary);
+    assert!(String::from_utf8_lossy(&client.response().body).contains("summary"));
+    client.post_chat(&summary);
+    assert!(String::from_utf8_lossy(&client.response().body).contains("summary"));
+    assert_eq!(mock.remaining(), 1, "the script is untouched");
+    client.post_chat(&with_tools);
+    assert!(
+        String::from_utf8_lossy(&client.response().body).contains("scripted"),
+        "a request with tools is not a summary request"
+    );
+    assert_eq!(mock.chat_requests().len(), 3);
+}
+
+#[test]
+fn a_context_window_is_listed_and_enforced() {
+    let mock = start([Reply::text_answer("fits")]).with_context_window(300);
+    let mut client = Client::connect(&mock);
+    client.send(b"GET /v1/models HTTP/1.1\r\nHost: a\r\n\r\n");
+    assert_eq!(client.response().json()["data"][0]["context_length"], 300);
+    let long = json!({"messages": [{"role": "user", "content": "x".repeat(1300)}]}).to_string();
+    client.post_chat(&long);
+    let r = client.response();
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["code"], "context_length_exceeded");
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("maximum context length is 300 tokens")
+    );
+    client.post_chat(r#"{"messages":[]}"#);
+    assert_eq!(client.response().status, 200);
+    assert_eq!(mock.remaining(), 0);
+    assert_eq!(mock.chat_requests().len(), 2);
+    assert_eq!(
+        mock.requests().len(),
+        3,
+        "requests() keeps the /models lookup"
+    );
+}
