@@ -60,7 +60,7 @@ fn the_originals_exec_flags_work_and_value_swallowing_clusters_are_refused() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let body = mock.requests()[0].json();
+    let body = mock.chat_requests()[0].json();
     assert_eq!(body["model"], "other-model");
     let messages = body["messages"].to_string();
     assert!(messages.contains("hello pirate"), "{messages}");
@@ -71,7 +71,7 @@ fn the_originals_exec_flags_work_and_value_swallowing_clusters_are_refused() {
     let out = env.run(None, &["exec", "-provider", "mock", "-message", "two"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
-        mock.requests()[1].json()["messages"]
+        mock.chat_requests()[1].json()["messages"]
             .to_string()
             .contains("two")
     );
@@ -80,7 +80,7 @@ fn the_originals_exec_flags_work_and_value_swallowing_clusters_are_refused() {
         assert_eq!(out.status.code(), Some(2), "{bad}");
         assert!(stderr(&out).contains(bad), "{}", stderr(&out));
     }
-    assert_eq!(mock.request_count(), 2, "nothing sent for refused flags");
+    assert_eq!(mock.chat_requests().len(), 2, "nothing sent for refused flags");
 }
 
 /// Runs `args` with stdout read for a few bytes and then closed.
