@@ -80,7 +80,11 @@ fn the_originals_exec_flags_work_and_value_swallowing_clusters_are_refused() {
         assert_eq!(out.status.code(), Some(2), "{bad}");
         assert!(stderr(&out).contains(bad), "{}", stderr(&out));
     }
-    assert_eq!(mock.chat_requests().len(), 2, "nothing sent for refused flags");
+    assert_eq!(
+        mock.chat_requests().len(),
+        2,
+        "nothing sent for refused flags"
+    );
 }
 
 /// Runs `args` with stdout read for a few bytes and then closed.

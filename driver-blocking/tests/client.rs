@@ -31,7 +31,7 @@ fn lists_models() {
         models.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(),
         ["a", "b"]
     );
-    let req = &mock.requests()[0];
+    let req = &mock.model_requests()[0];
     assert_eq!(req.method, "GET");
     assert_eq!(
         req.header("authorization"),

@@ -30,7 +30,7 @@ async fn lists_models() {
     let models = client(&mock).list_models().await.unwrap();
     let ids: Vec<&str> = models.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(ids, ["a", "b"]);
-    let req = &mock.requests()[0];
+    let req = &mock.model_requests()[0];
     assert_eq!(req.method, "GET");
     assert_eq!(
         req.header("authorization"),

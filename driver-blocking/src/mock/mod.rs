@@ -3,7 +3,7 @@
 //! [`MockProvider::start`] binds an ephemeral loopback port and answers
 //! `POST /v1/chat/completions` with the scripted [`Reply`]s in order, `GET /v1/models` with a
 //! configurable model list, and records every request it parsed so a test can assert on what
-//! the client sent. Dropping the provider stops it promptly, even with connections in the
+//! the client sent (`/models` lookups apart from the others). Dropping the provider stops it promptly, even with connections in the
 //! middle of a delayed reply.
 //!
 //! ```no_run
@@ -181,13 +181,19 @@ impl MockProvider {
     }
 
     /// The requests received so far, in order (while recording is on; see
-    /// [`set_recording`](Self::set_recording)).
+    /// [`set_recording`](Self::set_recording)), except `GET /models` lookups, which
+    /// [`model_requests`](Self::model_requests) lists.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.server.shared().state).requests.clone()
     }
 
-    /// The chat requests received so far, in order: [`requests`](Self::requests) without the
-    /// `/models` lookups a client may make first.
+    /// The `GET /models` (and `HEAD`) requests received so far, in order.
+    pub fn model_requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.server.shared().state).model_requests.clone()
+    }
+
+    /// The chat requests received so far, in order: [`requests`](Self::requests) without
+    /// requests to other paths.
     pub fn chat_requests(&self) -> Vec<RecordedRequest> {
         let state = lock(&self.server.shared().state);
         state

@@ -39,6 +39,8 @@ pub(super) struct State {
     pub(super) repeat: Option<Reply>,
     pub(super) models: Vec<String>,
     pub(super) requests: Vec<RecordedRequest>,
+    /// The `GET /models` requests, kept apart from `requests`.
+    pub(super) model_requests: Vec<RecordedRequest>,
     /// Requests parsed so far, recorded or not.
     pub(super) seen: usize,
     pub(super) recording: bool,
@@ -68,6 +70,7 @@ impl State {
             repeat,
             models: vec![super::chunk::MODEL.to_owned()],
             requests: Vec::new(),
+            model_requests: Vec::new(),
             seen: 0,
             recording: true,
             responder: None,
@@ -205,8 +208,15 @@ impl Shared {
             mock_error(404, &format!("no route for {method} {path}"))
         };
         state.seen += 1;
+        let lookup = models && (method == "GET" || method == "HEAD");
         if state.recording {
-            state.requests.push(recorded);
+            // Clients may look the model list up before chatting (hrns does, for the context
+            // window); kept apart so `requests()[n]` stays the n-th conversation request.
+            if lookup {
+                state.model_requests.push(recorded);
+            } else {
+                state.requests.push(recorded);
+            }
         }
         drop(state);
         self.requests_changed.notify_all();

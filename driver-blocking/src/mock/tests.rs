@@ -251,7 +251,8 @@ fn keep_alive_serves_several_requests_on_one_connection() {
         .iter()
         .map(|r| r.body_str().into_owned())
         .collect();
-    assert_eq!(bodies, [r#"{"n":1}"#, r#"{"n":2}"#, "", ""]);
+    assert_eq!(bodies, [r#"{"n":1}"#, r#"{"n":2}"#]);
+    assert_eq!(mock.model_requests().len(), 2);
 }
 
 #[test]
@@ -484,7 +485,8 @@ fn a_responder_answers_by_request_and_falls_back_to_the_routes() {
         500,
         "no script left: the default answer"
     );
-    assert_eq!(mock.requests().len(), 3, "all recorded");
+    assert_eq!(mock.requests().len(), 2, "the chat requests");
+    assert_eq!(mock.model_requests().len(), 1, "the /models lookup, apart");
     assert!(format!("{mock:?}").contains("MockProvider"));
 }
 
@@ -540,7 +542,8 @@ fn a_context_window_is_listed_and_enforced() {
     assert_eq!(mock.chat_requests().len(), 2);
     assert_eq!(
         mock.requests().len(),
-        3,
-        "requests() keeps the /models lookup"
+        2,
+        "the /models lookup is listed apart"
     );
+    assert_eq!(mock.model_requests().len(), 1);
 }
