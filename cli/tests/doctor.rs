@@ -188,7 +188,11 @@ fn a_well_behaved_provider_is_ok_on_every_line_and_stale_quirks_are_cleared() {
     );
     assert_eq!(local["color"], "red");
     assert_eq!(config["theme"], "dark");
-    assert_eq!(mock.requests().len(), 7);
+    assert_eq!(
+        mock.requests().len() + mock.model_requests().len(),
+        7,
+        "the /models lookup is listed apart"
+    );
 }
 
 #[test]
