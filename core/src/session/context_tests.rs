@@ -460,3 +460,70 @@ fn without_a_window_nothing_is_pruned_before_sending() {
     assert!(sim.compactions().is_empty());
     assert_eq!(sim.s.context_usage().percent(), None);
 }
+
+/// Recorded traffic: a tool-heavy session over this repository's own files, each request
+/// counted with a real tokenizer (see `core/src/context/traffic/make.mjs`).
+const TRAFFIC: &str = include_str!("../context/traffic/session.json");
+
+#[test]
+fn estimates_stay_within_15_percent_of_recorded_counts() {
+    let traffic: Value = serde_json::from_str(TRAFFIC).unwrap();
+    let steps = traffic["steps"].as_array().unwrap().clone();
+    let mut c = config(None);
+    c.system_prompt = Some(traffic["system"].as_str().unwrap().to_owned());
+    let mut sim = Sim::new(c);
+    sim.s.submit(traffic["task"].as_str().unwrap()).unwrap();
+    let mut n = 0;
+    let outputs = steps.clone();
+    sim.drive(
+        &mut |_req, _tokens| {
+            let step = &steps[n];
+            n += 1;
+            let tokens = step["prompt_tokens"].as_u64().unwrap();
+            let a = &step["assistant"];
+            let answer = match a["tool_calls"].as_array() {
+                Some(calls) => {
+                    let f = &calls[0]["function"];
+                    call(
+                        calls[0]["id"].as_str().unwrap(),
+                        f["name"].as_str().unwrap(),
+                        f["arguments"].as_str().unwrap(),
+                        tokens,
+                    )
+                }
+                None => text(a["content"].as_str().unwrap(), tokens),
+            };
+            (200, answer)
+        },
+        &mut |run| {
+            outputs
+                .iter()
+                .find_map(|s| s["outputs"][&run.call_id].as_str())
+                .unwrap()
+                .to_owned()
+        },
+    );
+    assert!(
+        matches!(sim.last_final(), Event::TurnFinished { .. }),
+        "{:?}",
+        sim.last_final()
+    );
+    let counted: Vec<u64> = traffic["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["prompt_tokens"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sim.estimates.len(), counted.len());
+    assert!(
+        sim.estimates[0] >= counted[0],
+        "the first estimate over-counts"
+    );
+    for (k, (estimate, counted)) in sim.estimates.iter().zip(&counted).enumerate().skip(1) {
+        let err = (*estimate as f64 - *counted as f64).abs() / *counted as f64;
+        assert!(
+            err < 0.15,
+            "request {k}: estimate {estimate} vs counted {counted}"
+        );
+    }
+}
