@@ -23,6 +23,8 @@ use tokio::sync::mpsc;
 enum Msg {
     /// A `/models` answer.
     Models(Result<Vec<String>, String>),
+    /// The model list looked up at the start for the context window.
+    Window(Vec<hrns_core::wire::ModelInfo>),
 }
 
 /// A pending approval question; the answer goes straight to the session.
@@ -80,6 +82,8 @@ pub(crate) struct App {
     ctrl_c_at: Option<Instant>,
     quit: bool,
     models: Vec<String>,
+    /// The model whose window was last asked of `/models`.
+    window_looked_up: Option<String>,
     log: Option<SessionLog>,
     /// The MCP servers of this run, started once; their tools join every rebuilt toolbox.
     mcp: hrns_blocking::mcp::McpServers,
@@ -139,6 +143,7 @@ impl App {
             ctrl_c_at: None,
             quit: false,
             models: Vec::new(),
+            window_looked_up: None,
             log: None,
             mcp,
             mcp_secrets: crate::mcp::secrets(&mcp_found),
@@ -293,6 +298,9 @@ impl App {
             &self.setup.provider.model,
             &self.setup.agent.name,
             self.tokens(),
+            self.session
+                .as_ref()
+                .and_then(|s| s.context_usage().percent()),
             width,
         ));
         let _ = self.screen.draw(&lines, (base + row, col));
@@ -609,6 +617,13 @@ impl App {
                 self.print(&lines);
             }
             Msg::Models(Err(e)) => self.error(&e),
+            Msg::Window(models) => {
+                self.setup.learn_window(&models);
+                let window = self.setup.context_window();
+                if let Some(session) = self.session.as_mut() {
+                    session.set_context_window(window);
+                }
+            }
         }
     }
 
@@ -651,6 +666,11 @@ impl App {
             } => {
                 let line = view::retry_line(*attempt, *delay_ms, reason);
                 self.print(&[line]);
+            }
+            Event::ContextCompacted { .. } => {
+                if let Some(line) = crate::output::compaction_text(&event) {
+                    self.print(&[Line::styled(line, SpanStyle::PLAIN.dim())]);
+                }
             }
             Event::OptionDropped { field, .. } => {
                 self.info(&format!(
@@ -724,6 +744,29 @@ impl App {
         self.tokens_before = self.tokens();
         self.session = Some(session);
         self.runner = Some(runner);
+        self.look_up_window();
+    }
+
+    /// Asks the provider's `/models` for the window in the background when nothing else
+    /// gave it, once per model; the answer arrives as [`Msg::Window`].
+    fn look_up_window(&mut self) {
+        let model = self.setup.provider.model.clone();
+        if !self.setup.needs_window_lookup()
+            || self.window_looked_up.as_ref() == Some(&model)
+            || tokio::runtime::Handle::try_current().is_err()
+        {
+            return;
+        }
+        self.window_looked_up = Some(model);
+        let client = self.client.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            if let Ok(Ok(models)) =
+                tokio::time::timeout(Duration::from_secs(10), client.list_models()).await
+            {
+                let _ = tx.send(Msg::Window(models));
+            }
+        });
     }
 
     fn history(&self) -> Vec<Message> {
@@ -822,6 +865,22 @@ impl App {
                 let text = history[pos].text();
                 self.rebuild(history[..pos].to_vec());
                 self.start_turn(text);
+            }
+            CommandId::Compact => {
+                let Some(session) = self.session.as_mut() else {
+                    return;
+                };
+                match session.compact(arg) {
+                    Ok(()) => {
+                        self.info("compacting the conversation…");
+                        self.waiting_since = Some(Instant::now());
+                        self.dispatch();
+                    }
+                    Err(hrns_core::session::SessionError::NothingToCompact) => {
+                        self.info("nothing to compact yet");
+                    }
+                    Err(e) => self.error(&format!("cannot compact now: {e}")),
+                }
             }
             CommandId::Init => {
                 self.start_turn(hrns_core::instructions::INIT_PROMPT.to_owned());

@@ -10,6 +10,7 @@ pub(crate) enum CommandId {
     Help,
     New,
     Retry,
+    Compact,
     Init,
     Model,
     Models,
@@ -95,6 +96,13 @@ pub(crate) static REGISTRY: &[SlashCommand] = &[
         ArgKind::None,
         ArgValues::Nothing,
         "send your last message again",
+    ),
+    cmd(
+        CommandId::Compact,
+        "compact",
+        ArgKind::Optional("instructions"),
+        ArgValues::Nothing,
+        "summarise the conversation so far to free the context (what to keep, optionally)",
     ),
     cmd(
         CommandId::Init,

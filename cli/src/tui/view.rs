@@ -79,9 +79,13 @@ pub(crate) fn status_line(
     model: &str,
     agent: &str,
     tokens: u64,
+    context_percent: Option<u64>,
     width: usize,
 ) -> Line {
-    let tokens = format!("{} tokens", format_tokens(tokens));
+    let mut tokens = format!("{} tokens", format_tokens(tokens));
+    if let Some(percent) = context_percent {
+        tokens.push_str(&format!(" · ctx {percent}%"));
+    }
     let fixed = text::width(provider) + text::width(agent) + text::width(&tokens) + 9;
     let room = width.saturating_sub(fixed).max(8);
     let model = text::truncate_str(model, room);
@@ -353,11 +357,16 @@ mod tests {
         let b = plain(&banner("openai", "gpt-4o", "Builder", "0.1.0"));
         assert_eq!(b[0], "hrns 0.1.0");
         assert_eq!(b[1], "provider openai · model gpt-4o · agent Builder");
-        let s = status_line("openai", "gpt-4o", "Builder", 12_345, 80);
+        let s = status_line("openai", "gpt-4o", "Builder", 12_345, None, 80);
         assert_eq!(s.plain_text(), "openai · gpt-4o · Builder · 12.3k tokens");
+        let s = status_line("openai", "gpt-4o", "Builder", 12_345, Some(42), 80);
+        assert_eq!(
+            s.plain_text(),
+            "openai · gpt-4o · Builder · 12.3k tokens · ctx 42%"
+        );
         // A long model name is shortened first.
         let model = "accounts/fireworks/models/llama-v3p1-405b-instruct";
-        let s = status_line("fw", model, "Builder", 5, 50).plain_text();
+        let s = status_line("fw", model, "Builder", 5, None, 50).plain_text();
         assert!(s.ends_with("· Builder · 5 tokens"), "{s}");
         assert!(s.contains('…'));
         assert_eq!(format_tokens(999), "999");
@@ -461,7 +470,14 @@ mod tests {
         let long = "word ".repeat(50);
         for w in [10, 20, 33, 80] {
             let mut all = vec![
-                status_line("openai", "gpt-4o-mini-2024-07-18", "Explorer", 1_234_567, w),
+                status_line(
+                    "openai",
+                    "gpt-4o-mini-2024-07-18",
+                    "Explorer",
+                    1_234_567,
+                    Some(100),
+                    w,
+                ),
                 tool_call_line("write_file", args, w),
                 reasoning_summary(&long, w),
             ];

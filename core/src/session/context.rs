@@ -116,6 +116,12 @@ impl Session {
         self.shared.context_usage()
     }
 
+    /// Sets the context window (learnt after the session started, from the provider's model
+    /// list); `None` makes it unknown. Takes effect at the next request.
+    pub fn set_context_window(&mut self, window: Option<u64>) {
+        self.shared.context.window = window;
+    }
+
     /// Compacts the history now (`/compact`): one summary request, with the user's extra
     /// `instructions` for it. Runs as a turn: drain [`Session::poll`] as usual; it ends with
     /// [`Event::TurnFinished`] after [`Event::ContextCompacted`], or [`Event::TurnFailed`].
