@@ -145,6 +145,7 @@ impl Session {
             then: AfterCompaction::Finish,
         };
         self.turn = Some(Turn::start_compaction(s, compaction));
+        self.end_if_over();
         Ok(())
     }
 }
@@ -155,6 +156,37 @@ impl Shared {
             tokens: self.context.meter.estimate(self.context.request_bytes()),
             window: self.context.window,
         }
+    }
+
+    /// Bytes of history a compaction may leave.
+    fn compacted_budget(&self, compaction: &Compaction) -> u64 {
+        let target_tokens = self
+            .threshold()
+            .map(|t| t * TARGET_PERCENT_OF_THRESHOLD / 100);
+        let budget = match (target_tokens, compaction.overflowed_bytes) {
+            (Some(t), _) => self.context.meter.bytes_for(t),
+            (None, Some(b)) => b / 2,
+            (None, None) => self.context.request_bytes(),
+        }
+        .saturating_sub(self.context.fixed_bytes);
+        if compaction.reason == CompactReason::Requested {
+            // Asked for: it must shrink, whatever the room.
+            budget.min(self.context.history_bytes / 2)
+        } else {
+            budget
+        }
+    }
+
+    /// Why a compaction cannot succeed before its summary is even asked for: the user's latest
+    /// message alone is over the budget.
+    fn hopeless(&self, compaction: &Compaction) -> Option<String> {
+        let budget = self.compacted_budget(compaction) as usize;
+        let latest = self
+            .history
+            .iter()
+            .rfind(|m| m.role == crate::wire::Role::User)?;
+        let bytes = context::message_bytes(latest) + context::SUMMARY_HEADER.len();
+        (bytes > budget).then(|| context::CompactError::CannotShrink { bytes, budget }.to_string())
     }
 
     fn threshold(&self) -> Option<u64> {
@@ -219,14 +251,26 @@ impl Turn {
             });
             return self.request(s, 1);
         }
-        self.compaction = Some(Compaction {
-            reason: CompactReason::Threshold,
-            instructions: None,
-            tokens_before: before,
-            pruned,
-            overflowed_bytes: None,
-            then: AfterCompaction::SendStep,
-        });
+        self.begin_compaction(
+            s,
+            Compaction {
+                reason: CompactReason::Threshold,
+                instructions: None,
+                tokens_before: before,
+                pruned,
+                overflowed_bytes: None,
+                then: AfterCompaction::SendStep,
+            },
+        );
+    }
+
+    /// Sends the summary request of `compaction`, unless it cannot succeed: then the turn
+    /// fails at once, without a request.
+    pub(super) fn begin_compaction(&mut self, s: &mut Shared, compaction: Compaction) {
+        if let Some(reason) = s.hopeless(&compaction) {
+            return self.fail(s, TurnError::CompactionFailed { reason });
+        }
+        self.compaction = Some(compaction);
         self.request(s, 1);
     }
 
@@ -272,15 +316,17 @@ impl Turn {
             "pruning {} old tool outputs and compacting the history once",
             pruned.len()
         ));
-        self.compaction = Some(Compaction {
-            reason: CompactReason::Overflow,
-            instructions: None,
-            tokens_before: before,
-            pruned,
-            overflowed_bytes: Some(overflowed_bytes),
-            then: AfterCompaction::SendStep,
-        });
-        self.request(s, 1);
+        self.begin_compaction(
+            s,
+            Compaction {
+                reason: CompactReason::Overflow,
+                instructions: None,
+                tokens_before: before,
+                pruned,
+                overflowed_bytes: Some(overflowed_bytes),
+                then: AfterCompaction::SendStep,
+            },
+        );
         true
     }
 
@@ -291,17 +337,7 @@ impl Turn {
             let reason = "the model's summary was empty".to_owned();
             return self.fail(s, TurnError::CompactionFailed { reason });
         }
-        let target_tokens = s.threshold().map(|t| t * TARGET_PERCENT_OF_THRESHOLD / 100);
-        let mut budget = match (target_tokens, compaction.overflowed_bytes) {
-            (Some(t), _) => s.context.meter.bytes_for(t),
-            (None, Some(b)) => b / 2,
-            (None, None) => s.context.request_bytes(),
-        }
-        .saturating_sub(s.context.fixed_bytes);
-        if compaction.reason == CompactReason::Requested {
-            // Asked for: it must shrink, whatever the room.
-            budget = budget.min(s.context.history_bytes / 2);
-        }
+        let budget = s.compacted_budget(&compaction);
         let compacted = match context::compacted_history(&s.history, &summary, budget as usize) {
             Ok(c) => c,
             Err(e) => {

@@ -249,6 +249,8 @@ impl Session {
         s.emit(Event::TurnStarted { turn: s.turns });
         s.push_history(message);
         self.turn = Some(Turn::start(s));
+        // A turn can end before any request (a compaction that cannot succeed).
+        self.end_if_over();
         Ok(())
     }
 

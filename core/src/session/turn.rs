@@ -80,8 +80,7 @@ impl Turn {
     /// Starts a turn that only compacts the history (`/compact`).
     pub(super) fn start_compaction(s: &mut Shared, compaction: Compaction) -> Self {
         let mut turn = Turn::new();
-        turn.compaction = Some(compaction);
-        turn.request(s, 1);
+        turn.begin_compaction(s, compaction);
         turn
     }
 
