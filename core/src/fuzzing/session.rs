@@ -67,8 +67,9 @@ pub fn session(data: &[u8]) {
     ][usize::from(setup % 3)];
     config.max_steps = 1 + u32::from(setup / 3 % 5);
     config.max_repeated_calls = 2;
-    // A tiny window on half the inputs, so pruning, compaction and overflow recovery run.
-    config.context.window = (setup / 15 % 2 == 1).then_some(300);
+    // A small window on half the inputs (a little over what the tools' specs take), so
+    // pruning, compaction and overflow recovery run.
+    config.context.window = (setup / 15 % 2 == 1).then_some(3600);
     let mut session = Session::new(config);
     #[allow(clippy::disallowed_methods)]
     // a base instant for simulated time; nothing reads the clock after
@@ -120,7 +121,8 @@ pub fn session(data: &[u8]) {
                     .map(|r| r.call_id.clone())
                     .unwrap_or_default();
                 let out = if arg % 2 == 0 {
-                    ToolOutput::ok("out")
+                    // Up to 4 KB, so a few fill the small window.
+                    ToolOutput::ok("out ".repeat(1 + arg * 40))
                 } else {
                     ToolOutput::error("failed")
                 };
