@@ -187,9 +187,9 @@ impl Session {
         &self.shared.config
     }
 
-    /// Whether no turn is running.
+    /// Whether no turn is running and the final event of the last one was polled.
     pub fn is_idle(&self) -> bool {
-        self.turn.is_none()
+        self.turn.is_none() && self.shared.finals_queued == 0
     }
 
     /// When to call [`Session::handle_timeout`] next: a retry is waiting, or a running tool
@@ -381,7 +381,13 @@ impl Session {
 
     /// The next thing to do, or `None` when the session waits for input.
     pub fn poll(&mut self) -> Option<Action> {
-        self.shared.actions.pop_front()
+        let action = self.shared.actions.pop_front();
+        if let Some(Action::Emit(event)) = &action {
+            if event.is_final() {
+                self.shared.finals_queued -= 1;
+            }
+        }
+        action
     }
 
     // ----- internals -----

@@ -18,6 +18,9 @@ pub(super) struct Shared {
     pub(super) config: SessionConfig,
     pub(super) history: Vec<Message>,
     pub(super) actions: VecDeque<Action>,
+    /// Final events in `actions` not polled yet: the session is not idle before its owner saw
+    /// how the turn ended (a turn can end inside `submit`).
+    pub(super) finals_queued: usize,
     pub(super) turns: u64,
     /// The id the next request gets; every id below it was issued.
     pub(super) next_request: u64,
@@ -52,6 +55,7 @@ impl Shared {
             config,
             history: Vec::new(),
             actions: VecDeque::new(),
+            finals_queued: 0,
             turns: 0,
             next_request: 0,
             approved_tools: HashSet::new(),
@@ -62,6 +66,9 @@ impl Shared {
     }
 
     pub(super) fn emit(&mut self, event: Event) {
+        if event.is_final() {
+            self.finals_queued += 1;
+        }
         self.actions.push_back(Action::Emit(event));
     }
 
