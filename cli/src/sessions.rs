@@ -149,7 +149,6 @@ impl SessionLog {
 pub(crate) struct LoadedSession {
     pub(crate) header: SessionHeader,
     /// Every saved event, in order (the TUI shows a resumed conversation from them).
-    #[allow(dead_code)]
     pub(crate) events: Vec<Event>,
     /// The history, repaired so it can be sent again.
     pub(crate) messages: Vec<Message>,
