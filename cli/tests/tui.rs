@@ -143,7 +143,7 @@ fn slash_commands() {
     ui.p.send("/frobnicate\r");
     ui.p.expect("unknown command", T);
     ui.p.send("/model\r");
-    ui.p.expect("needs", T);
+    ui.p.expect("pick one", T);
     ui.p.send("/models\r");
     ui.p.expect("beta", T);
     ui.p.send("/model beta\r");

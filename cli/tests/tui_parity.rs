@@ -195,3 +195,40 @@ fn slash_commands_are_echoed_help_lists_ctrl_t_and_quitting_says_how_to_resume()
     assert_eq!(p.wait(T), 0);
     p.expect("hrns --continue", T);
 }
+
+#[test]
+fn model_picker_unknown_model_warning_and_tab_candidates_in_place() {
+    let root = dirs();
+    let mock = MockProvider::start([])
+        .unwrap()
+        .with_models(["alpha", "beta"]);
+    let env = env_of(root.path(), Some(&mock));
+    let work = root.path().join("work");
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 30, 100);
+    p.expect("mock-model", T);
+    p.send("/model\r");
+    p.expect("pick one", T);
+    p.expect("2. beta", T);
+    p.send("/model 2\r");
+    p.expect("model: beta", T);
+    p.send("/model gamma\r");
+    p.expect("not in the provider's model list", T);
+    p.expect("model: gamma", T);
+    p.send("/mo\t");
+    let start = std::time::Instant::now();
+    while !p.screen().contains("/model  /models") && start.elapsed() < T {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(p.screen().contains("/model  /models"), "{}", p.screen());
+    p.send("x");
+    let start = std::time::Instant::now();
+    while p.screen().contains("/model  /models") && start.elapsed() < T {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !p.screen().contains("/model  /models"),
+        "the candidates go away"
+    );
+    p.send("\x15/quit\r");
+    assert_eq!(p.wait(T), 0);
+}

@@ -84,6 +84,10 @@ pub(crate) struct App {
     models: Vec<String>,
     /// The model whose window was last asked of `/models`.
     window_looked_up: Option<String>,
+    /// Tab's candidates, shown in place under the input until the next key.
+    candidates: Option<String>,
+    /// `/model` without a name asked for the list: number it and say how to pick.
+    picking_model: bool,
     log: Option<SessionLog>,
     /// The MCP servers of this run, started once; their tools join every rebuilt toolbox.
     mcp: hrns_blocking::mcp::McpServers,
@@ -144,6 +148,8 @@ impl App {
             quit: false,
             models: Vec::new(),
             window_looked_up: None,
+            candidates: None,
+            picking_model: false,
             log: None,
             mcp,
             mcp_secrets: crate::mcp::secrets(&mcp_found),
@@ -293,6 +299,12 @@ impl App {
         };
         let base = lines.len();
         lines.extend(editor_lines);
+        if let Some(c) = &self.candidates {
+            lines.push(text::truncate(
+                &Line::styled(c.clone(), SpanStyle::PLAIN.dim()),
+                width,
+            ));
+        }
         lines.push(view::status_line(
             &self.setup.provider.name,
             &self.setup.provider.model,
@@ -337,6 +349,8 @@ impl App {
     }
 
     fn on_key(&mut self, key: KeyEvent) {
+        // Tab's candidate line lasts until the next key.
+        self.candidates = None;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('t') {
             self.show_reasoning = !self.show_reasoning;
@@ -504,8 +518,8 @@ impl App {
         if let Some(c) = completion {
             self.editor.replace_range(c.range.clone(), &c.insert);
             if c.options.len() > 1 {
-                let text = c.options.join("  ");
-                self.print(&[Line::styled(text, SpanStyle::PLAIN.dim())]);
+                // In place under the input, not into the scrollback.
+                self.candidates = Some(c.options.join("  "));
             }
         }
     }
@@ -605,11 +619,15 @@ impl App {
                 let current = self.setup.provider.model.clone();
                 let lines: Vec<Line> = models
                     .iter()
-                    .map(|m| {
+                    .enumerate()
+                    .map(|(i, m)| {
                         let mark = if *m == current { "* " } else { "  " };
-                        Line::plain(format!("{mark}{m}"))
+                        Line::plain(format!("{mark}{:>2}. {m}", i + 1))
                     })
                     .collect();
+                if std::mem::take(&mut self.picking_model) && !models.is_empty() {
+                    self.info("pick one with /model N (its number) or /model NAME");
+                }
                 self.models = models;
                 if lines.is_empty() {
                     self.info("the provider lists no models");
@@ -902,7 +920,24 @@ impl App {
                 });
             }
             CommandId::Model => {
-                let Some(model) = arg else { return };
+                let Some(model) = arg else {
+                    // A numbered picker: the list, then `/model N`.
+                    self.picking_model = true;
+                    self.command(CommandId::Models, None);
+                    return;
+                };
+                // `/model 2`: the second model of the last list shown.
+                let model = match model.parse::<usize>() {
+                    Ok(n) if n >= 1 && n <= self.models.len() && !self.models.contains(&model) => {
+                        self.models[n - 1].clone()
+                    }
+                    _ => model,
+                };
+                if !self.models.is_empty() && !self.models.contains(&model) {
+                    self.error(&format!(
+                        "`{model}` is not in the provider's model list (/models); switching anyway"
+                    ));
+                }
                 self.setup.provider.model = model.clone();
                 let history = self.history();
                 self.rebuild(history);

@@ -114,9 +114,9 @@ pub(crate) static REGISTRY: &[SlashCommand] = &[
     cmd(
         CommandId::Model,
         "model",
-        ArgKind::Required("model"),
+        ArgKind::Optional("model"),
         ArgValues::Models,
-        "switch to another model",
+        "switch to another model (without one: a numbered list to pick from)",
     ),
     cmd(
         CommandId::Models,
@@ -529,7 +529,10 @@ mod tests {
 
     #[test]
     fn hints_instead_of_errors() {
-        assert_eq!(hint("/model"), "/model needs a model: /model <model>");
+        assert_eq!(
+            hint("/provider"),
+            "/provider needs a name: /provider <name>"
+        );
         assert_eq!(
             hint("/provider "),
             "/provider needs a name: /provider <name>"
@@ -548,7 +551,8 @@ mod tests {
         );
         assert!(hint("/").starts_with("type a command"));
         assert!(hint("hello").starts_with("commands start with /"));
-        for h in ["/model", "/mdoel", "/zz"] {
+        assert_eq!(ok("/model"), (CommandId::Model, None), "opens the picker");
+        for h in ["/provider", "/mdoel", "/zz"] {
             assert!(!hint(h).contains('\n'));
         }
     }
@@ -572,7 +576,7 @@ mod tests {
                 c.name
             );
         }
-        assert!(text.iter().any(|l| l.contains("/model <model>")));
+        assert!(text.iter().any(|l| l.contains("/model [model]")));
         assert!(text.iter().any(|l| l.contains("/help [command]")));
         assert!(text.iter().any(|l| l.contains("(also /exit)")));
         // Help texts line up.
