@@ -147,7 +147,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         .print(&mut std::io::stdout().lock());
     }
     let cancel = CancelFlag::new();
-    install_interrupt(&cancel);
+    crate::signals::install(&cancel);
     let ctx = ToolContext {
         workspace: setup.workspace.clone(),
         cancel,
@@ -168,6 +168,10 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             provider: setup.provider.name.clone(),
         }),
     );
+    if matches!(outcome, TurnOutcome::Cancelled) {
+        // Tool threads may still be killing their commands when hrns is about to exit.
+        hrns_blocking::tools::end_all_commands();
+    }
     // A new conversation that failed before any answer is not worth a saved session of one
     // message (it would crowd `hrns sessions` and `--continue`).
     let answered = session
@@ -268,7 +272,7 @@ pub(crate) fn exit_code(outcome: &TurnOutcome) -> u8 {
     match outcome {
         TurnOutcome::Finished => 0,
         TurnOutcome::Failed(_) => crate::exit::FAILURE,
-        TurnOutcome::Cancelled => crate::exit::INTERRUPTED,
+        TurnOutcome::Cancelled => crate::signals::cancelled_status(),
     }
 }
 
@@ -313,17 +317,6 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
         return Err(CliError::usage("the prompt is empty"));
     }
     Ok(text)
-}
-
-/// Ctrl-C cancels the turn cleanly; a second Ctrl-C exits at once.
-fn install_interrupt(cancel: &CancelFlag) {
-    let cancel = cancel.clone();
-    let _ = ctrlc::set_handler(move || {
-        if cancel.is_cancelled() {
-            std::process::exit(i32::from(crate::exit::INTERRUPTED));
-        }
-        cancel.cancel();
-    });
 }
 
 /// Asks on the terminal: `y` once, `a` always for this tool, `n` (with an optional reason).

@@ -19,6 +19,7 @@ mod safe_text;
 mod sandbox;
 mod sessions;
 mod setup;
+mod signals;
 mod style;
 #[allow(dead_code)] // the event loop that uses it comes next
 mod tui;
@@ -84,6 +85,7 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(message) => return fail(exit::USAGE, &message),
     };
+    signals::become_subreaper();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) if wants_json && e.use_stderr() => {

@@ -275,3 +275,67 @@ fn commands_do_not_see_secret_variables() {
     assert!(result.contains("visible-4"), "{result}");
     assert!(result.contains("allowed-5"), "{result}");
 }
+
+#[test]
+fn sigterm_during_a_command_leaves_no_survivors_and_saves_the_session() {
+    use std::time::{Duration, Instant};
+    let env = Env::outside_tmp();
+    let command = "python3 -c 'import os, time; os.setsid(); \
+        open(\"escaped.pid\", \"w\").write(str(os.getpid())); time.sleep(1000)' & \
+        sleep 1000 & echo $! > bg.pid; wait";
+    let call = serde_json::json!({ "command": command }).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "run_command", &call)]),
+        Reply::text_answer("never"),
+    ])
+    .unwrap();
+    let child = env
+        .cmd(Some(&mock))
+        .args(["exec", "go"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid_of = |name: &str| -> Option<i32> {
+        std::fs::read_to_string(env.path("work").join(name))
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let (escaped, bg) = loop {
+        if let (Some(a), Some(b)) = (pid_of("escaped.pid"), pid_of("bg.pid")) {
+            break (a, b);
+        }
+        assert!(Instant::now() < deadline, "the command did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let hrns = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(hrns, rustix::process::Signal::TERM).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    for pid in [escaped, bg] {
+        let gone = Instant::now() + Duration::from_secs(5);
+        while alive(pid) && Instant::now() < gone {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(pid), "process {pid} survived SIGTERM");
+    }
+    let sessions: Vec<_> = std::fs::read_dir(env.path("state/hrns/sessions"))
+        .map(|d| d.flatten().collect())
+        .unwrap_or_default();
+    assert_eq!(sessions.len(), 1, "the session was saved");
+}
+
+/// Whether a process exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    let Some(p) = rustix::process::Pid::from_raw(pid) else {
+        return false;
+    };
+    let exists = rustix::process::test_kill_process(p).is_ok();
+    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'))
+    });
+    exists && !zombie
+}

@@ -51,6 +51,7 @@ macro_rules! builtin_tool {
 }
 
 mod edit_file;
+mod escaped;
 mod list_files;
 mod load_skill;
 mod read_file;
@@ -60,6 +61,7 @@ mod web_fetch;
 mod write_file;
 
 pub use edit_file::EditFile;
+pub use escaped::end_all_commands;
 pub use list_files::ListFiles;
 pub use load_skill::{LoadSkill, Skill};
 pub use read_file::ReadFile;

@@ -1,5 +1,6 @@
 //! `run_command`: `sh -c` in its own process group, with a timeout that kills the group.
 
+use super::escaped;
 use crate::tool::{CancelFlag, ToolContext};
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{
@@ -60,7 +61,9 @@ fn execute(
 ) -> std::io::Result<CommandOutcome> {
     let started = Instant::now();
     let deadline = started + Duration::from_secs(timeout_secs);
+    let marker = escaped::new_marker();
     let mut child = command
+        .env(escaped::MARKER_VAR, &marker)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -97,6 +100,7 @@ fn execute(
         group.kill();
         pipes_closed(Instant::now() + COMMAND_KILL_GRACE, None);
     }
+    escaped::end_escaped(&marker, group.0);
     Ok(CommandOutcome {
         exit_code: status.code(),
         signal: status.signal(),
@@ -311,32 +315,48 @@ mod tests {
     }
 
     #[test]
-    fn a_process_that_leaves_the_group_cannot_hang_the_call() {
+    fn a_process_that_leaves_the_group_cannot_hang_the_call_and_is_ended() {
         let (dir, ctx) = workspace();
-        let has_setsid = Command::new("sh")
-            .args(["-c", "command -v setsid"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !has_setsid {
-            return;
-        }
         let started = Instant::now();
-        let out = run(
-            &ctx,
-            "setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' & sleep 1000",
-            Some(1),
-        );
+        let escape = "python3 -c 'import os, time; os.setsid(); \
+            open(\"escaped.pid\", \"w\").write(str(os.getpid())); time.sleep(1000)'";
+        let out = run(&ctx, &format!("{escape} & sleep 1000"), Some(3));
         assert!(
             out.content.starts_with("killed after timeout"),
             "{}",
             out.content
         );
         assert!(started.elapsed() < Duration::from_secs(8));
-        if let Ok(pid) = std::fs::read_to_string(dir.path().join("escaped.pid")) {
-            if let Some(pid) = pid.trim().parse().ok().and_then(Pid::from_raw) {
-                let _ = rustix::process::kill_process(pid, Signal::KILL);
-            }
+        let pid: i32 = std::fs::read_to_string(dir.path().join("escaped.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = Instant::now() + Duration::from_secs(5);
+        while alive(pid) && Instant::now() < gone {
+            std::thread::sleep(Duration::from_millis(20));
         }
+        assert!(!alive(pid), "the process that left the group survived");
+
+        // One that finishes on its own while the shell exits normally is ended too.
+        std::fs::remove_file(dir.path().join("escaped.pid")).unwrap();
+        let wait_for_pid = "while [ ! -s escaped.pid ]; do sleep 0.05; done";
+        let out = run(
+            &ctx,
+            &format!("{escape} & {wait_for_pid}; echo done"),
+            Some(60),
+        );
+        assert!(out.content.contains("done"), "{}", out.content);
+        let pid: i32 = std::fs::read_to_string(dir.path().join("escaped.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = Instant::now() + Duration::from_secs(5);
+        while alive(pid) && Instant::now() < gone {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(pid), "the process that left the group survived");
     }
 
     #[test]

@@ -1,0 +1,46 @@
+//! SIGINT, SIGTERM and SIGHUP during `hrns exec`: each cancels the turn (commands are killed
+//! with their process groups, the session is saved) and hrns then exits with the status of the
+//! signal (130, 143, 129); a second signal exits at once.
+
+use hrns_blocking::CancelFlag;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The signal that cancelled the turn, 0 while none has.
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+/// Cancels `cancel` on the first SIGINT, SIGTERM or SIGHUP; exits on the second.
+pub(crate) fn install(cancel: &CancelFlag) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    let cancel = cancel.clone();
+    let _ = std::thread::Builder::new()
+        .name("hrns-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if cancel.is_cancelled() {
+                    std::process::exit(128 + signal);
+                }
+                RECEIVED.store(signal, Ordering::SeqCst);
+                cancel.cancel();
+            }
+        });
+}
+
+/// The exit status of a cancelled turn: 128 + the signal that cancelled it, 130 (SIGINT)
+/// otherwise.
+pub(crate) fn cancelled_status() -> u8 {
+    match RECEIVED.load(Ordering::SeqCst) {
+        0 => crate::exit::INTERRUPTED,
+        signal => u8::try_from(128 + signal).unwrap_or(crate::exit::INTERRUPTED),
+    }
+}
+
+/// Makes hrns the child subreaper of its descendants (Linux), so that a process that leaves a
+/// command's process group (`setsid`, a double fork) is reparented to hrns rather than to init,
+/// where the command tool finds and ends it when the call ends.
+pub(crate) fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+}
