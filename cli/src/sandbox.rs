@@ -8,6 +8,7 @@ use crate::style::Style;
 use hrns_blocking::{Launcher, Sandbox};
 use hrns_core::config::Config;
 use hrns_core::sandbox::{EnvPolicy, Places, SafetySettings, SandboxMode, SandboxPolicy};
+use hrns_core::tool::fetch::PrivateAddresses;
 use std::path::{Path, PathBuf};
 
 /// The hidden subcommand that is the launcher.
@@ -72,10 +73,16 @@ pub(crate) fn for_run(
             reason: "not needed".into(),
         }
     };
+    let web_fetch = if settings.web_fetch_private {
+        PrivateAddresses::Allowed
+    } else {
+        PrivateAddresses::Refused
+    };
     Ok(Sandbox {
         policy,
         launcher,
         env,
+        web_fetch,
     })
 }
 
@@ -118,6 +125,7 @@ pub(crate) fn check() -> Result<u8, CliError> {
         policy,
         launcher: launcher().map_err(CliError::failure)?,
         env: EnvPolicy::default(),
+        web_fetch: PrivateAddresses::Refused,
     };
     let probe = |script: &str| {
         sandbox

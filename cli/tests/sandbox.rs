@@ -339,3 +339,52 @@ fn alive(pid: i32) -> bool {
     });
     exists && !zombie
 }
+
+/// `hrns exec ARGS` where the model calls `web_fetch` on `url`; the tool result.
+fn fetch(env: &Env, url: &str) -> String {
+    let call = serde_json::json!({ "url": url }).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "web_fetch", &call)]),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let out = env.run(Some(&mock), &["exec", "go"]);
+    let requests = mock.requests();
+    let body = requests
+        .get(1)
+        .unwrap_or_else(|| panic!("no second request: {}", stderr(&out)))
+        .json();
+    let messages = body["messages"].as_array().unwrap().clone();
+    let tool = messages.iter().rev().find(|m| m["role"] == "tool").unwrap();
+    tool["content"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn web_fetch_refuses_loopback_unless_the_config_allows_it() {
+    use std::io::{Read, Write};
+    let env = Env::new();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/page", listener.local_addr().unwrap());
+    let result = fetch(&env, &url);
+    assert!(result.contains("loopback"), "{result}");
+    assert!(result.contains("webFetchAllowPrivate"), "{result}");
+
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = conn.read(&mut buf);
+        let body = "hello from loopback";
+        let _ = write!(
+            conn,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    });
+    env.write(
+        "config/hrns/config.json",
+        r#"{"webFetchAllowPrivate": true}"#,
+    );
+    let result = fetch(&env, &url);
+    assert!(result.contains("hello from loopback"), "{result}");
+    server.join().unwrap();
+}

@@ -8,6 +8,7 @@
 //! sandbox's [`EnvPolicy`] whatever the policy.
 
 use hrns_core::sandbox::{EnvPolicy, SandboxMode, SandboxPolicy, unavailable_refusal};
+use hrns_core::tool::fetch::PrivateAddresses;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::path::PathBuf;
@@ -65,6 +66,9 @@ pub struct Sandbox {
     pub launcher: Launcher,
     /// Which environment variables commands never see.
     pub env: EnvPolicy,
+    /// Whether `web_fetch` may reach loopback, private and link-local addresses (refused by
+    /// default, in the library too; tests that fetch from loopback opt in).
+    pub web_fetch: PrivateAddresses,
 }
 
 impl Sandbox {
@@ -77,6 +81,7 @@ impl Sandbox {
                 reason: "no sandbox launcher is configured".to_owned(),
             },
             env: EnvPolicy::default(),
+            web_fetch: PrivateAddresses::Refused,
         }
     }
 

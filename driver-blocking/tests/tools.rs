@@ -12,7 +12,9 @@ struct Blocking(hrns_blocking::Toolbox);
 
 impl tool_suite::ToolHarness for Blocking {
     fn call_raw(&self, root: &Path, name: &str, arguments: &str) -> ToolOutput {
-        let ctx = ToolContext::new(root).expect("the suite's workspace exists");
+        let mut ctx = ToolContext::new(root).expect("the suite's workspace exists");
+        // The suite's web server is on loopback.
+        ctx.sandbox.web_fetch = hrns_core::tool::fetch::PrivateAddresses::Allowed;
         let tool = self.0.get(name).expect("a built-in tool");
         tool.run(arguments, &ctx)
     }

@@ -31,7 +31,9 @@ fn tokio() -> Tokio {
 
 impl tool_suite::ToolHarness for Tokio {
     fn call_raw(&self, root: &Path, name: &str, arguments: &str) -> ToolOutput {
-        let ctx = ToolContext::new(root).expect("the suite's workspace exists");
+        let mut ctx = ToolContext::new(root).expect("the suite's workspace exists");
+        // The suite's web server is on loopback.
+        ctx.sandbox.web_fetch = hrns_core::tool::fetch::PrivateAddresses::Allowed;
         let tool = self.tools.get(name).expect("a built-in tool");
         self.rt.block_on(tool.run(arguments, &ctx))
     }
@@ -112,4 +114,35 @@ fn cancelling_the_token_reaches_a_std_tool() {
         tools.get("waits").unwrap().run("{}", &ctx).await
     });
     assert_eq!(out, ToolOutput::ok("saw the cancel"));
+}
+
+#[test]
+fn web_fetch_refuses_loopback_unless_allowed() {
+    let t = tokio();
+    let dir = tempfile::tempdir().unwrap();
+    let mut ctx = ToolContext::new(dir.path()).unwrap();
+    let fetch = t.tools.get("web_fetch").unwrap();
+    for url in [
+        "http://127.0.0.1:9/",
+        "http://localhost:9/",
+        "http://[::1]:9/",
+        "http://169.254.169.254/",
+    ] {
+        let args = serde_json::json!({ "url": url }).to_string();
+        let out = t.rt.block_on(fetch.run(&args, &ctx));
+        assert!(out.is_error, "{url}: {}", out.content);
+        assert!(
+            out.content.contains("webFetchAllowPrivate"),
+            "{url}: {}",
+            out.content
+        );
+    }
+    ctx.sandbox.web_fetch = hrns_core::tool::fetch::PrivateAddresses::Allowed;
+    let args = serde_json::json!({ "url": "http://127.0.0.1:9/" }).to_string();
+    let out = t.rt.block_on(fetch.run(&args, &ctx));
+    assert!(
+        !out.content.contains("webFetchAllowPrivate"),
+        "{}",
+        out.content
+    );
 }

@@ -742,7 +742,7 @@ impl App {
     /// `history`.
     fn rebuild(&mut self, history: Vec<Message>) {
         self.client = client_for(&self.setup);
-        let mut toolbox = toolbox_for(&self.setup, self.client.http().clone());
+        let mut toolbox = toolbox_for(&self.setup);
         crate::mcp::add_tokio_tools(&self.mcp, &mut toolbox, &self.setup.agent);
         let mut config: SessionConfig = self.setup.session_config_for(toolbox.specs(), self.policy);
         config.secrets.extend(&self.mcp_secrets);
@@ -1192,7 +1192,11 @@ fn client_for(setup: &Setup) -> Client {
 }
 
 /// The built-in tools the agent allows.
-fn toolbox_for(setup: &Setup, http: HttpClient) -> Toolbox {
+/// The tools of a turn. `web_fetch` gets a client of its own with default settings: it never
+/// inherits the provider's TLS settings (a `skipVerify` provider must not switch off
+/// certificate checks for every page the model fetches).
+fn toolbox_for(setup: &Setup) -> Toolbox {
+    let http = HttpClient::new(&ClientConfig::default());
     let mut toolbox = hrns_tokio::tools::builtin_toolbox(http, setup.discovered.skills.clone());
     toolbox.retain(|name| setup.agent.tools.allows(name));
     toolbox

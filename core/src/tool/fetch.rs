@@ -24,6 +24,7 @@
 //! ```
 
 use super::ToolOutput;
+use std::net::IpAddr;
 
 /// How many redirects `web_fetch` follows before giving up.
 pub const WEB_FETCH_MAX_REDIRECTS: usize = 5;
@@ -141,6 +142,100 @@ pub fn check_url(url: &str) -> Result<&str, UrlError> {
     let url = url.trim();
     split(url)?;
     Ok(url)
+}
+
+/// Whether `web_fetch` may reach loopback, private and link-local addresses (the machine
+/// itself, the local network, cloud metadata services). Refused unless the user allows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrivateAddresses {
+    /// Only public addresses.
+    #[default]
+    Refused,
+    /// Any address (`"webFetchAllowPrivate": true`).
+    Allowed,
+}
+
+/// The host (without brackets) and port (from the scheme when absent) of an URL
+/// [`check_url`] accepted, for the driver to resolve.
+pub fn host_and_port(url: &str) -> Result<(String, u16), UrlError> {
+    let parts = split(url.trim())?;
+    let host_port = parts
+        .authority
+        .rsplit_once('@')
+        .map_or(parts.authority, |(_, h)| h);
+    let (host, port) = if let Some(rest) = host_port.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').unwrap_or((rest, ""));
+        (host, after.strip_prefix(':'))
+    } else {
+        match host_port.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (host_port, None),
+        }
+    };
+    let default = if parts.scheme.eq_ignore_ascii_case("https") {
+        443
+    } else {
+        80
+    };
+    let port = port
+        .filter(|p| !p.is_empty())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(default);
+    Ok((host.to_owned(), port))
+}
+
+/// What kind of non-public address `ip` is: `loopback`, `private`, `link-local`,
+/// `unspecified`, … or `None` for a public one. IPv4 addresses inside IPv6 count as IPv4.
+pub fn non_public_kind(ip: IpAddr) -> Option<&'static str> {
+    let v4 = match ip {
+        IpAddr::V4(v4) => v4,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4,
+            None => {
+                let first = v6.segments()[0];
+                return if v6.is_loopback() {
+                    Some("loopback")
+                } else if v6.is_unspecified() {
+                    Some("unspecified")
+                } else if first & 0xffc0 == 0xfe80 {
+                    Some("link-local")
+                } else if first & 0xfe00 == 0xfc00 {
+                    Some("private")
+                } else if v6.is_multicast() {
+                    Some("multicast")
+                } else {
+                    None
+                };
+            }
+        },
+    };
+    let [a, b, ..] = v4.octets();
+    if v4.is_loopback() {
+        Some("loopback")
+    } else if v4.is_private() || (a == 100 && (64..128).contains(&b)) {
+        Some("private")
+    } else if v4.is_link_local() {
+        Some("link-local")
+    } else if v4.is_unspecified() || a == 0 {
+        Some("unspecified")
+    } else if v4.is_broadcast() || v4.is_multicast() {
+        Some("multicast")
+    } else {
+        None
+    }
+}
+
+/// Checks an address `url`'s host resolved to: a non-public one is refused (with a text that
+/// says how to allow it) unless `policy` allows it.
+pub fn check_address(url: &str, ip: IpAddr, policy: PrivateAddresses) -> Result<(), ToolOutput> {
+    match (non_public_kind(ip), policy) {
+        (None, _) | (_, PrivateAddresses::Allowed) => Ok(()),
+        (Some(kind), PrivateAddresses::Refused) => Err(ToolOutput::error(format!(
+            "web_fetch: refused {url}: it leads to {ip}, a {kind} address; web_fetch reaches \
+             public addresses only, unless the user sets \"webFetchAllowPrivate\": true in the \
+             hrns config"
+        ))),
+    }
 }
 
 /// Resolves the `Location` of a redirect answered by `base` (an URL [`check_url`] accepted)
@@ -469,5 +564,63 @@ mod tests {
             fetch_timed_out("http://x", 30).content,
             "fetching http://x failed: no complete response within 30 s"
         );
+    }
+
+    #[test]
+    fn hosts_and_ports() {
+        for (url, host, port) in [
+            ("http://example.com/x", "example.com", 80),
+            ("https://example.com", "example.com", 443),
+            ("http://u:p@host:8080/a?b", "host", 8080),
+            ("http://[::1]:9/", "::1", 9),
+            ("https://[fe80::1]/", "fe80::1", 443),
+            ("http://h:/", "h", 80),
+        ] {
+            assert_eq!(
+                host_and_port(url).unwrap(),
+                (host.to_owned(), port),
+                "{url}"
+            );
+        }
+        assert!(host_and_port("ftp://x/").is_err());
+    }
+
+    #[test]
+    fn non_public_addresses() {
+        for (ip, kind) in [
+            ("127.0.0.1", Some("loopback")),
+            ("127.8.9.10", Some("loopback")),
+            ("10.1.2.3", Some("private")),
+            ("172.16.0.1", Some("private")),
+            ("172.32.0.1", None),
+            ("192.168.1.1", Some("private")),
+            ("100.64.0.1", Some("private")),
+            ("169.254.169.254", Some("link-local")),
+            ("0.0.0.0", Some("unspecified")),
+            ("8.8.8.8", None),
+            ("::1", Some("loopback")),
+            ("::", Some("unspecified")),
+            ("fe80::1", Some("link-local")),
+            ("fd00::1", Some("private")),
+            ("::ffff:127.0.0.1", Some("loopback")),
+            ("::ffff:10.0.0.1", Some("private")),
+            ("2606:4700::1111", None),
+        ] {
+            let ip: IpAddr = ip.parse().unwrap();
+            assert_eq!(non_public_kind(ip), kind, "{ip}");
+        }
+        let ip: IpAddr = "127.0.0.1".parse().unwrap();
+        let refused =
+            check_address("http://localhost/", ip, PrivateAddresses::Refused).unwrap_err();
+        assert!(refused.is_error);
+        assert!(refused.content.contains("loopback"), "{}", refused.content);
+        assert!(
+            refused.content.contains("webFetchAllowPrivate"),
+            "{}",
+            refused.content
+        );
+        assert!(check_address("http://localhost/", ip, PrivateAddresses::Allowed).is_ok());
+        let public: IpAddr = "8.8.8.8".parse().unwrap();
+        assert!(check_address("http://x/", public, PrivateAddresses::Refused).is_ok());
     }
 }

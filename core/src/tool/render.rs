@@ -6,7 +6,7 @@
 
 use super::ToolOutput;
 use super::builtin::{MAX_COMMAND_TIMEOUT_SECS, WEB_FETCH_MAX_CHARS};
-use super::page::looks_binary;
+use super::page::{BINARY_SNIFF_BYTES, looks_binary};
 use super::truncate::{lossy_text, truncate_head_tail};
 use std::fmt::Write as _;
 
@@ -161,7 +161,9 @@ pub fn render_fetch(
     }
     let (essence, charset) = parse_content_type(content_type.unwrap_or(""));
     let binary = match classify(&essence) {
-        Kind::Text => false,
+        // A labelled text type is believed unless the body has NUL bytes, which no text has
+        // (a binary file served as text/plain); other bytes may be a legacy charset.
+        Kind::Text => body[..body.len().min(BINARY_SNIFF_BYTES)].contains(&0),
         Kind::Binary => true,
         Kind::Unknown => looks_binary(body),
     };
@@ -302,7 +304,7 @@ fn decode_windows_1252(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::tool::builtin::{READ_FILE_MAX_CHARS, READ_FILE_MAX_LINE_CHARS};
-    use crate::tool::page::{BINARY_SNIFF_BYTES, render_read};
+    use crate::tool::page::render_read;
 
     fn outcome(exit_code: Option<i32>, stdout: &str, stderr: &str) -> CommandOutcome {
         CommandOutcome {
@@ -563,6 +565,16 @@ mod tests {
         assert!(unlabelled.content.contains("(unlabelled)"));
         let error_binary = render_fetch(500, Some("application/pdf"), b"%PDF", None);
         assert!(error_binary.is_error && error_binary.content.contains("binary body not shown"));
+        // Decided by the content too: a binary served as text is refused, a legacy charset is not.
+        let disguised = render_fetch(200, Some("text/plain"), b"\x7fELF\x02\x01\0\0", None);
+        assert!(disguised.is_error, "{}", disguised.content);
+        assert!(
+            disguised.content.contains("binary (text/plain)"),
+            "{}",
+            disguised.content
+        );
+        let latin1 = render_fetch(200, Some("text/html"), b"caf\xe9", None);
+        assert!(!latin1.is_error, "{}", latin1.content);
     }
 
     #[test]

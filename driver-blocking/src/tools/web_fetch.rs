@@ -5,9 +5,13 @@ use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{
     WEB_FETCH, WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT_SECS, WebFetchArgs,
 };
-use hrns_core::tool::fetch::{ACCEPT, check_url, fetch_failed, fetch_timed_out, redirect_target};
+use hrns_core::tool::fetch::{
+    ACCEPT, PrivateAddresses, check_address, check_url, fetch_failed, fetch_timed_out,
+    host_and_port, redirect_target,
+};
 use hrns_core::tool::render::render_fetch;
 use std::io::{ErrorKind, Read as _};
+use std::net::ToSocketAddrs as _;
 use std::time::{Duration, Instant};
 
 /// The `web_fetch` tool.
@@ -59,7 +63,7 @@ impl WebFetch {
         }
     }
 
-    fn fetch(&self, url: &str) -> ToolOutput {
+    fn fetch(&self, url: &str, private: PrivateAddresses) -> ToolOutput {
         let deadline = Instant::now() + self.timeout;
         // A timeout is reported for the URL asked for, whichever redirect it happened on.
         let timed_out = || fetch_timed_out(url, self.timeout.as_secs().max(1));
@@ -69,6 +73,9 @@ impl WebFetch {
             let remaining = deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {
                 return timed_out();
+            }
+            if let Err(refusal) = check_host(&url, private) {
+                return refusal;
             }
             let request = self.agent.get(&url).header("accept", ACCEPT);
             let sent = request
@@ -136,9 +143,32 @@ builtin_tool!(WebFetch: WEB_FETCH, WebFetchArgs => web_fetch);
 fn web_fetch(
     tool: &WebFetch,
     args: WebFetchArgs,
-    _: &ToolContext,
+    ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolOutput> {
-    Ok(tool.fetch(check_url(&args.url)?))
+    Ok(tool.fetch(check_url(&args.url)?, ctx.sandbox.web_fetch))
+}
+
+/// Refuses `url` when its host is, or resolves to, a non-public address that `private` does
+/// not allow ([`check_address`]). A host that does not resolve is left to the request to
+/// report. The connection resolves again; a name that changes its answer in between is not
+/// caught here.
+fn check_host(url: &str, private: PrivateAddresses) -> Result<(), ToolOutput> {
+    if private == PrivateAddresses::Allowed {
+        return Ok(());
+    }
+    let Ok((host, port)) = host_and_port(url) else {
+        return Ok(());
+    };
+    let addresses: Vec<std::net::IpAddr> = match host.parse() {
+        Ok(ip) => vec![ip],
+        Err(_) => (host.as_str(), port)
+            .to_socket_addrs()
+            .map(|a| a.map(|a| a.ip()).collect())
+            .unwrap_or_default(),
+    };
+    addresses
+        .into_iter()
+        .try_for_each(|ip| check_address(url, ip, private))
 }
 
 #[cfg(test)]
@@ -184,9 +214,36 @@ mod tests {
         out
     }
 
+    /// A workspace whose `web_fetch` may reach the test servers on loopback.
+    fn loopback_workspace() -> (tempfile::TempDir, ToolContext) {
+        let (dir, mut ctx) = workspace();
+        ctx.sandbox.web_fetch = PrivateAddresses::Allowed;
+        (dir, ctx)
+    }
+
+    #[test]
+    fn loopback_private_and_link_local_are_refused_by_default() {
+        let (_dir, ctx) = workspace();
+        for url in [
+            "http://127.0.0.1:9/",
+            "http://localhost:9/",
+            "http://[::1]:9/",
+            "http://10.0.0.1/",
+            "http://169.254.169.254/latest/meta-data/",
+        ] {
+            let out = call(&WebFetch::new(), &ctx, json!({ "url": url }));
+            assert!(out.is_error, "{url}: {}", out.content);
+            assert!(
+                out.content.contains("webFetchAllowPrivate"),
+                "{url}: {}",
+                out.content
+            );
+        }
+    }
+
     #[test]
     fn fetches_a_page() {
-        let (_dir, ctx) = workspace();
+        let (_dir, ctx) = loopback_workspace();
         let (url, server) = serve_once(response("200 OK", "text/plain; charset=utf-8", b"hi!"));
         let out = call(
             &WebFetch::new(),
@@ -202,7 +259,7 @@ mod tests {
 
     #[test]
     fn non_2xx_statuses_are_error_results() {
-        let (_dir, ctx) = workspace();
+        let (_dir, ctx) = loopback_workspace();
         let (url, server) = serve_once(response("404 Not Found", "text/html", b"no such page"));
         let out = call(&WebFetch::new(), &ctx, json!({ "url": url }));
         assert_eq!(
@@ -214,7 +271,7 @@ mod tests {
 
     #[test]
     fn oversize_bodies_are_cut() {
-        let (_dir, ctx) = workspace();
+        let (_dir, ctx) = loopback_workspace();
         let body = vec![b'a'; WEB_FETCH_MAX_BYTES + 100_000];
         let (url, server) = serve_once(response("200 OK", "text/plain", &body));
         let out = call(&WebFetch::new(), &ctx, json!({ "url": url }));
@@ -235,7 +292,7 @@ mod tests {
 
     #[test]
     fn refuses_other_schemes_before_any_io() {
-        let (_dir, ctx) = workspace();
+        let (_dir, ctx) = loopback_workspace();
         let cases = [
             ("file:///etc/passwd", "scheme 'file' is not supported"),
             ("ftp://example.com/x", "scheme 'ftp' is not supported"),
@@ -257,7 +314,7 @@ mod tests {
 
     #[test]
     fn connection_failures_and_timeouts_are_results() {
-        let (_dir, ctx) = workspace();
+        let (_dir, ctx) = loopback_workspace();
         // A port nobody listens on: bind, note it, close.
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()

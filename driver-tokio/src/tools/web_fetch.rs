@@ -7,7 +7,10 @@ use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{
     WEB_FETCH, WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT_SECS, WebFetchArgs,
 };
-use hrns_core::tool::fetch::{ACCEPT, check_url, fetch_failed, fetch_timed_out, redirect_target};
+use hrns_core::tool::fetch::{
+    ACCEPT, PrivateAddresses, check_address, check_url, fetch_failed, fetch_timed_out,
+    host_and_port, redirect_target,
+};
 use hrns_core::tool::render::render_fetch;
 use std::time::Duration;
 
@@ -43,20 +46,23 @@ builtin_tool!(WebFetch: WEB_FETCH, WebFetchArgs => web_fetch);
 async fn web_fetch(
     tool: &WebFetch,
     a: WebFetchArgs,
-    _: &ToolContext,
+    ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolOutput> {
     let url = check_url(&a.url)?;
     let limit = Duration::from_secs(WEB_FETCH_TIMEOUT_SECS);
-    tokio::time::timeout(limit, tool.fetch(url.to_owned()))
+    tokio::time::timeout(limit, tool.fetch(url.to_owned(), ctx.sandbox.web_fetch))
         .await
         .map_err(|_| fetch_timed_out(url, WEB_FETCH_TIMEOUT_SECS))
 }
 
 impl WebFetch {
     /// GETs `url`, following the redirects [`redirect_target`] allows.
-    async fn fetch(&self, mut url: String) -> ToolOutput {
+    async fn fetch(&self, mut url: String, private: PrivateAddresses) -> ToolOutput {
         let mut hop = 0;
         loop {
+            if let Err(refusal) = check_host(&url, private).await {
+                return refusal;
+            }
             let request = HttpRequest {
                 id: RequestId(0),
                 method: Method::Get,
@@ -94,4 +100,25 @@ impl WebFetch {
             return render_fetch(response.status, content_type.as_deref(), &body, cut_at);
         }
     }
+}
+
+/// Refuses `url` when its host is, or resolves to, a non-public address that `private` does
+/// not allow ([`check_address`]); as the blocking driver's check.
+async fn check_host(url: &str, private: PrivateAddresses) -> Result<(), ToolOutput> {
+    if private == PrivateAddresses::Allowed {
+        return Ok(());
+    }
+    let Ok((host, port)) = host_and_port(url) else {
+        return Ok(());
+    };
+    let addresses: Vec<std::net::IpAddr> = match host.parse() {
+        Ok(ip) => vec![ip],
+        Err(_) => tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map(|a| a.map(|a| a.ip()).collect())
+            .unwrap_or_default(),
+    };
+    addresses
+        .into_iter()
+        .try_for_each(|ip| check_address(url, ip, private))
 }
