@@ -223,7 +223,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
             .print(&mut std::io::stdout().lock());
     }
     let file = crate::setup::ConfigFile::load(global.config.as_deref())?;
-    let sandbox = crate::sandbox::for_run(global.sandbox, &file.config, &cwd, None)?;
+    let sandbox = crate::sandbox::for_run(global.sandbox, &file.path, &file.config, &cwd, None)?;
     let message = crate::exec::with_attachments(&header.prompt, &cwd);
     let ctx = ToolContext {
         workspace: cwd,

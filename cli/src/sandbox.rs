@@ -27,12 +27,14 @@ pub(crate) fn socket_probe() -> u8 {
 }
 
 /// The sandbox of a run: `flag` (`--sandbox`) over the config (`sandbox`, per project first)
-/// over `workspace-write`; secret variables and `key_env` withheld, `envAllow` passed.
+/// over `workspace-write`; secret variables and `key_env` withheld, `envAllow` passed; the
+/// config file and the state directory out of the file tools' reach.
 ///
 /// Says on stderr once when the run is unconfined on purpose, or when the machine cannot
 /// confine it (then confined commands are refused, never run unconfined).
 pub(crate) fn for_run(
     flag: Option<SandboxMode>,
+    config_file: &Path,
     config: &Config,
     workspace: &Path,
     key_env: Option<&str>,
@@ -78,11 +80,17 @@ pub(crate) fn for_run(
     } else {
         PrivateAddresses::Refused
     };
+    // hrns's own files: the config (keys) and the state directory (sessions, records).
+    let protected = std::iter::once(config_file.to_path_buf())
+        .chain(crate::paths::state_dir().ok())
+        .map(|p| p.canonicalize().unwrap_or(p))
+        .collect();
     Ok(Sandbox {
         policy,
         launcher,
         env,
         web_fetch,
+        protected,
     })
 }
 
@@ -126,6 +134,7 @@ pub(crate) fn check() -> Result<u8, CliError> {
         launcher: launcher().map_err(CliError::failure)?,
         env: EnvPolicy::default(),
         web_fetch: PrivateAddresses::Refused,
+        protected: Vec::new(),
     };
     let probe = |script: &str| {
         sandbox

@@ -337,8 +337,13 @@ impl Setup {
             .providers
             .get(&provider.name)
             .and_then(|entry| entry.key_env.clone());
-        let sandbox =
-            crate::sandbox::for_run(global.sandbox, &file.config, &workspace, key_env.as_deref())?;
+        let sandbox = crate::sandbox::for_run(
+            global.sandbox,
+            &file.path,
+            &file.config,
+            &workspace,
+            key_env.as_deref(),
+        )?;
         file.config
             .context_settings(&provider.name, &provider.model)
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;

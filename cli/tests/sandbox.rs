@@ -388,3 +388,60 @@ fn web_fetch_refuses_loopback_unless_the_config_allows_it() {
     assert!(result.contains("hello from loopback"), "{result}");
     server.join().unwrap();
 }
+
+/// `hrns exec` where the model calls `tool` with `args`; the tool result.
+fn call_tool(env: &Env, tool: &str, args: serde_json::Value) -> String {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", tool, &args.to_string())]),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let out = env.run(Some(&mock), &["exec", "go"]);
+    let body = mock
+        .requests()
+        .get(1)
+        .unwrap_or_else(|| panic!("no second request: {}", stderr(&out)))
+        .json();
+    let messages = body["messages"].as_array().unwrap().clone();
+    let tool = messages.iter().rev().find(|m| m["role"] == "tool").unwrap();
+    tool["content"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn the_file_tools_do_not_touch_hrns_config_and_state() {
+    let env = Env::new();
+    let config = env.write("config/hrns/config.json", r#"{"envAllow": []}"#);
+    env.write("state/hrns/sessions/old.jsonl", "{}\n");
+    let config = config.to_str().unwrap();
+    let result = call_tool(&env, "read_file", serde_json::json!({ "path": config }));
+    assert!(result.contains("refused"), "{result}");
+    assert!(
+        result.contains("hrns's own configuration or state"),
+        "{result}"
+    );
+    // Through a link in the workspace, too.
+    std::os::unix::fs::symlink(config, env.path("work/link.json")).unwrap();
+    let result = call_tool(
+        &env,
+        "read_file",
+        serde_json::json!({ "path": "link.json" }),
+    );
+    assert!(result.contains("refused"), "{result}");
+    let state = env.path("state/hrns");
+    let result = call_tool(
+        &env,
+        "list_files",
+        serde_json::json!({ "dir": state.to_str().unwrap() }),
+    );
+    assert!(result.contains("refused"), "{result}");
+    // Listing a directory above them leaves them out.
+    let root = env.path("");
+    let result = call_tool(
+        &env,
+        "list_files",
+        serde_json::json!({ "dir": root.to_str().unwrap() }),
+    );
+    assert!(!result.contains("config.json"), "{result}");
+    assert!(!result.contains("old.jsonl"), "{result}");
+    assert!(result.contains("link.json"), "{result}");
+}

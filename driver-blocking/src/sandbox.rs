@@ -8,10 +8,12 @@
 //! sandbox's [`EnvPolicy`] whatever the policy.
 
 use hrns_core::sandbox::{EnvPolicy, SandboxMode, SandboxPolicy, unavailable_refusal};
+use hrns_core::tool::ToolOutput;
 use hrns_core::tool::fetch::PrivateAddresses;
+use hrns_core::tool::files::protected_path;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
@@ -69,6 +71,9 @@ pub struct Sandbox {
     /// Whether `web_fetch` may reach loopback, private and link-local addresses (refused by
     /// default, in the library too; tests that fetch from loopback opt in).
     pub web_fetch: PrivateAddresses,
+    /// hrns's own config and state (keys, sessions, records), canonical paths: the file tools
+    /// neither read, list, nor write below them.
+    pub protected: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -82,6 +87,7 @@ impl Sandbox {
             },
             env: EnvPolicy::default(),
             web_fetch: PrivateAddresses::Refused,
+            protected: Vec::new(),
         }
     }
 
@@ -134,6 +140,24 @@ impl Sandbox {
 
     fn refusal(&self, reason: &str) -> SandboxRefusal {
         SandboxRefusal(unavailable_refusal(self.policy.mode(), reason))
+    }
+
+    /// Whether `canonical` (a path with its links resolved) is below a protected path.
+    pub fn protects(&self, canonical: &Path) -> bool {
+        self.protected.iter().any(|p| canonical.starts_with(p))
+    }
+
+    /// Refuses `requested` for `tool` when its real path is protected; a path that cannot
+    /// be resolved (it does not exist) is left to the tool's own checks.
+    pub fn check_file(&self, tool: &str, requested: &str, path: &Path) -> Result<(), ToolOutput> {
+        if self.protected.is_empty() {
+            return Ok(());
+        }
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if self.protects(&real) {
+            return Err(protected_path(tool, requested));
+        }
+        Ok(())
     }
 
     /// The mode of the policy.

@@ -22,13 +22,25 @@ builtin_tool!(ListFiles: LIST_FILES, ListFilesArgs => list);
 fn list(_: &ListFiles, args: ListFilesArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
     let shown = args.dir.as_deref().unwrap_or(".");
     let dir = resolve(&ctx.workspace, shown)?;
+    ctx.sandbox.check_file(LIST_FILES, shown, &dir)?;
+    // Protected directories inside the walk, as paths the walk produces.
+    let canonical = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+    let hidden: Vec<std::path::PathBuf> = ctx
+        .sandbox
+        .protected
+        .iter()
+        .filter_map(|p| p.strip_prefix(&canonical).ok())
+        .map(|rest| dir.join(rest))
+        .collect();
     let mut listing = Listing::new(&ctx.workspace, &dir, args.pattern.as_deref())?;
     let metadata = std::fs::metadata(&dir).map_err(|e| fs_error(FsOp::List, shown, &e))?;
     require_dir(shown, metadata.file_type().into())?;
     let walk = WalkBuilder::new(&dir)
         .hidden(false)
         .require_git(false)
-        .filter_entry(|e| !is_skipped_dir(e.file_name()))
+        .filter_entry(move |e| {
+            !is_skipped_dir(e.file_name()) && !hidden.iter().any(|h| e.path().starts_with(h))
+        })
         .build();
     for entry in walk {
         if ctx.cancel.is_cancelled() {

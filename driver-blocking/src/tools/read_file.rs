@@ -27,6 +27,7 @@ builtin_tool!(ReadFile: READ_FILE, ReadFileArgs => read);
 fn read(_: &ReadFile, args: ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
     let path = resolve(&ctx.workspace, &args.path)?;
     let shown = args.path.as_str();
+    ctx.sandbox.check_file(READ_FILE, shown, &path)?;
     // Look before opening: opening a pipe would block until a writer appears.
     let metadata = std::fs::metadata(&path).map_err(|e| fs_error(FsOp::Read, shown, &e))?;
     require_file(FsOp::Read, shown, metadata.file_type().into())?;
