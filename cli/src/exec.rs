@@ -212,9 +212,26 @@ pub(crate) fn run_turn(
     mut log: Option<&mut SessionLog>,
     learn: Option<&QuirkStore>,
 ) -> TurnOutcome {
+    // Under ask, a confined run_command may be let out of the sandbox once (`u`).
+    let escalations = crate::sandbox::escalate::Escalations::default();
+    let can_escalate = policy == ApprovalPolicy::Ask && ctx.sandbox.policy.is_confined();
+    let escalated;
+    let toolbox = if can_escalate {
+        escalated = crate::sandbox::escalate::escalatable(toolbox, &escalations);
+        &escalated
+    } else {
+        toolbox
+    };
     let mut runner = Runner::new(transport, toolbox, ctx);
     if policy == ApprovalPolicy::Ask {
-        runner = runner.approve_with(ask_on_terminal);
+        runner = runner.approve_with(move |run: &ToolRun| {
+            let offer = can_escalate && run.name == hrns_core::tool::builtin::RUN_COMMAND;
+            let (approval, unsandboxed) = ask_on_terminal(run, offer);
+            if unsandboxed {
+                escalations.allow(&run.arguments);
+            }
+            approval
+        });
     }
     let mut printer = HumanPrinter::new();
     let stdout = std::io::stdout();
@@ -319,8 +336,10 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
     Ok(text)
 }
 
-/// Asks on the terminal: `y` once, `a` always for this tool, `n` (with an optional reason).
-fn ask_on_terminal(run: &ToolRun) -> Approval {
+/// Asks on the terminal: `y` once, `a` always for this tool, `n` (with an optional reason),
+/// and when `offer_unsandboxed`, `u`: once without the sandbox (the second value is then
+/// true).
+fn ask_on_terminal(run: &ToolRun, offer_unsandboxed: bool) -> (Approval, bool) {
     let s = crate::style::Style::stderr();
     let mut err = std::io::stderr();
     let _ = write!(
@@ -332,19 +351,23 @@ fn ask_on_terminal(run: &ToolRun) -> Approval {
             &crate::safe_text::safe(&run.arguments),
             200
         )),
-        s.harness("[y]es / [a]lways for this tool / [n]o (optionally: n <reason>):")
+        s.harness(if offer_unsandboxed {
+            "[y]es / [a]lways for this tool / [u]nsandboxed, once / [n]o (optionally: n <reason>):"
+        } else {
+            "[y]es / [a]lways for this tool / [n]o (optionally: n <reason>):"
+        })
     );
     let _ = err.flush();
     let mut line = String::new();
     if std::io::stdin().read_line(&mut line).unwrap_or(0) == 0 {
-        return Approval::Deny {
-            reason: Some("no answer (end of input)".into()),
-        };
+        let reason = Some("no answer (end of input)".into());
+        return (Approval::Deny { reason }, false);
     }
     let answer = line.trim();
-    match answer.chars().next().map(|c| c.to_ascii_lowercase()) {
+    let approval = match answer.chars().next().map(|c| c.to_ascii_lowercase()) {
         Some('y') => Approval::Once,
         Some('a') => Approval::AlwaysThisTool,
+        Some('u') if offer_unsandboxed => return (Approval::Once, true),
         _ => {
             let reason = answer
                 .trim_start_matches(['n', 'N'])
@@ -354,5 +377,6 @@ fn ask_on_terminal(run: &ToolRun) -> Approval {
                 reason: (!reason.is_empty()).then(|| reason.to_owned()),
             }
         }
-    }
+    };
+    (approval, false)
 }

@@ -1,6 +1,7 @@
 //! The sandbox of commands in the `hrns` program: the policy of a run (flag, config, default),
 //! the launcher (`hrns __sandbox`, see [`launch`]) and `hrns sandbox --check`.
 
+pub(crate) mod escalate;
 pub(crate) mod launch;
 
 use crate::setup::CliError;
