@@ -223,37 +223,62 @@ pub(crate) fn run_turn(
         toolbox
     };
     let mut runner = Runner::new(transport, toolbox, ctx);
-    if policy == ApprovalPolicy::Ask {
-        runner = runner.approve_with(move |run: &ToolRun| {
-            let offer = can_escalate && run.name == hrns_core::tool::builtin::RUN_COMMAND;
-            let (approval, unsandboxed) = ask_on_terminal(run, offer);
-            if unsandboxed {
-                escalations.allow(&run.arguments);
-            }
-            approval
-        });
-    }
     let mut printer = HumanPrinter::new();
-    let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
+    let mut to = crate::batch::std_streams();
     session
         .submit_message(message)
         .expect("exec runs one turn on an idle session");
-    runner.drive(session, |event: &Event| {
-        if let Some(log) = log.as_deref_mut() {
-            if let Err(e) = log.record(event) {
-                eprintln!("hrns: warning: saving the session failed: {e}");
+    let mut outcome = TurnOutcome::Cancelled;
+    // One batch per `complete_io` (one read, one tool output): printed into one buffer and
+    // written at its end, so a delta is on the screen as soon as it was read.
+    while !session.is_idle() {
+        let events = runner.complete_io(session);
+        if events.is_empty() && !session.is_idle() {
+            // Waiting for an answer that never came: stop rather than hang.
+            session.cancel();
+        }
+        for event in &events {
+            if let Some(o) = TurnOutcome::from_event(event) {
+                outcome = o;
+            }
+            if let Some(log) = log.as_deref_mut() {
+                if let Err(e) = log.record(event) {
+                    to.flush();
+                    eprintln!("hrns: warning: saving the session failed: {e}");
+                }
+            }
+            if let Some(saved) = learn.and_then(|store| store.observe(event)) {
+                to.flush();
+                note_saved(saved, learn);
+            }
+            if json {
+                print_json(event, to.out());
+            } else {
+                printer.print(event, &mut to);
+            }
+            if let Event::ApprovalRequested { id, .. } = event {
+                to.flush();
+                let decision = match session.asked().filter(|r| &r.call_id == id) {
+                    Some(run) if policy == ApprovalPolicy::Ask => {
+                        let offer =
+                            can_escalate && run.name == hrns_core::tool::builtin::RUN_COMMAND;
+                        let (approval, unsandboxed) = ask_on_terminal(run, offer);
+                        if unsandboxed {
+                            escalations.allow(&run.arguments);
+                        }
+                        approval
+                    }
+                    Some(_) => Approval::Unattended,
+                    None => continue,
+                };
+                session
+                    .handle_approval(std::time::Instant::now(), id, decision)
+                    .expect("the session asked about this call");
             }
         }
-        if let Some(saved) = learn.and_then(|store| store.observe(event)) {
-            note_saved(saved, learn);
-        }
-        if json {
-            print_json(event, &mut stdout.lock());
-        } else {
-            printer.print(event, &mut stdout.lock(), &mut stderr.lock());
-        }
-    })
+        to.flush();
+    }
+    outcome
 }
 
 /// Tells on stderr that a learned quirk was saved, or why it was not.

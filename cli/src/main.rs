@@ -1,5 +1,6 @@
 //! The `hrns` binary: the interactive terminal UI, one-shot `exec`, and the commands around them.
 
+mod batch;
 mod cli;
 mod commands;
 mod compat;

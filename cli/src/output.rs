@@ -1,5 +1,6 @@
 //! The two printers of `exec` over the same events: text for people, JSON lines for programs.
 
+use crate::batch::Batch;
 use crate::safe_text::{Sanitizer, safe};
 use crate::style::Style;
 use hrns_core::session::{CompactMethod, CompactReason, Event, ToolStatus};
@@ -107,51 +108,52 @@ impl HumanPrinter {
         }
     }
 
-    fn end_reasoning(&mut self, err: &mut impl Write) {
+    fn end_reasoning<O: Write, E: Write>(&mut self, to: &mut Batch<O, E>) {
         if self.in_reasoning {
-            let _ = writeln!(err);
+            to.err().push(b'\n');
             self.in_reasoning = false;
         }
     }
 
-    fn end_text(&mut self, out: &mut impl Write) {
+    fn end_text<O: Write, E: Write>(&mut self, to: &mut Batch<O, E>) {
         if !self.at_line_start {
-            let _ = writeln!(out);
-            let _ = out.flush();
+            to.out().push(b'\n');
             self.at_line_start = true;
         }
     }
 
-    /// Prints one event.
-    pub(crate) fn print(&mut self, event: &Event, out: &mut impl Write, err: &mut impl Write) {
+    /// Prints one event into `to`; the caller flushes it at the end of the batch.
+    pub(crate) fn print<O: Write, E: Write>(&mut self, event: &Event, to: &mut Batch<O, E>) {
+        if !shown(event) {
+            return;
+        }
         let s = self.err;
         let redacted = redacted_event(event);
         let event = redacted.as_ref().unwrap_or(event);
         match event {
             Event::TextDelta { text } | Event::RefusalDelta { text } => {
-                self.end_reasoning(err);
+                self.end_reasoning(to);
                 let shown = match &mut self.out_filter {
                     Some(filter) => filter.filter(text),
                     None => text.into(),
                 };
-                let _ = out.write_all(shown.as_bytes());
-                let _ = out.flush();
+                to.out().extend_from_slice(shown.as_bytes());
                 self.at_line_start = text.ends_with('\n');
             }
             Event::ReasoningDelta { text } => {
                 if !self.in_reasoning {
-                    let _ = write!(err, "{}", s.dim("thinking: "));
+                    let _ = write!(to.err(), "{}", s.dim("thinking: "));
                     self.in_reasoning = true;
                 }
-                let _ = write!(err, "{}", s.dim(&self.reasoning_filter.filter(text)));
+                let _ = write!(to.err(), "{}", s.dim(&self.reasoning_filter.filter(text)));
             }
             Event::ToolCall {
                 name, arguments, ..
             } => {
-                self.end_reasoning(err);
-                self.end_text(out);
+                self.end_reasoning(to);
+                self.end_text(to);
                 let _ = writeln!(
-                    err,
+                    to.err(),
                     "{} {} {}",
                     s.harness("●"),
                     s.tool(&safe(name)),
@@ -176,7 +178,7 @@ impl HumanPrinter {
                     _ => s.error(&name),
                 };
                 let sep = if mark.is_empty() { "" } else { ": " };
-                let _ = writeln!(err, "  {} {mark}{sep}{first}{more}", s.harness("⎿"));
+                let _ = writeln!(to.err(), "  {} {mark}{sep}{first}{more}", s.harness("⎿"));
             }
             Event::Retry {
                 attempt,
@@ -184,7 +186,7 @@ impl HumanPrinter {
                 reason,
             } => {
                 let _ = writeln!(
-                    err,
+                    to.err(),
                     "{}",
                     s.harness(&format!(
                         "retrying (attempt {attempt}) in {:.1} s: {}",
@@ -195,12 +197,12 @@ impl HumanPrinter {
             }
             Event::ContextCompacted { .. } => {
                 if let Some(line) = compaction_text(event) {
-                    let _ = writeln!(err, "{}", s.harness(&line));
+                    let _ = writeln!(to.err(), "{}", s.harness(&line));
                 }
             }
             Event::OptionDropped { field, .. } => {
                 let _ = writeln!(
-                    err,
+                    to.err(),
                     "{}",
                     s.harness(&format!(
                         "the provider rejected `{}`; sent again without it",
@@ -209,18 +211,18 @@ impl HumanPrinter {
                 );
             }
             Event::TurnFinished { finish_reason, .. } => {
-                self.end_reasoning(err);
-                self.end_text(out);
+                self.end_reasoning(to);
+                self.end_text(to);
                 if let Some(reason) = finish_reason {
                     if reason.as_str() == "length" {
                         let _ = writeln!(
-                            err,
+                            to.err(),
                             "{}",
                             s.error("the answer was cut off by the token limit")
                         );
                     } else if reason.as_str() == "content_filter" {
                         let _ = writeln!(
-                            err,
+                            to.err(),
                             "{}",
                             s.error("the provider's content filter stopped the answer")
                         );
@@ -228,19 +230,42 @@ impl HumanPrinter {
                 }
             }
             Event::TurnFailed { error } => {
-                self.end_reasoning(err);
-                self.end_text(out);
-                let _ = writeln!(err, "{} {}", s.error("error:"), safe(&error.to_string()));
+                self.end_reasoning(to);
+                self.end_text(to);
+                let _ = writeln!(
+                    to.err(),
+                    "{} {}",
+                    s.error("error:"),
+                    safe(&error.to_string())
+                );
             }
             Event::TurnCancelled => {
-                self.end_reasoning(err);
-                self.end_text(out);
-                let _ = writeln!(err, "{}", s.harness("cancelled"));
+                self.end_reasoning(to);
+                self.end_text(to);
+                let _ = writeln!(to.err(), "{}", s.harness("cancelled"));
             }
             _ => {}
         }
-        let _ = err.flush();
     }
+}
+
+/// Whether the human output shows anything of `event` (the others are not even redacted:
+/// a `Message` can be as large as the whole answer).
+fn shown(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::TextDelta { .. }
+            | Event::RefusalDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::ToolCall { .. }
+            | Event::ToolResult { .. }
+            | Event::Retry { .. }
+            | Event::ContextCompacted { .. }
+            | Event::OptionDropped { .. }
+            | Event::TurnFinished { .. }
+            | Event::TurnFailed { .. }
+            | Event::TurnCancelled
+    )
 }
 
 /// The event without secrets (`None` when it holds none): answer text can quote a key the user
@@ -317,12 +342,20 @@ pub(crate) fn status_text(status: ToolStatus) -> String {
         .unwrap_or_else(|| "error".into())
 }
 
-/// Prints each event as one JSON line, without secrets.
-pub(crate) fn print_json(event: &Event, out: &mut impl Write) {
-    if let Ok(line) = serde_json::to_string(event) {
-        let _ = writeln!(out, "{}", crate::redact::redact(&line));
-        let _ = out.flush();
+/// Appends `event` as one JSON line, without secrets, to `out` (the batch's stdout buffer):
+/// encoded in place, copied again only when a secret had to be cut out.
+pub(crate) fn print_json(event: &Event, out: &mut Vec<u8>) {
+    let start = out.len();
+    if serde_json::to_writer(&mut *out, event).is_err() {
+        out.truncate(start);
+        return;
     }
+    let line = std::str::from_utf8(&out[start..]).expect("serde_json writes UTF-8");
+    if let std::borrow::Cow::Owned(clean) = crate::redact::redact(line) {
+        out.truncate(start);
+        out.extend_from_slice(clean.as_bytes());
+    }
+    out.push(b'\n');
 }
 
 #[cfg(test)]
@@ -339,7 +372,7 @@ mod tests {
             at_line_start: true,
             in_reasoning: false,
         };
-        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut to = Batch::new(Vec::new(), Vec::new());
         for e in [
             Event::ReasoningDelta { text: "hmm".into() },
             Event::TextDelta { text: "Hel".into() },
@@ -356,13 +389,115 @@ mod tests {
                 output: ToolOutput::error("no\nmore"),
             },
         ] {
-            p.print(&e, &mut out, &mut err);
+            p.print(&e, &mut to);
         }
+        let (out, err) = to.into_parts();
         assert_eq!(String::from_utf8(out).unwrap(), "Hello\n");
         let err = String::from_utf8(err).unwrap();
         assert!(err.contains("thinking: hmm\n"));
         assert!(err.contains("● read_file {\"path\": \"a\"}"), "{err}");
         assert!(err.contains("⎿ denied by policy: no (+1 line)"), "{err}");
+    }
+
+    /// A writer that logs each `write` call, tagged with its stream, into a log shared by
+    /// both streams (what a terminal showing both would see, in order).
+    #[derive(Clone)]
+    struct Logged(char, std::rc::Rc<std::cell::RefCell<WriteLog>>);
+
+    /// Each write: its stream (`o` or `e`) and its bytes.
+    type WriteLog = Vec<(char, Vec<u8>)>;
+
+    impl Write for Logged {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.1.borrow_mut().push((self.0, buf.to_vec()));
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn many_events() -> Vec<Event> {
+        let mut events = vec![Event::ReasoningDelta {
+            text: "think".into(),
+        }];
+        for i in 0..500 {
+            events.push(Event::TextDelta {
+                text: format!("w{i}{}", if i % 50 == 49 { "\n" } else { " " }),
+            });
+            if i == 250 {
+                events.push(Event::ToolCall {
+                    id: "c".into(),
+                    name: "read_file".into(),
+                    arguments: "{}".into(),
+                });
+            }
+        }
+        events.push(Event::TurnCancelled);
+        events
+    }
+
+    /// Writes `events` in batches of `size`, flushing after each; returns the shared log.
+    fn print_in_batches(events: &[Event], size: usize, json: bool) -> WriteLog {
+        let log = std::rc::Rc::default();
+        let mut to = Batch::new(
+            Logged('o', std::rc::Rc::clone(&log)),
+            Logged('e', std::rc::Rc::clone(&log)),
+        );
+        let mut p = HumanPrinter {
+            err: Style::plain(),
+            out_filter: Some(Sanitizer::new()),
+            reasoning_filter: Sanitizer::new(),
+            at_line_start: true,
+            in_reasoning: false,
+        };
+        for batch in events.chunks(size) {
+            for e in batch {
+                if json {
+                    print_json(e, to.out());
+                } else {
+                    p.print(e, &mut to);
+                }
+            }
+            to.flush();
+        }
+        drop(to);
+        std::rc::Rc::try_unwrap(log).unwrap().into_inner()
+    }
+
+    /// The bytes of each stream and the order of stream switches, without write boundaries.
+    fn seen(log: &[(char, Vec<u8>)]) -> WriteLog {
+        let mut merged: WriteLog = Vec::new();
+        for (stream, bytes) in log {
+            match merged.last_mut() {
+                Some((s, b)) if s == stream => b.extend_from_slice(bytes),
+                _ => merged.push((*stream, bytes.clone())),
+            }
+        }
+        merged
+    }
+
+    #[test]
+    fn batching_changes_the_number_of_writes_not_the_bytes() {
+        let events = many_events();
+        for json in [false, true] {
+            let one_by_one = print_in_batches(&events, 1, json);
+            let batched = print_in_batches(&events, 64, json);
+            assert_eq!(seen(&one_by_one), seen(&batched), "json: {json}");
+            assert!(one_by_one.len() > 400, "{}", one_by_one.len());
+            // One write per batch, plus one per switch between stdout and stderr.
+            assert!(
+                batched.len() <= events.len().div_ceil(64) + 4,
+                "{}",
+                batched.len()
+            );
+        }
+        let text: Vec<u8> = seen(&print_in_batches(&events, 64, false))
+            .into_iter()
+            .filter(|(s, _)| *s == 'o')
+            .flat_map(|(_, b)| b)
+            .collect();
+        assert!(String::from_utf8(text).unwrap().starts_with("w0 w1 w2 "));
     }
 
     #[test]

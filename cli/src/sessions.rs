@@ -43,6 +43,12 @@ struct Entry {
     event: Event,
 }
 
+/// One line after the header, as written: borrows the event (a message can be large).
+#[derive(Serialize)]
+struct EntryRef<'a> {
+    event: &'a Event,
+}
+
 /// Appends a session's events to its file.
 #[derive(Debug)]
 pub(crate) struct SessionLog {
@@ -128,10 +134,7 @@ impl SessionLog {
         ) {
             return Ok(());
         }
-        let line = serde_json::to_string(&Entry {
-            event: event.clone(),
-        })
-        .map_err(io::Error::other)?;
+        let line = serde_json::to_string(&EntryRef { event }).map_err(io::Error::other)?;
         self.write_line(&crate::redact::redact(&line))
     }
 
