@@ -22,7 +22,6 @@ mod sessions;
 mod setup;
 mod signals;
 mod style;
-#[allow(dead_code)] // the event loop that uses it comes next
 mod tui;
 
 use clap::{CommandFactory, Parser};

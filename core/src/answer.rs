@@ -4,7 +4,7 @@
 //! It is the one place that knows what a chat response may look like: an event stream (the
 //! usual case), a whole JSON answer (a provider that ignored `stream: true`), or an error
 //! status with the provider's error body. [`Session`](crate::session::Session) reads every
-//! answer with it, and so does each driver's `Client::stream_chat`.
+//! answer with it; a program that sends single chat requests of its own can too.
 
 use crate::accumulate::{Choice, Completion, FinishReason, ToolCallParts};
 use crate::stream::{ChatStream, StreamError, StreamEvent, StreamFailure};

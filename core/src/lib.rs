@@ -15,6 +15,30 @@
 //!                    ─► handle_tool_output ─► SendRequest … ─► Emit(TurnFinished)
 //! ```
 //!
+//! # From socket to screen, in five sentences
+//!
+//! 1. The owner of a [`Session`] (the TUI, `hrns exec`, a library user) lends it to a driver's
+//!    `Runner::complete_io`, which sends the [`http::HttpRequest`] the session asked for
+//!    ([`Action::SendRequest`]) and hands each piece of the response back through
+//!    [`Session::handle_response_head`], [`Session::handle_response_data`] and
+//!    [`Session::handle_response_end`].
+//! 2. The session reads the response with an [`answer::AnswerReader`]: [`sse::Decoder`] cuts
+//!    the bytes into SSE events, [`ChatStream`] parses each chunk and merges it into the
+//!    [`Accumulator`], and every delta comes out as a [`StreamEvent`].
+//! 3. The deltas of choice 0 become [`Event`]s (`TextDelta`, `ReasoningDelta`, …) queued as
+//!    [`Action::Emit`], which `complete_io` returns to the owner to show as they arrive.
+//! 4. When the answer is complete the session decides what follows — the final event, or its
+//!    tool calls as [`Action::RunTool`] in an order that keeps their effects in the model's
+//!    order — and the driver runs them and hands each output back with
+//!    [`Session::handle_tool_output`], which sends the next request.
+//! 5. Between two steps the owner holds the session and may answer approvals, cancel or read
+//!    [`Session::usage`] directly, and since every decision is made here, both drivers and both
+//!    front ends behave alike.
+//!
+//! # Modules
+//!
+//! - [`answer`]: the response to one chat request (stream, whole JSON or error status), read
+//!   sans-IO.
 //! - [`sse`]: the WHATWG EventSource format, any split of the input.
 //! - [`wire`]: serde mirrors of the chat JSON that keep unknown fields.
 //! - [`accumulate`] and [`stream`]: chunks merged into complete choices, tolerant of the shapes

@@ -185,6 +185,11 @@ impl Decoder {
         self.eof = true;
     }
 
+    /// Whether [`feed_eof`](Self::feed_eof) was called.
+    pub fn is_eof(&self) -> bool {
+        self.eof
+    }
+
     /// Returns the next event: `Ok(Some(event))`, or `Ok(None)` when more input is needed (or,
     /// after [`feed_eof`](Self::feed_eof), when the stream is over).
     ///

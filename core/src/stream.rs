@@ -11,10 +11,10 @@ use crate::wire::{ApiError, Usage};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// The size of the slices a driver should feed a large read in, draining events after each:
-/// the decoder's buffer then stays in the first-level cache (a 64 KiB read fed at once decodes
-/// at about half the speed, measured in `BENCHMARKS.md`).
-pub const FEED_SLICE: usize = 8 * 1024;
+/// The size of the slices a large feed is decoded in, events drained after each: the decoder's
+/// buffer then stays in the first-level cache (a 64 KiB read decoded at once runs at about
+/// half the speed, measured in `BENCHMARKS.md`). [`ChatStream::feed`] slices by itself.
+const FEED_SLICE: usize = 8 * 1024;
 
 /// Something new in the stream, for a UI to show as it arrives.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -191,7 +191,11 @@ pub struct ChatStream {
     acc: Accumulator,
     events: VecDeque<StreamEvent>,
     state: State,
+    /// The input ended (the decoder is told once the backlog is decoded).
     eof: bool,
+    /// The part of a large feed not yet handed to the decoder: `backlog[backlog_pos..]`.
+    backlog: Vec<u8>,
+    backlog_pos: usize,
 }
 
 impl Default for ChatStream {
@@ -214,22 +218,51 @@ impl ChatStream {
             events: VecDeque::new(),
             state: State::Open,
             eof: false,
+            backlog: Vec::new(),
+            backlog_pos: 0,
         }
     }
 
-    /// Buffers body bytes. Bytes after `[DONE]` or an error are ignored.
+    /// Buffers body bytes, any amount: a large piece is decoded a slice at a time as events
+    /// are polled. Bytes after `[DONE]`, an error or the end are ignored.
     pub fn feed(&mut self, bytes: &[u8]) {
-        if self.state == State::Open && !self.eof {
-            self.decoder.feed(bytes);
+        if self.state != State::Open || self.eof {
+            return;
         }
+        if self.backlog_pos == self.backlog.len() && bytes.len() <= FEED_SLICE {
+            self.decoder.feed(bytes);
+            return;
+        }
+        if self.backlog_pos == self.backlog.len() {
+            self.backlog.clear();
+            self.backlog_pos = 0;
+        }
+        self.backlog.extend_from_slice(bytes);
     }
 
     /// Marks the end of the body.
     pub fn feed_eof(&mut self) {
-        if !self.eof {
-            self.eof = true;
-            self.decoder.feed_eof();
+        self.eof = true;
+    }
+
+    /// Hands the decoder the next slice of the backlog, or the end of the input once the
+    /// backlog is empty; false when there is nothing left to hand over.
+    fn refill(&mut self) -> bool {
+        if self.backlog_pos < self.backlog.len() {
+            let end = self.backlog.len().min(self.backlog_pos + FEED_SLICE);
+            self.decoder.feed(&self.backlog[self.backlog_pos..end]);
+            self.backlog_pos = end;
+            if self.backlog_pos == self.backlog.len() {
+                self.backlog.clear();
+                self.backlog_pos = 0;
+            }
+            return true;
         }
+        if self.eof && !self.decoder.is_eof() {
+            self.decoder.feed_eof();
+            return true;
+        }
+        false
     }
 
     /// The next event: `Ok(None)` means "feed me more" (or, after the end, nothing more).
@@ -245,6 +278,7 @@ impl ChatStream {
             }
             match self.decoder.poll_event() {
                 Ok(Some(event)) => self.handle_sse(event),
+                Ok(None) if self.refill() => {}
                 Ok(None) if self.eof => self.state = self.end_state(),
                 Ok(None) => return Ok(None),
                 Err(DecodeError::EventTooLarge { limit }) => {

@@ -11,6 +11,9 @@ use std::io::Read;
 
 pub use hrns_core::client::{ClientConfig, ClientError};
 
+/// Size of one body read of [`ChatEvents`] (the stream decodes large pieces in slices).
+const READ_SIZE: usize = 64 * 1024;
+
 /// An OpenAI-compatible endpoint on a blocking HTTP agent. Cheap to clone (the connection
 /// pool is shared).
 #[derive(Debug, Clone)]
@@ -104,7 +107,7 @@ impl Client {
                 Box::new(std::io::empty()),
             ))),
             stream: ChatStream::new(),
-            buf: vec![0; hrns_core::stream::FEED_SLICE],
+            buf: vec![0; READ_SIZE],
             ended: false,
         })
     }

@@ -194,7 +194,6 @@ impl Client {
         Ok(ChatEvents {
             response: resp,
             stream: ChatStream::new(),
-            pending: Bytes::new(),
             ended: false,
         })
     }
@@ -280,8 +279,6 @@ impl Response {
 pub struct ChatEvents {
     response: Response,
     stream: ChatStream,
-    /// The rest of the last body frame, fed in `FEED_SLICE` pieces.
-    pending: Bytes,
     ended: bool,
 }
 
@@ -322,14 +319,8 @@ impl ChatEvents {
                     return Poll::Ready(Some(Err(e.into())));
                 }
             }
-            if !self.pending.is_empty() {
-                let n = self.pending.len().min(hrns_core::stream::FEED_SLICE);
-                let piece = self.pending.split_to(n);
-                self.stream.feed(&piece);
-                continue;
-            }
             match ready!(self.response.poll_chunk(cx)) {
-                Some(Ok(bytes)) => self.pending = bytes,
+                Some(Ok(bytes)) => self.stream.feed(&bytes),
                 Some(Err(e)) => {
                     self.stream.feed_eof();
                     self.ended = true;

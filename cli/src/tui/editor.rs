@@ -103,11 +103,6 @@ impl Editor {
         self.cursor = range.start + with.len();
     }
 
-    /// The history.
-    pub(crate) fn history(&self) -> &History {
-        &self.history
-    }
-
     /// The history, to add what was sent.
     pub(crate) fn history_mut(&mut self) -> &mut History {
         &mut self.history
@@ -596,7 +591,7 @@ mod tests {
         );
         e.handle_key(key(KeyCode::Down));
         assert_eq!(shown(&e), "|");
-        assert_eq!(e.history().len(), 2);
+        assert_eq!(e.history_mut().len(), 2);
     }
 
     #[test]

@@ -65,11 +65,6 @@ impl History {
         self.entries.len()
     }
 
-    /// Whether there are no entries.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// Adds a sent prompt, unless it is blank or the same as the last entry, and appends it to
     /// the file. The entry is kept in memory even when the file cannot be written; the error
     /// is returned for the caller to show once (it is never fatal).
@@ -194,7 +189,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state/hrns/history");
         let mut h = History::load(path.clone());
-        assert!(h.is_empty());
+        assert!(h.entries().is_empty());
         h.add("first").unwrap();
         h.add("fn main() {\n    x\\n\n}").unwrap();
         h.add("fn main() {\n    x\\n\n}").unwrap(); // consecutive duplicate
@@ -223,7 +218,7 @@ mod tests {
         assert_eq!(h.entries(), ["good", "last\\"]);
         // A directory where the file should be: empty history, and adding reports an error.
         let mut h = History::load(dir.path().to_owned());
-        assert!(h.is_empty());
+        assert!(h.entries().is_empty());
         assert!(h.add("x").is_err());
         assert_eq!(h.entries(), ["x"]);
     }

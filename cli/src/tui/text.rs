@@ -135,11 +135,6 @@ impl Span {
             style,
         }
     }
-
-    /// Unstyled text.
-    pub(crate) fn plain(text: impl Into<String>) -> Span {
-        Span::styled(text, SpanStyle::PLAIN)
-    }
 }
 
 /// One line on the screen: spans side by side.
@@ -184,11 +179,6 @@ impl Line {
     /// The text without styles (escape sequences and control characters removed).
     pub(crate) fn plain_text(&self) -> String {
         self.0.iter().map(|s| clean(&s.text)).collect()
-    }
-
-    /// Whether the line shows nothing.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.iter().all(|s| s.text.is_empty())
     }
 }
 

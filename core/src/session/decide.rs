@@ -2,7 +2,7 @@
 //! arguments not a JSON object, the same call repeated, then the approval policy.
 
 use super::calls::{CallState, done};
-use super::event::ToolStatus;
+use super::event::{ToolStatus, TurnError};
 use super::shared::Shared;
 use super::{PolicyDecision, ToolRun};
 use crate::tool::Effect;
@@ -57,6 +57,13 @@ pub(super) fn decide(s: &mut Shared, id: &str, name: &str, arguments: &str) -> C
         _ => 1,
     };
     s.last_call = Some((signature, count));
+    if count > s.config.max_repeated_calls.saturating_add(1) {
+        // The model was told, and made the call again: the turn ends after this answer.
+        s.stuck = Some(TurnError::RepeatedCall {
+            name: name.to_owned(),
+            times: count,
+        });
+    }
     if count > s.config.max_repeated_calls {
         return done(
             ToolStatus::Repeated,

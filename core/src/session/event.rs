@@ -309,6 +309,17 @@ pub enum TurnError {
         /// The limit.
         limit: u32,
     },
+    /// The model made the same call again after being told it would not run: it is stuck in
+    /// a loop. Rephrase the request, or start a new session.
+    #[error(
+        "stopped: the model repeated the same `{name}` call {times} times in a row, after being told it would not run again; rephrase the request or start a new session"
+    )]
+    RepeatedCall {
+        /// The tool.
+        name: String,
+        /// How many times in a row the call was made.
+        times: u32,
+    },
 }
 
 /// The class of a transport failure, which decides whether it is retried.

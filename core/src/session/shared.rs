@@ -3,7 +3,7 @@
 
 use super::config::SessionConfig;
 use super::context::{Compaction, ContextState};
-use super::event::Event;
+use super::event::{Event, TurnError};
 use super::{Action, SessionError, TokenTotals, request, retry};
 use crate::http::RequestId;
 use crate::quirks::ProviderQuirks;
@@ -36,6 +36,9 @@ pub(super) struct Shared {
     /// Every tool call id this session handed to its driver (to run or to ask about), so
     /// that late input for one of them is told apart from input for an id never issued.
     pub(super) issued_calls: HashSet<String>,
+    /// Set when the model repeated a call after the repeated-call guard fired: the turn ends
+    /// with this error once the answer's calls are answered.
+    pub(super) stuck: Option<TurnError>,
     /// The measure of the history against the context window.
     pub(super) context: ContextState,
     /// The provider's secrets and the configured extra ones, redacted from everything that
@@ -62,6 +65,7 @@ impl Shared {
             totals: TokenTotals::default(),
             last_call: None,
             issued_calls: HashSet::new(),
+            stuck: None,
         }
     }
 

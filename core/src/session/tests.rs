@@ -102,10 +102,14 @@ impl H {
         self.drain();
     }
 
+    /// One whole streamed answer to the latest request (its end too, even when the answer
+    /// was complete at `[DONE]` and a next request already went out).
     fn sse(&mut self, body: &str) {
+        let req = self.req();
         self.head(200, &[("content-type", "text/event-stream")]);
         self.data(body);
-        self.end();
+        self.s.handle_response_end(self.now, req).unwrap();
+        self.drain();
     }
 
     fn status(&mut self, status: u16, headers: &[(&str, &str)], body: &str) {
@@ -497,6 +501,21 @@ fn repeated_identical_calls_are_stopped() {
     assert!(r.last().unwrap().2.contains("2 times in a row"));
     assert_eq!(h.runs.len(), 2);
     assert_eq!(h.sent.len(), 4, "the refusal goes back to the model");
+    // Once more after the refusal: the model is stuck, and the turn ends with a loop error
+    // instead of running on to the step limit.
+    h.sse(&tool_answer(&[(
+        "c3",
+        "read_file",
+        r#"{"path":"a","limit":5}"#,
+    )]));
+    assert_eq!(h.sent.len(), 4);
+    assert!(h.s.is_idle());
+    assert!(
+        matches!(h.events.last(), Some(Event::TurnFailed { error: TurnError::RepeatedCall { name, times: 4 } }) if name == "read_file"),
+        "{:?}",
+        h.events.last()
+    );
+    assert_eq!(h.finals().len(), 1);
 }
 
 #[test]

@@ -368,6 +368,12 @@ impl Turn {
             calls.answer(s);
             return self.finish(s, finish);
         }
+        if let Some(error) = s.stuck.take() {
+            let mut calls = calls;
+            calls.cancel(s);
+            calls.answer(s);
+            return self.fail(s, error);
+        }
         self.phase = Phase::Tools(calls);
         self.advance(s);
     }
