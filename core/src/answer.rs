@@ -41,6 +41,19 @@ pub enum AnswerError {
     /// The body ended before the response head was handed in: the connection closed early.
     #[error("the response ended before its status line")]
     NoHead,
+    /// A 2xx answer that is neither an event stream nor JSON: a login page of a proxy or a
+    /// captive portal, or a wrong base URL. Not worth a retry.
+    #[error(
+        "the provider answered {status} with `{content_type}` instead of an event stream or JSON (a proxy or login page, or a wrong base URL?); it began: {body_start}"
+    )]
+    UnexpectedContent {
+        /// The status.
+        status: u16,
+        /// The content type it named.
+        content_type: String,
+        /// The start of the body, shortened.
+        body_start: String,
+    },
 }
 
 #[derive(Debug)]
@@ -48,6 +61,11 @@ enum Body {
     AwaitingHead,
     Stream(Box<ChatStream>),
     Json(Vec<u8>),
+    /// A 2xx that is neither a stream nor JSON: kept until its first bytes arrive.
+    Unexpected {
+        status: u16,
+        content_type: String,
+    },
     Error {
         status: u16,
         retry_after: Option<Duration>,
@@ -114,17 +132,21 @@ impl AnswerReader {
         }
         let headers: Vec<(&str, &[u8])> = headers.into_iter().collect();
         self.body = if (200..300).contains(&status) {
-            let json = headers.iter().any(|(n, v)| {
-                n.eq_ignore_ascii_case("content-type")
-                    && std::str::from_utf8(v)
-                        .is_ok_and(|v| v.contains("json") && !v.contains("event-stream"))
-            });
-            if json {
-                Body::Json(Vec::new())
-            } else {
-                Body::Stream(Box::new(ChatStream::with_max_event_size(
-                    self.max_event_size,
-                )))
+            let content_type = headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+                .map(|(_, v)| String::from_utf8_lossy(v).to_ascii_lowercase());
+            match content_type.as_deref().map(kind_of) {
+                Some(Kind::Json) => Body::Json(Vec::new()),
+                // No content type at all is read as a stream (some servers send none).
+                None | Some(Kind::Stream) => Body::Stream(Box::new(
+                    ChatStream::with_max_event_size(self.max_event_size),
+                )),
+                Some(Kind::Other) => Body::Unexpected {
+                    status,
+                    content_type: crate::text::shorten(content_type.as_deref().unwrap_or(""), 100)
+                        .into_owned(),
+                },
             }
         } else {
             Body::Error {
@@ -159,6 +181,17 @@ impl AnswerReader {
                 let room = MAX_ERROR_BODY.saturating_sub(body.len());
                 body.extend_from_slice(&bytes[..bytes.len().min(room)]);
             }
+            Body::Unexpected { .. } => {
+                // The first bytes say enough: it fails at once, without waiting for the end.
+                let Body::Unexpected {
+                    status,
+                    content_type,
+                } = std::mem::replace(&mut self.body, Body::AwaitingHead)
+                else {
+                    unreachable!("matched above");
+                };
+                self.body = Body::Ended(Box::new(Err(unexpected(status, content_type, bytes))));
+            }
             Body::Ended(_) => {}
         }
         true
@@ -188,6 +221,10 @@ impl AnswerReader {
                 }
                 Err(e) => Err(malformed(&e.to_string(), &body)),
             },
+            Body::Unexpected {
+                status,
+                content_type,
+            } => Err(unexpected(status, content_type, b"")),
             Body::Error {
                 status,
                 retry_after,
@@ -214,7 +251,11 @@ impl AnswerReader {
         }
         match &mut self.body {
             Body::Stream(stream) => stream.poll_event().ok().flatten(),
-            Body::AwaitingHead | Body::Json(_) | Body::Error { .. } | Body::Ended(_) => None,
+            Body::AwaitingHead
+            | Body::Json(_)
+            | Body::Unexpected { .. }
+            | Body::Error { .. }
+            | Body::Ended(_) => None,
         }
     }
 
@@ -225,7 +266,10 @@ impl AnswerReader {
             && match &self.body {
                 Body::Stream(stream) => stream.is_finished(),
                 Body::Ended(_) => true,
-                Body::AwaitingHead | Body::Json(_) | Body::Error { .. } => false,
+                Body::AwaitingHead
+                | Body::Json(_)
+                | Body::Unexpected { .. }
+                | Body::Error { .. } => false,
             }
     }
 
@@ -238,9 +282,11 @@ impl AnswerReader {
                 .find(|c| c.index == 0)
                 .map(|c| c.content.clone())
                 .unwrap_or_default(),
-            Body::AwaitingHead | Body::Json(_) | Body::Error { .. } | Body::Ended(_) => {
-                String::new()
-            }
+            Body::AwaitingHead
+            | Body::Json(_)
+            | Body::Unexpected { .. }
+            | Body::Error { .. }
+            | Body::Ended(_) => String::new(),
         }
     }
 
@@ -251,7 +297,7 @@ impl AnswerReader {
         match self.body {
             Body::Stream(stream) => stream.finish().map_err(AnswerError::Stream),
             Body::Ended(result) => *result,
-            Body::AwaitingHead | Body::Json(_) | Body::Error { .. } => {
+            Body::AwaitingHead | Body::Json(_) | Body::Unexpected { .. } | Body::Error { .. } => {
                 unreachable!("handle_end leaves a stream or an ended answer")
             }
         }
@@ -262,6 +308,34 @@ impl AnswerReader {
             error,
             partial: Box::default(),
         }))));
+    }
+}
+
+/// What a 2xx content type announces.
+enum Kind {
+    Stream,
+    Json,
+    Other,
+}
+
+fn kind_of(content_type: &str) -> Kind {
+    // `text/plain` is read as a stream too: some gateways label event streams so.
+    if content_type.contains("event-stream") || content_type.starts_with("text/plain") {
+        Kind::Stream
+    } else if content_type.contains("json") {
+        Kind::Json
+    } else {
+        Kind::Other
+    }
+}
+
+fn unexpected(status: u16, content_type: String, body: &[u8]) -> AnswerError {
+    let text = String::from_utf8_lossy(&body[..body.len().min(4 * QUOTED_BODY_CHARS)]);
+    let body_start = crate::text::shorten(text.trim(), QUOTED_BODY_CHARS).into_owned();
+    AnswerError::UnexpectedContent {
+        status,
+        content_type,
+        body_start,
     }
 }
 

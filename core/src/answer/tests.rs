@@ -145,3 +145,35 @@ fn bad_input_is_a_clear_error() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_2xx_page_that_is_neither_stream_nor_json_fails_at_its_first_bytes() {
+    let mut r = reader();
+    r.handle_head(200, [(SSE, &b"text/html; charset=utf-8"[..])]);
+    assert!(!r.is_complete());
+    r.handle_data(b"<html><title>Portal login</title>");
+    assert!(r.is_complete(), "no need to wait for the end");
+    match r.finish() {
+        Err(e @ AnswerError::UnexpectedContent { .. }) => {
+            let shown = e.to_string();
+            assert!(
+                shown.contains("text/html") && shown.contains("Portal login"),
+                "{shown}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Without a body it fails at the end; without a content type it is read as a stream.
+    let mut r = reader();
+    r.handle_head(204, [(SSE, &b"application/xml"[..])]);
+    r.handle_end();
+    assert!(matches!(
+        r.finish(),
+        Err(AnswerError::UnexpectedContent { status: 204, .. })
+    ));
+    let mut r = reader();
+    r.handle_head(200, [(SSE, &b"text/plain"[..])]);
+    r.handle_data(b"data: [DONE]\n\n");
+    assert_eq!(events(&mut r), [StreamEvent::Done]);
+    assert!(r.is_complete());
+}

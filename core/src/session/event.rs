@@ -279,6 +279,19 @@ pub enum TurnError {
         /// The transport's message.
         message: String,
     },
+    /// A 2xx answer that was neither an event stream nor JSON (a proxy's or captive portal's
+    /// login page, or a wrong base URL). Not retried; check the base URL and the network.
+    #[error(
+        "the provider answered {status} with `{content_type}` instead of an event stream or JSON (a proxy or login page, or a wrong base URL?); it began: {body_start}"
+    )]
+    UnexpectedContent {
+        /// The status.
+        status: u16,
+        /// The content type it named.
+        content_type: String,
+        /// The start of the body, shortened and redacted.
+        body_start: String,
+    },
     /// The provider answered, but with no choice in it.
     #[error("the provider's answer had no choices")]
     NoChoices,

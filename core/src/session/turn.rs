@@ -215,6 +215,19 @@ impl Turn {
             Err(AnswerError::Stream(StreamFailure { error, .. })) => {
                 self.stream_failed(s, now, attempt, error, shown)
             }
+            Err(AnswerError::UnexpectedContent {
+                status,
+                content_type,
+                body_start,
+            }) => {
+                let body_start = s.redact(body_start);
+                let error = TurnError::UnexpectedContent {
+                    status,
+                    content_type,
+                    body_start,
+                };
+                self.fail(s, error);
+            }
             Err(AnswerError::NoHead) => {
                 let err = TransportError::new(
                     TransportErrorKind::Io,

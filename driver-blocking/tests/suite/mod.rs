@@ -457,6 +457,27 @@ pub fn a_tool_past_the_sessions_deadline_is_stopped(h: &mut impl Harness) {
     );
 }
 
+pub fn an_html_page_with_status_200_fails_at_once(h: &mut impl Harness) {
+    let page = "<!DOCTYPE html><html><head><title>Sign in to the network</title></head><body>login</body></html>";
+    let mock = MockProvider::start([
+        Reply::raw(200, &[("content-type", "text/html; charset=utf-8")], page),
+        Reply::text_answer("never asked"),
+    ])
+    .unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "go");
+    match last(&ev) {
+        Event::TurnFailed { error } => {
+            let shown = error.to_string();
+            assert!(shown.contains("text/html"), "{shown}");
+            assert!(shown.contains("Sign in to the network"), "{shown}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(mock.request_count(), 1, "not retried");
+    assert_no_key(&ev);
+}
+
 /// Defines one `#[test]` per case of the suite, each running the case with a fresh harness
 /// from `$harness` (an expression). Use it as `behaviour_tests!(MyHarness);` in a test file
 /// that declares `#[macro_use] mod suite;`, so that no driver can skip a case.
@@ -478,6 +499,7 @@ macro_rules! behaviour_tests {
             approvals_are_answered_by_the_owner,
             effects_run_in_the_models_order,
             a_tool_past_the_sessions_deadline_is_stopped,
+            an_html_page_with_status_200_fails_at_once,
         );
     };
     (@each $harness:expr; $($case:ident),* $(,)?) => {
