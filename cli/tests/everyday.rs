@@ -201,3 +201,37 @@ fn mentions_attach_files_images_and_notes() {
         "write to me@example.com"
     );
 }
+
+#[test]
+fn explorer_greps_the_workspace() {
+    let env = Env::new();
+    env.write("work/src/a.rs", "fn needle() {}\n");
+    env.write("work/.gitignore", "build/\n");
+    env.write("work/build/b.rs", "fn needle() {}\n");
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "grep", r#"{"pattern":"needle","glob":"*.rs"}"#)]),
+        Reply::text_answer("found it"),
+    ])
+    .unwrap();
+    let out = env.run(&mock, &["exec", "--agent", "Explorer", "find the needle"]);
+    ok(&out);
+    let bodies: Vec<Value> = mock.requests().iter().map(|r| r.json()).collect();
+    let tools: Vec<&str> = bodies[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"grep"), "{tools:?}");
+    assert!(!tools.contains(&"write_file"));
+    let result = bodies[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(result, "src/a.rs:1: fn needle() {}\n");
+}

@@ -24,6 +24,8 @@ pub const RUN_COMMAND: &str = "run_command";
 pub const WEB_FETCH: &str = "web_fetch";
 /// Name of the tool that loads a skill's instructions.
 pub const LOAD_SKILL: &str = "load_skill";
+/// Name of the tool that searches file contents.
+pub const GREP: &str = "grep";
 
 /// Seconds `run_command` waits before killing the command, unless told otherwise.
 pub const DEFAULT_COMMAND_TIMEOUT_SECS: u64 = 120;
@@ -131,6 +133,32 @@ pub struct WebFetchArgs {
     pub url: String,
 }
 
+/// Arguments of `grep`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrepArgs {
+    /// The regular expression (Rust regex syntax, as ripgrep).
+    pub pattern: String,
+    /// A file or directory to search, relative to the workspace root; default the root.
+    pub path: Option<String>,
+    /// A glob the searched files' paths (or names) must match, such as `*.rs`.
+    pub glob: Option<String>,
+    /// Match letters regardless of case.
+    pub case_insensitive: Option<bool>,
+    /// Lines of context before and after each match; see [`GrepArgs::context_lines`].
+    pub context: Option<u64>,
+}
+
+impl GrepArgs {
+    /// The context lines to show: the requested number, at most
+    /// [`GREP_MAX_CONTEXT`](super::grep::GREP_MAX_CONTEXT).
+    pub fn context_lines(&self) -> usize {
+        let max = super::grep::GREP_MAX_CONTEXT;
+        self.context
+            .map_or(0, |c| usize::try_from(c).unwrap_or(max).min(max))
+    }
+}
+
 /// Arguments of `load_skill`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -147,6 +175,7 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
     vec![
         read_file(),
         list_files(),
+        grep(),
         write_file(),
         edit_file(),
         run_command(),
@@ -354,6 +383,50 @@ fn web_fetch() -> ToolSpec {
     spec(WEB_FETCH, Effect::Network, description, parameters)
 }
 
+fn grep() -> ToolSpec {
+    let max = super::grep::GREP_MAX_MATCHES;
+    let max_context = super::grep::GREP_MAX_CONTEXT;
+    let line_chars = super::grep::GREP_MAX_LINE_CHARS;
+    let description = format!(
+        "Search file contents with a regular expression (ripgrep's engine and syntax). Files \
+         ignored by .gitignore, the insides of .git and binary files are skipped. Results are \
+         `path:line: text` for matching lines and `path-line- text` for context lines, at most \
+         {max} matching lines (a note says how many more matched) and {line_chars} characters \
+         of each line. Use it to find definitions, uses and strings before reading files."
+    );
+    let parameters = object_schema(
+        json!({
+            "pattern": {
+                "type": "string",
+                "description": "The regular expression, e.g. `fn\\s+main` or `TODO|FIXME`. \
+                                Escape ( [ . * + ? with a backslash to match them literally.",
+            },
+            "path": {
+                "type": "string",
+                "description": "A file or directory to search, relative to the workspace \
+                                root. Default: the workspace root.",
+            },
+            "glob": {
+                "type": "string",
+                "description": "Only search files whose path (relative to `path`) or name \
+                                matches this glob, e.g. `*.rs` or `src/**/*.{ts,tsx}`.",
+            },
+            "case_insensitive": {
+                "type": "boolean",
+                "description": "Match regardless of letter case. Default false.",
+            },
+            "context": {
+                "type": "integer",
+                "minimum": 0,
+                "description": format!("Lines of context to show before and after each \
+                                match, at most {max_context}. Default 0."),
+            },
+        }),
+        &["pattern"],
+    );
+    spec(GREP, Effect::ReadOnly, description, parameters)
+}
+
 fn load_skill() -> ToolSpec {
     let description = "Load the full instructions of one of the skills listed in the system \
                        prompt (the body of its SKILL.md). Load a skill when a task matches its \
@@ -391,6 +464,7 @@ mod tests {
             RUN_COMMAND => check::<RunCommandArgs>(name, raw),
             WEB_FETCH => check::<WebFetchArgs>(name, raw),
             LOAD_SKILL => check::<LoadSkillArgs>(name, raw),
+            GREP => check::<GrepArgs>(name, raw),
             other => panic!("no argument type for {other}"),
         }
     }
@@ -414,6 +488,7 @@ mod tests {
             [
                 (READ_FILE, Effect::ReadOnly),
                 (LIST_FILES, Effect::ReadOnly),
+                (GREP, Effect::ReadOnly),
                 (WRITE_FILE, Effect::Write),
                 (EDIT_FILE, Effect::Write),
                 (RUN_COMMAND, Effect::Exec),
@@ -501,13 +576,15 @@ mod tests {
     #[test]
     fn descriptions_state_the_limits() {
         let specs = builtin_specs();
-        let run = &specs[4].description;
+        let run = &builtin_spec(RUN_COMMAND).description;
         assert!(
             run.contains("sh -c") && run.contains("120 s") && run.contains("30000"),
             "{run}"
         );
         assert!(specs[0].description.contains("2000 lines"));
-        assert!(specs[5].description.contains("5 MiB"));
+        assert!(builtin_spec(WEB_FETCH).description.contains("5 MiB"));
+        let grep = builtin_spec(GREP).description;
+        assert!(grep.contains("at most 200 matching lines") && grep.contains("300 characters"));
     }
 
     #[test]

@@ -69,6 +69,7 @@ pub mod edit;
 pub mod fetch;
 pub mod files;
 pub mod glob;
+pub mod grep;
 pub mod page;
 pub mod path;
 mod registry;

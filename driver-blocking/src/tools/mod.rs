@@ -11,6 +11,7 @@
 //! | --- | --- | --- |
 //! | `read_file` | [`ReadFile`] | reads any file the user can read, paged, streamed |
 //! | `list_files` | [`ListFiles`] | walks a directory honouring .gitignore, filters by glob |
+//! | `grep` | [`Grep`] | ripgrep's searcher over the same walk, binary files skipped |
 //! | `write_file` | [`WriteFile`] | atomic write inside the workspace |
 //! | `edit_file` | [`EditFile`] | exact-match edit inside the workspace, written atomically |
 //! | `run_command` | [`RunCommand`] | `sh -c` in its own process group, with a timeout |
@@ -52,6 +53,7 @@ macro_rules! builtin_tool {
 
 mod edit_file;
 mod escaped;
+mod grep;
 mod list_files;
 mod load_skill;
 mod read_file;
@@ -62,6 +64,7 @@ mod write_file;
 
 pub use edit_file::EditFile;
 pub use escaped::end_all_commands;
+pub use grep::Grep;
 pub use list_files::ListFiles;
 pub use load_skill::{LoadSkill, Skill};
 pub use read_file::ReadFile;
@@ -97,6 +100,7 @@ pub fn builtin_toolbox_with<T: ?Sized + ToolObject>(
     toolbox
         .add_arc(wrap(Arc::new(ReadFile)))
         .add_arc(wrap(Arc::new(ListFiles)))
+        .add_arc(wrap(Arc::new(Grep)))
         .add_arc(wrap(Arc::new(WriteFile)))
         .add_arc(wrap(Arc::new(EditFile)))
         .add_arc(wrap(Arc::new(RunCommand)))

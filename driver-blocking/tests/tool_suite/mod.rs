@@ -18,6 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+mod grep;
+pub use grep::*;
+
 /// Calls one driver's built-in tools.
 pub trait ToolHarness {
     /// Runs the built-in tool `name` with the raw JSON `arguments` in a workspace rooted at
@@ -785,6 +788,9 @@ macro_rules! tool_tests {
             web_fetch_gets_text_and_follows_checked_redirects,
             web_fetch_refuses_other_schemes_before_any_io,
             load_skill_returns_the_body_of_known_skills,
+            grep_searches_the_tree_as_git_sees_it,
+            grep_caps_results_and_cuts_long_lines,
+            grep_refuses_bad_input,
         );
     };
     (@each $harness:expr; $($case:ident),* $(,)?) => {
