@@ -1,5 +1,5 @@
 use super::*;
-use crate::tool::builtin::{LIST_FILES, LOAD_SKILL, READ_FILE, WEB_FETCH, builtin_specs};
+use crate::tool::builtin::{GREP, LIST_FILES, LOAD_SKILL, READ_FILE, WEB_FETCH, builtin_specs};
 
 const REVIEWER: &str = "---
 name: Reviewer
@@ -50,7 +50,10 @@ fn builtins() {
             .into_iter()
             .map(|t| t.name)
             .collect();
-        assert_eq!(offered, [READ_FILE, LIST_FILES, WEB_FETCH, LOAD_SKILL]);
+        assert_eq!(
+            offered,
+            [READ_FILE, LIST_FILES, GREP, WEB_FETCH, LOAD_SKILL]
+        );
     }
 }
 

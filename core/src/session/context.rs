@@ -165,7 +165,13 @@ impl Shared {
             .map(|t| t * TARGET_PERCENT_OF_THRESHOLD / 100);
         let budget = match (target_tokens, compaction.overflowed_bytes) {
             (Some(t), _) => self.context.meter.bytes_for(t),
-            (None, Some(b)) => b / 2,
+            // Half of what the history took in the request that overflowed: the fixed part
+            // (system prompt, tool specs) does not shrink, so halving the whole request could
+            // leave nothing for the history when the tools are many.
+            (None, Some(b)) => {
+                let fixed = self.context.fixed_bytes;
+                fixed + b.saturating_sub(fixed) / 2
+            }
             (None, None) => self.context.request_bytes(),
         }
         .saturating_sub(self.context.fixed_bytes);
