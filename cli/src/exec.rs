@@ -26,6 +26,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             "--approval ask needs a terminal to ask on, and stdin is not one; use --approval read-only or auto",
         ));
     }
+    let prompt = crate::custom_commands::invoke(&prompt, &mut setup)?.unwrap_or(prompt);
     let client = Client::new(
         setup.provider.to_provider(),
         &ClientConfig {

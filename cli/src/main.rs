@@ -4,6 +4,7 @@ mod batch;
 mod cli;
 mod commands;
 mod compat;
+mod custom_commands;
 mod debug_sse;
 mod doctor;
 mod exec;

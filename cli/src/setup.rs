@@ -134,6 +134,8 @@ pub(crate) struct Discovered {
     pub(crate) skills: Vec<Skill>,
     /// The project instruction files (`AGENTS.md`), outermost first.
     pub(crate) instructions: Vec<InstructionFile>,
+    /// The custom slash commands (`.hrns/commands/*.md`).
+    pub(crate) commands: Vec<hrns_core::command::CustomCommand>,
     pub(crate) warnings: Vec<String>,
 }
 
@@ -157,6 +159,9 @@ impl Discovered {
             .map(|h| d.read_all(&h.join(".agents/skills"), "SKILL.md", skill::parse_skill_md))
             .unwrap_or_default();
         d.skills = skill::resolve_skills(project_skills, user_skills);
+        let (commands, warnings) = crate::custom_commands::discover(cwd, home);
+        d.commands = commands;
+        d.warnings.extend(warnings);
         d
     }
 

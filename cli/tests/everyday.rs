@@ -235,3 +235,55 @@ fn explorer_greps_the_workspace() {
         .to_owned();
     assert_eq!(result, "src/a.rs:1: fn needle() {}\n");
 }
+
+#[test]
+fn an_exec_prompt_can_run_a_custom_command() {
+    let env = Env::new();
+    env.write(
+        "work/.hrns/commands/review.md",
+        "---\ndescription: Review a file\nagent: Explorer\nmodel: review-model\n---\n\
+         Review $1 for $2. All of it: $ARGUMENTS",
+    );
+    env.write("home/.hrns/commands/review.md", "the user's, shadowed");
+    env.write("home/.hrns/commands/greet.md", "Say hello.");
+    env.write("home/.hrns/commands/help.md", "clashes with /help");
+    let mock = MockProvider::start([Reply::text_answer("ok"), Reply::text_answer("ok")]).unwrap();
+    let out = env.run(&mock, &["exec", "/review src/a.rs \"dead code\""]);
+    ok(&out);
+    assert!(
+        stderr(&out).contains("help.md: the built-in /help wins"),
+        "{}",
+        stderr(&out)
+    );
+    let body = first_body(&mock);
+    assert_eq!(
+        body["messages"][1]["content"],
+        "Review src/a.rs for dead code. All of it: src/a.rs \"dead code\""
+    );
+    assert_eq!(body["model"], "review-model");
+    let tools = body["tools"].to_string();
+    assert!(
+        !tools.contains("write_file"),
+        "the command's agent is Explorer"
+    );
+
+    let out = env.run(&mock, &["exec", "/greet in French"]);
+    ok(&out);
+    let second = mock.requests()[1].json();
+    assert_eq!(second["messages"][1]["content"], "Say hello.\n\nin French");
+    assert_eq!(second["model"], "mock-model");
+}
+
+#[test]
+fn an_unknown_command_or_a_path_is_a_plain_prompt() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("ok"), Reply::text_answer("ok")]).unwrap();
+    ok(&env.run(&mock, &["exec", "/nosuch thing"]));
+    ok(&env.run(&mock, &["exec", "/usr/bin/env is where?"]));
+    let reqs = mock.requests();
+    assert_eq!(reqs[0].json()["messages"][1]["content"], "/nosuch thing");
+    assert_eq!(
+        reqs[1].json()["messages"][1]["content"],
+        "/usr/bin/env is where?"
+    );
+}

@@ -110,3 +110,26 @@ fn tab_completes_a_mention_and_the_file_is_attached() {
     assert!(sent.contains("GUIDE-CONTENT"), "{sent}");
     ui.quit();
 }
+
+#[test]
+fn a_custom_command_is_listed_completed_and_run() {
+    let mock = MockProvider::start([Reply::text_answer("COMMAND-RAN")]).unwrap();
+    let mut ui = start(&mock, |base| {
+        write(
+            &base.join("work/.hrns/commands/explain-it.md"),
+            "---\ndescription: Explains a topic simply\n---\nExplain $ARGUMENTS to a child.",
+        );
+    });
+    ui.p.send("/help\r");
+    ui.p.expect("Explains a topic simply", T);
+    ui.p.send("/expl\t");
+    ui.p.expect("/explain-it", T);
+    ui.p.send(" rainbows\r");
+    ui.p.expect("COMMAND-RAN", T);
+    let body = &chat_bodies(&mock)[0];
+    assert_eq!(
+        body["messages"][1]["content"],
+        "Explain rainbows to a child."
+    );
+    ui.quit();
+}

@@ -104,6 +104,7 @@ pub mod agent;
 pub mod answer;
 mod chunk;
 pub mod client;
+pub mod command;
 pub mod config;
 pub mod context;
 mod envelope;

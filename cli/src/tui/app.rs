@@ -507,6 +507,13 @@ impl App {
                 .iter()
                 .map(|a| a.name.clone())
                 .collect(),
+            custom: self
+                .setup
+                .discovered
+                .commands
+                .iter()
+                .map(|c| c.name.clone())
+                .collect(),
         };
         let (text, cursor) = (self.editor.text(), self.editor.cursor());
         let workspace = &self.setup.workspace;
@@ -550,6 +557,10 @@ impl App {
         if let Err(e) = self.editor.history_mut().add(&text) {
             self.error(&format!("the prompt history could not be saved: {e}"));
         }
+        if let Some(prompt) = self.custom_command(&text) {
+            self.start_turn(prompt);
+            return;
+        }
         if commands::is_command(&text) {
             // The command goes into the transcript, so its output is not orphaned.
             self.print(&[Line::styled(
@@ -563,6 +574,23 @@ impl App {
             return;
         }
         self.start_turn(text);
+    }
+
+    /// When `text` runs a custom command (and no built-in of its name): its prompt, after
+    /// switching to the command's agent and model.
+    fn custom_command(&mut self, text: &str) -> Option<String> {
+        let (name, args) = hrns_core::command::split_invocation(text)?;
+        if commands::lookup(name).is_some() {
+            return None;
+        }
+        let c = hrns_core::command::find_command(&self.setup.discovered.commands, name)?.clone();
+        if let Some(agent) = c.agent {
+            self.command(CommandId::Agent, Some(agent));
+        }
+        if let Some(model) = c.model {
+            self.command(CommandId::Model, Some(model));
+        }
+        Some(hrns_core::command::expand(&c.body, args))
     }
 
     // ----- turns -----
@@ -864,7 +892,11 @@ impl App {
             CommandId::Help => {
                 let lines = match arg.as_deref().and_then(commands::lookup) {
                     Some(c) => vec![commands::command_help(c)],
-                    None => commands::help_text(),
+                    None => {
+                        let mut lines = commands::help_text();
+                        lines.extend(commands::custom_help(&self.setup.discovered.commands));
+                        lines
+                    }
                 };
                 self.print(&lines);
             }

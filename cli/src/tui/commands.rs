@@ -193,6 +193,31 @@ pub(crate) static REGISTRY: &[SlashCommand] = &[
     },
 ];
 
+/// The names of the built-in commands and their aliases; a custom command may not take one.
+pub(crate) fn builtin_names() -> Vec<&'static str> {
+    REGISTRY
+        .iter()
+        .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()))
+        .collect()
+}
+
+/// The `/help` lines of the custom commands.
+pub(crate) fn custom_help(commands: &[hrns_core::command::CustomCommand]) -> Vec<Line> {
+    if commands.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![Line::styled("Custom commands", SpanStyle::PLAIN.bold())];
+    for c in commands {
+        let mut line = Line::plain("  ");
+        line.push(format!("/{}", c.name), SpanStyle::fg(Color::Blue));
+        line.push(" [args]  ", SpanStyle::fg(Color::Yellow));
+        line.push(c.description.clone(), SpanStyle::PLAIN);
+        line.push(format!(" ({})", c.path), SpanStyle::PLAIN.dim());
+        lines.push(line);
+    }
+    lines
+}
+
 /// A command with its argument, ready to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Parsed {
@@ -389,6 +414,8 @@ pub(crate) struct Candidates {
     pub(crate) providers: Vec<String>,
     pub(crate) models: Vec<String>,
     pub(crate) agents: Vec<String>,
+    /// The names of the custom commands.
+    pub(crate) custom: Vec<String>,
 }
 
 /// What Tab does: replace `range` of the input with `insert`; when there are several
@@ -415,8 +442,10 @@ pub(crate) fn complete(input: &str, cursor: usize, cands: &Candidates) -> Option
         let typed = rest.to_lowercase();
         let options: Vec<String> = REGISTRY
             .iter()
-            .filter(|c| c.name.starts_with(&typed))
-            .map(|c| format!("/{}", c.name))
+            .map(|c| c.name)
+            .chain(cands.custom.iter().map(String::as_str))
+            .filter(|name| name.to_lowercase().starts_with(&typed))
+            .map(|name| format!("/{name}"))
             .collect();
         let insert = match options.as_slice() {
             [] => return None,
@@ -602,7 +631,19 @@ mod tests {
                 "Planner".into(),
                 "Pirate".into(),
             ],
+            custom: vec!["review-pr".into()],
         }
+    }
+
+    #[test]
+    fn completes_custom_command_names() {
+        assert_eq!(
+            tab("/rev"),
+            Some(("/review-pr".into(), vec!["/review-pr".into()]))
+        );
+        let (_, options) = tab("/re").unwrap();
+        assert_eq!(options, ["/retry", "/resume", "/review-pr"]);
+        assert!(builtin_names().contains(&"exit"));
     }
 
     fn tab(input: &str) -> Option<(String, Vec<String>)> {
@@ -619,7 +660,11 @@ mod tests {
         let (text, options) = tab("/mo").unwrap();
         assert_eq!(text, "/model");
         assert_eq!(options, ["/model", "/models"]);
-        assert_eq!(tab("/").unwrap().1.len(), REGISTRY.len());
+        assert_eq!(
+            tab("/").unwrap().1.len(),
+            REGISTRY.len() + 1,
+            "the built-ins and the custom one"
+        );
         assert_eq!(tab("/x"), None);
         assert_eq!(tab("hello"), None);
     }
