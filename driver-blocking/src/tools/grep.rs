@@ -26,6 +26,16 @@ builtin_tool!(Grep: GREP, GrepArgs => grep);
 fn grep(_: &Grep, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
     let shown = args.path.as_deref().unwrap_or(".");
     let target = resolve(&ctx.workspace, shown)?;
+    ctx.sandbox.check_file(GREP, shown, &target)?;
+    // Protected paths inside the walk (hrns's config and state), as paths the walk produces.
+    let canonical = std::fs::canonicalize(&target).unwrap_or_else(|_| target.clone());
+    let hidden: Vec<std::path::PathBuf> = ctx
+        .sandbox
+        .protected
+        .iter()
+        .filter_map(|p| p.strip_prefix(&canonical).ok())
+        .map(|rest| target.join(rest))
+        .collect();
     std::fs::metadata(&target).map_err(|e| fs_error(FsOp::Read, shown, &e))?;
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.case_insensitive.unwrap_or(false))
@@ -44,7 +54,9 @@ fn grep(_: &Grep, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolO
         .sort_by_file_name(|a, b| a.cmp(b))
         .hidden(false)
         .require_git(false)
-        .filter_entry(|e| !is_skipped_dir(e.file_name()))
+        .filter_entry(move |e| {
+            !is_skipped_dir(e.file_name()) && !hidden.iter().any(|h| e.path().starts_with(h))
+        })
         .build();
     for entry in walk {
         if ctx.cancel.is_cancelled() {
