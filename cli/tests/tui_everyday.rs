@@ -133,3 +133,56 @@ fn a_custom_command_is_listed_completed_and_run() {
     );
     ui.quit();
 }
+
+#[test]
+fn a_message_typed_during_a_turn_is_queued_editable_and_sent_after_it() {
+    let slow = Reply::text_answer("FIRST-ANSWER arrives slowly");
+    let mid = slow.body().len() / 2;
+    let mock = MockProvider::start([
+        slow.split_at(&[mid]).delay(Duration::from_secs(3)),
+        Reply::text_answer("SECOND-ANSWER"),
+    ])
+    .unwrap();
+    let mut ui = start(&mock, |_| {});
+    ui.p.send("first\r");
+    ui.p.expect("FIRST-ANSWER", T);
+    ui.p.send("second\r");
+    ui.p.expect("queued: second", T);
+    // ↑ takes it back; the edited text is queued again.
+    ui.p.send("\x1b[A");
+    ui.p.send(" edited\r");
+    ui.p.expect("queued: second edited", T);
+    ui.p.expect("SECOND-ANSWER", T);
+    let bodies = chat_bodies(&mock);
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[1]["messages"][3]["content"], "second edited");
+    ui.quit();
+}
+
+#[test]
+fn escape_still_interrupts_and_the_queued_message_follows() {
+    let stuck = Reply::text_answer("PARTIAL then a very long wait");
+    let mid = stuck.body().len() / 2;
+    let mock = MockProvider::start([
+        stuck.split_at(&[mid]).delay(Duration::from_secs(30)),
+        Reply::text_answer("AFTER-INTERRUPT"),
+    ])
+    .unwrap();
+    let mut ui = start(&mock, |_| {});
+    ui.p.send("first\r");
+    ui.p.expect("PARTIAL", T);
+    ui.p.send("do this instead\r");
+    ui.p.expect("queued: do this instead", T);
+    ui.p.send("\x1b");
+    ui.p.expect("interrupted", T);
+    ui.p.expect("AFTER-INTERRUPT", T);
+    let bodies = chat_bodies(&mock);
+    let last = bodies[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["content"], "do this instead");
+    ui.quit();
+}

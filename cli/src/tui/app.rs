@@ -75,6 +75,8 @@ pub(crate) struct App {
     client: Client,
     waiting_since: Option<Instant>,
     asking: Option<Asking>,
+    /// Messages typed while a turn runs, sent when it ends.
+    queue: super::queue::Queue,
     connect: Option<Connect>,
     /// Tokens of the sessions this conversation ran in before the current one (a `/model`
     /// switch starts a new session on the same history); the rest is `Session::usage`.
@@ -142,6 +144,7 @@ impl App {
             client,
             waiting_since: None,
             asking: None,
+            queue: Default::default(),
             connect: None,
             tokens_before: 0,
             ctrl_c_at: None,
@@ -283,6 +286,7 @@ impl App {
                 lines.extend(text::wrap(&l, width));
             }
         }
+        lines.extend(self.queue.lines(width));
         let prompt = self.prompt_line();
         let (editor_lines, (row, col)) = if self
             .connect
@@ -392,6 +396,13 @@ impl App {
         {
             self.editor.clear();
             self.on_submit(String::new());
+            return;
+        }
+        // ↑ on an empty line takes the last queued message back for editing.
+        if key.code == KeyCode::Up && self.editor.is_empty() && !self.queue.is_empty() {
+            if let Some(text) = self.queue.take_last() {
+                self.editor.set_text(&text);
+            }
             return;
         }
         match self.editor.handle_key(key) {
@@ -550,8 +561,7 @@ impl App {
             return;
         }
         if self.busy() {
-            self.editor.set_text(&text);
-            self.info("a turn is running: wait for it, or press Esc to interrupt it");
+            self.queue.push(text);
             return;
         }
         if let Err(e) = self.editor.history_mut().add(&text) {
@@ -637,6 +647,11 @@ impl App {
             if last {
                 self.waiting_since = None;
                 self.asking = None;
+            }
+        }
+        if !self.busy() {
+            if let Some(next) = self.queue.next() {
+                self.on_submit(next);
             }
         }
     }

@@ -8,6 +8,7 @@ pub(crate) mod editor;
 pub(crate) mod history;
 pub(crate) mod markdown;
 pub(crate) mod mention_complete;
+pub(crate) mod queue;
 mod screen;
 pub(crate) mod text;
 pub(crate) mod view;
