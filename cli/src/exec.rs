@@ -216,14 +216,14 @@ pub(crate) fn run_turn(
     // Under ask, a confined run_command may be let out of the sandbox once (`u`).
     let escalations = crate::sandbox::escalate::Escalations::default();
     let can_escalate = policy == ApprovalPolicy::Ask && ctx.sandbox.policy.is_confined();
-    let escalated;
-    let toolbox = if can_escalate {
-        escalated = crate::sandbox::escalate::escalatable(toolbox, &escalations);
-        &escalated
+    let mut toolbox = if can_escalate {
+        crate::sandbox::escalate::escalatable(toolbox, &escalations)
     } else {
-        toolbox
+        toolbox.clone()
     };
-    let mut runner = Runner::new(transport, toolbox, ctx);
+    let taken = crate::diff::wrap_writes(&mut toolbox);
+    let mut calls: std::collections::HashMap<String, String> = Default::default();
+    let mut runner = Runner::new(transport, &toolbox, ctx);
     let mut printer = HumanPrinter::new();
     let mut to = crate::batch::std_streams();
     session
@@ -252,10 +252,32 @@ pub(crate) fn run_turn(
                 to.flush();
                 note_saved(saved, learn);
             }
+            // The diff a write or edit took just before it ran, shown with its result.
+            let diff = match event {
+                Event::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => {
+                    calls.insert(id.clone(), crate::diff::key(name, arguments));
+                    None
+                }
+                Event::ToolResult { id, .. } => calls
+                    .remove(id)
+                    .and_then(|k| taken.lock().ok().and_then(|mut t| t.remove(&k))),
+                _ => None,
+            };
             if json {
-                print_json(event, to.out());
+                match &diff {
+                    Some(lines) => crate::diff::print_json_with_diff(event, lines, to.out()),
+                    None => print_json(event, to.out()),
+                }
             } else {
                 printer.print(event, &mut to);
+                if let Some(lines) = &diff {
+                    let text = crate::diff::to_text(lines);
+                    let _ = write!(to.err(), "{}", crate::safe_text::safe(&text));
+                }
             }
             if let Event::ApprovalRequested { id, .. } = event {
                 to.flush();
@@ -368,6 +390,17 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
 fn ask_on_terminal(run: &ToolRun, offer_unsandboxed: bool) -> (Approval, bool) {
     let s = crate::style::Style::stderr();
     let mut err = std::io::stderr();
+    // The call waits for this answer, so the file is still as it was.
+    if let Some(diff) = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| crate::diff::proposed(&cwd, &run.name, &run.arguments))
+    {
+        let _ = write!(
+            err,
+            "{}",
+            crate::safe_text::safe(&crate::diff::to_text(&diff))
+        );
+    }
     let _ = write!(
         err,
         "{} {} {}\n{} ",

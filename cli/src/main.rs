@@ -6,6 +6,7 @@ mod commands;
 mod compat;
 mod custom_commands;
 mod debug_sse;
+mod diff;
 mod doctor;
 mod exec;
 mod instructions;

@@ -287,3 +287,45 @@ fn an_unknown_command_or_a_path_is_a_plain_prompt() {
         "/usr/bin/env is where?"
     );
 }
+
+#[test]
+fn edits_show_a_diff_on_stderr_and_in_json() {
+    let env = Env::new();
+    env.write("work/a.txt", "one\ntwo\nthree\n");
+    let edit = r#"{"path":"a.txt","old_string":"two","new_string":"TWO"}"#;
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "edit_file", edit)]),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let out = env.run(&mock, &["exec", "shout two"]);
+    ok(&out);
+    let err = stderr(&out);
+    assert!(
+        err.contains("--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.path("work/a.txt")).unwrap(),
+        "one\nTWO\nthree\n"
+    );
+
+    let write = r#"{"path":"new.txt","content":"hello\n"}"#;
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "write_file", write)]),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let out = env.run(&mock, &["exec", "--json", "write it"]);
+    ok(&out);
+    let calls: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "tool_result")
+        .collect();
+    assert_eq!(calls.len(), 1, "{}", stdout(&out));
+    assert_eq!(
+        calls[0]["diff"],
+        "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,1 @@\n+hello\n"
+    );
+}

@@ -186,3 +186,29 @@ fn escape_still_interrupts_and_the_queued_message_follows() {
     assert_eq!(last["content"], "do this instead");
     ui.quit();
 }
+
+#[test]
+fn an_edit_approval_shows_the_diff() {
+    let edit = r#"{"path":"notes.txt","old_string":"draft","new_string":"final"}"#;
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "edit_file", edit)]),
+        Reply::text_answer("EDITED"),
+    ])
+    .unwrap();
+    let mut ui = start(&mock, |base| {
+        write(&base.join("work/notes.txt"), "title\ndraft\nend\n");
+    });
+    ui.p.send("finalise the notes\r");
+    ui.p.expect("[y]es", T);
+    let screen = ui.p.screen();
+    assert!(screen.contains("-draft"), "{screen}");
+    assert!(screen.contains("+final"), "{screen}");
+    assert!(screen.contains("@@ -1,3 +1,3 @@"), "{screen}");
+    ui.p.send("y");
+    ui.p.expect("EDITED", T);
+    assert_eq!(
+        std::fs::read_to_string(ui.work.join("notes.txt")).unwrap(),
+        "title\nfinal\nend\n"
+    );
+    ui.quit();
+}

@@ -641,6 +641,11 @@ impl App {
             let last = event.is_final();
             self.on_event(event);
             if let Some(run) = asked {
+                // The call waits for the answer, so the file is still as it was.
+                let workspace = &self.setup.workspace;
+                if let Some(diff) = crate::diff::proposed(workspace, &run.name, &run.arguments) {
+                    self.print(&super::diff_view::diff_lines(&diff));
+                }
                 self.waiting_since = None;
                 self.asking = Some(Asking { run, reason: false });
             }

@@ -4,6 +4,7 @@
 
 mod app;
 pub(crate) mod commands;
+pub(crate) mod diff_view;
 pub(crate) mod editor;
 pub(crate) mod history;
 pub(crate) mod markdown;

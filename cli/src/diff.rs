@@ -1,0 +1,256 @@
+//! Unified diffs of what `write_file` and `edit_file` are about to change, for approvals,
+//! `exec`'s stderr, `--json` tool events and the TUI. The diff itself is pure ([`unified`]);
+//! [`proposed`] reads the file as it is before the tool runs.
+
+use hrns_blocking::{Tool, ToolContext, Toolbox};
+use hrns_core::tool::builtin::{EDIT_FILE, EditFileArgs, WRITE_FILE, WriteFileArgs};
+use similar::{ChangeTag, TextDiff};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// Lines of context around each change.
+const CONTEXT: usize = 3;
+/// Diff lines shown; the rest are folded into a count.
+pub(crate) const MAX_LINES: usize = 80;
+/// The largest file diffed (a larger one gets no diff, not a slow one).
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// One line of a unified diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DiffLine {
+    /// `--- a/path` and `+++ b/path`.
+    Header(String),
+    /// `@@ -1,3 +1,4 @@`.
+    Hunk(String),
+    /// A removed line (without its `-`).
+    Removed(String),
+    /// An added line (without its `+`).
+    Added(String),
+    /// An unchanged context line (without its space).
+    Same(String),
+    /// This many more diff lines, not shown.
+    Folded(usize),
+}
+
+impl DiffLine {
+    /// The line as plain unified-diff text.
+    pub(crate) fn text(&self) -> String {
+        match self {
+            DiffLine::Header(t) | DiffLine::Hunk(t) => t.clone(),
+            DiffLine::Removed(t) => format!("-{t}"),
+            DiffLine::Added(t) => format!("+{t}"),
+            DiffLine::Same(t) => format!(" {t}"),
+            DiffLine::Folded(n) => format!("… {n} more diff lines"),
+        }
+    }
+}
+
+/// The unified diff from `old` to `new` for `path`, with [`CONTEXT`] lines of context, folded
+/// after `max` lines. Empty when nothing changes.
+pub(crate) fn unified(path: &str, old: &str, new: &str, max: usize) -> Vec<DiffLine> {
+    let diff = TextDiff::from_lines(old, new);
+    let mut lines = Vec::new();
+    for group in diff.grouped_ops(CONTEXT) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        if lines.is_empty() {
+            let from = if old.is_empty() {
+                "/dev/null".to_owned()
+            } else {
+                format!("a/{path}")
+            };
+            lines.push(DiffLine::Header(format!("--- {from}")));
+            lines.push(DiffLine::Header(format!("+++ b/{path}")));
+        }
+        let (o, n) = (first.old_range().start, first.new_range().start);
+        let (o_len, n_len) = (last.old_range().end - o, last.new_range().end - n);
+        lines.push(DiffLine::Hunk(format!(
+            "@@ -{},{o_len} +{},{n_len} @@",
+            o + usize::from(o_len > 0),
+            n + usize::from(n_len > 0)
+        )));
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let text = change.value().trim_end_matches(['\n', '\r']).to_owned();
+                lines.push(match change.tag() {
+                    ChangeTag::Delete => DiffLine::Removed(text),
+                    ChangeTag::Insert => DiffLine::Added(text),
+                    ChangeTag::Equal => DiffLine::Same(text),
+                });
+            }
+        }
+    }
+    if lines.len() > max {
+        let rest = lines.len() - max;
+        lines.truncate(max);
+        lines.push(DiffLine::Folded(rest));
+    }
+    lines
+}
+
+/// The diff a `write_file` or `edit_file` call would make, reading the file under
+/// `workspace` as it is now; `None` for other tools, arguments that do not parse, a file too
+/// large or not text, or an edit that would fail (the tool says why).
+pub(crate) fn proposed(workspace: &Path, tool: &str, arguments: &str) -> Option<Vec<DiffLine>> {
+    let read = |path: &str| -> Option<String> {
+        // Only files the tool may write: a diff never shows a file outside the workspace.
+        let full = hrns_core::tool::path::confine(workspace, path).ok()?;
+        match std::fs::metadata(&full) {
+            Ok(m) if m.len() > MAX_FILE_BYTES => None,
+            Ok(_) => String::from_utf8(std::fs::read(&full).ok()?).ok(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
+            Err(_) => None,
+        }
+    };
+    let (path, old, new) = match tool {
+        WRITE_FILE => {
+            let args: WriteFileArgs = serde_json::from_str(arguments).ok()?;
+            let old = read(&args.path)?;
+            (args.path, old, args.content)
+        }
+        EDIT_FILE => {
+            let args: EditFileArgs = serde_json::from_str(arguments).ok()?;
+            let old = read(&args.path)?;
+            let edited = hrns_core::tool::edit::apply_edit(
+                &old,
+                &args.old_string,
+                &args.new_string,
+                args.replace_all.unwrap_or(false),
+            )
+            .ok()?;
+            (args.path, old, edited.content)
+        }
+        _ => return None,
+    };
+    let lines = unified(&path, &old, &new, MAX_LINES);
+    (!lines.is_empty()).then_some(lines)
+}
+
+/// Diffs taken just before a write ran, keyed by the tool name and its arguments text.
+pub(crate) type Taken = Arc<Mutex<HashMap<String, Vec<DiffLine>>>>;
+
+/// The key of a call in [`Taken`].
+pub(crate) fn key(tool: &str, arguments: &str) -> String {
+    format!("{tool}\0{arguments}")
+}
+
+/// A `write_file` or `edit_file` that takes the diff of its change just before it runs (the
+/// driver starts tools before their events reach the front end, so reading the file any later
+/// could see the change already made).
+struct Diffing {
+    inner: Arc<dyn Tool>,
+    taken: Taken,
+}
+
+impl Tool for Diffing {
+    fn spec(&self) -> hrns_core::tool::ToolSpec {
+        self.inner.spec()
+    }
+
+    fn run(&self, arguments: &str, ctx: &ToolContext) -> hrns_core::tool::ToolOutput {
+        let name = self.inner.spec().name;
+        if let Some(diff) = proposed(&ctx.workspace, &name, arguments) {
+            if let Ok(mut taken) = self.taken.lock() {
+                taken.insert(key(&name, arguments), diff);
+            }
+        }
+        self.inner.run(arguments, ctx)
+    }
+}
+
+/// Wraps the toolbox's `write_file` and `edit_file` so they take their diffs into the map
+/// returned.
+pub(crate) fn wrap_writes(toolbox: &mut Toolbox) -> Taken {
+    let taken = Taken::default();
+    for name in [WRITE_FILE, EDIT_FILE] {
+        if let Some(inner) = toolbox.get(name).cloned() {
+            toolbox.add_arc(Arc::new(Diffing {
+                inner,
+                taken: Arc::clone(&taken),
+            }));
+        }
+    }
+    taken
+}
+
+/// Prints `event` as its JSON line with the diff as a `diff` field.
+pub(crate) fn print_json_with_diff(
+    event: &hrns_core::session::Event,
+    lines: &[DiffLine],
+    out: &mut impl std::io::Write,
+) {
+    let Ok(mut value) = serde_json::to_value(event) else {
+        return;
+    };
+    if let Some(object) = value.as_object_mut() {
+        object.insert("diff".into(), to_text(lines).into());
+    }
+    let _ = writeln!(out, "{}", crate::redact::redact(&value.to_string()));
+    let _ = out.flush();
+}
+
+/// The diff as plain text, one line each.
+pub(crate) fn to_text(lines: &[DiffLine]) -> String {
+    let mut out = String::new();
+    for l in lines {
+        out.push_str(&l.text());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_with_context() {
+        let old = "a\nb\nc\nd\ne\nf\ng\nh\n";
+        let new = "a\nb\nc\nd\nE\nf\ng\nh\n";
+        let text = to_text(&unified("x.txt", old, new, 100));
+        assert_eq!(
+            text,
+            "--- a/x.txt\n+++ b/x.txt\n@@ -2,7 +2,7 @@\n b\n c\n d\n-e\n+E\n f\n g\n h\n"
+        );
+    }
+
+    #[test]
+    fn a_new_file_an_unchanged_one_and_folding() {
+        let text = to_text(&unified("n.rs", "", "one\ntwo\n", 100));
+        assert_eq!(
+            text,
+            "--- /dev/null\n+++ b/n.rs\n@@ -0,0 +1,2 @@\n+one\n+two\n"
+        );
+        assert!(unified("same", "x\n", "x\n", 100).is_empty());
+        let big: String = (0..200).map(|i| format!("{i}\n")).collect();
+        let lines = unified("big", "", &big, 10);
+        assert_eq!(lines.len(), 11);
+        assert_eq!(lines[10], DiffLine::Folded(193));
+        assert_eq!(lines[10].text(), "… 193 more diff lines");
+    }
+
+    #[test]
+    fn proposed_diffs_read_the_file_first() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "keep\nold\n").unwrap();
+        let edit = r#"{"path":"a.txt","old_string":"old","new_string":"new"}"#;
+        let text = to_text(&proposed(dir.path(), EDIT_FILE, edit).unwrap());
+        assert!(text.contains("-old\n+new\n"), "{text}");
+        let write = r#"{"path":"b.txt","content":"fresh\n"}"#;
+        let text = to_text(&proposed(dir.path(), WRITE_FILE, write).unwrap());
+        assert!(text.starts_with("--- /dev/null\n+++ b/b.txt\n"), "{text}");
+        // An edit that would fail, bad arguments and other tools give no diff.
+        let missing = r#"{"path":"a.txt","old_string":"zzz","new_string":"y"}"#;
+        assert_eq!(proposed(dir.path(), EDIT_FILE, missing), None);
+        assert_eq!(proposed(dir.path(), WRITE_FILE, "{not json"), None);
+        assert_eq!(
+            proposed(dir.path(), "read_file", r#"{"path":"a.txt"}"#),
+            None
+        );
+        std::fs::write(dir.path().join("bin"), b"\xff\xfe").unwrap();
+        let over_binary = r#"{"path":"bin","content":"text"}"#;
+        assert_eq!(proposed(dir.path(), WRITE_FILE, over_binary), None);
+    }
+}
