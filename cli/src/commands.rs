@@ -240,6 +240,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         policy,
         None,
         None,
+        None,
     );
     let (served, differences, left) = replayer.report();
     if differences.is_empty() && left == 0 {

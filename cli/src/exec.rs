@@ -59,7 +59,8 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     }
     let mut toolbox = setup.toolbox();
     crate::mcp::add_tools(&mcp_servers, &mut toolbox, &setup.agent);
-    let mut config = setup.session_config(&toolbox, policy);
+    let mut config =
+        setup.session_config_for(crate::subagents::parent_specs(&setup, &toolbox), policy);
     config.secrets.extend(&crate::mcp::secrets(&mcp_found));
     crate::redact::remember(&hrns_core::secrets::Secrets::of_provider(&config.provider));
     config.max_steps = args.max_steps.max(1);
@@ -147,6 +148,22 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         )
         .print(&mut std::io::stdout().lock());
     }
+    let (child_tx, child_rx) = std::sync::mpsc::channel();
+    let mut children = None;
+    if crate::subagents::enabled(&setup) {
+        let mut task = crate::subagents::task_tool(
+            &setup,
+            &config,
+            Arc::clone(&transport),
+            args.json,
+            child_tx,
+        );
+        if policy == ApprovalPolicy::Ask {
+            task = task.approve_with(|run| ask_on_terminal(run, false).0);
+        }
+        children = Some(task.running());
+        toolbox.add(task);
+    }
     let cancel = CancelFlag::new();
     crate::signals::install(&cancel);
     let ctx = ToolContext {
@@ -168,7 +185,18 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             path: setup.file.path.clone(),
             provider: setup.provider.name.clone(),
         }),
+        Some(&child_rx),
     );
+    // A cancelled turn does not wait for its tools; a child ends a moment later, and its
+    // final event belongs in the output and the session file.
+    if let Some(children) = children {
+        children.wait_idle(std::time::Duration::from_secs(3));
+        if let Some(log) = log.as_mut() {
+            for child in child_rx.try_iter() {
+                let _ = log.record_child(&child);
+            }
+        }
+    }
     if matches!(outcome, TurnOutcome::Cancelled) {
         // Tool threads may still be killing their commands when hrns is about to exit.
         hrns_blocking::tools::end_all_commands();
@@ -212,6 +240,7 @@ pub(crate) fn run_turn(
     policy: ApprovalPolicy,
     mut log: Option<&mut SessionLog>,
     learn: Option<&QuirkStore>,
+    children: Option<&std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
 ) -> TurnOutcome {
     // Under ask, a confined run_command may be let out of the sandbox once (`u`).
     let escalations = crate::sandbox::escalate::Escalations::default();
@@ -239,6 +268,16 @@ pub(crate) fn run_turn(
             session.cancel();
         }
         for event in &events {
+            // Children's events reach the file before the parent's next event (the result of
+            // their `task` call comes after all of them).
+            for child in children.into_iter().flat_map(|rx| rx.try_iter()) {
+                if let Some(log) = log.as_deref_mut() {
+                    if let Err(e) = log.record_child(&child) {
+                        to.flush();
+                        eprintln!("hrns: warning: saving the session failed: {e}");
+                    }
+                }
+            }
             if let Some(o) = TurnOutcome::from_event(event) {
                 outcome = o;
             }

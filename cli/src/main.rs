@@ -24,6 +24,7 @@ mod sessions;
 mod setup;
 mod signals;
 mod style;
+mod subagents;
 mod tui;
 
 use clap::{CommandFactory, Parser};

@@ -49,6 +49,29 @@ struct EntryRef<'a> {
     event: &'a Event,
 }
 
+/// A subagent's line: `{"child": {"parent_call_id", "agent", "event"}}`. A reader that does not
+/// know it skips it (it has no `event` key at the top), so a child's messages never enter the
+/// parent's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct ChildLine {
+    child: ChildRecord,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct ChildRecord {
+    parent_call_id: String,
+    agent: String,
+    event: Event,
+}
+
+/// The conversation of one subagent, run by the parent's `task` call `parent_call_id`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ChildTranscript {
+    pub(crate) parent_call_id: String,
+    pub(crate) agent: String,
+    pub(crate) messages: Vec<Message>,
+}
+
 /// Appends a session's events to its file.
 #[derive(Debug)]
 pub(crate) struct SessionLog {
@@ -138,6 +161,28 @@ impl SessionLog {
         self.write_line(&crate::redact::redact(&line))
     }
 
+    /// Appends a subagent's event (its messages and how it ended; deltas are left out).
+    pub(crate) fn record_child(&mut self, child: &hrns_core::task::ChildEvent) -> io::Result<()> {
+        if matches!(
+            child.event,
+            Event::TextDelta { .. }
+                | Event::ReasoningDelta { .. }
+                | Event::RefusalDelta { .. }
+                | Event::ToolCallStreaming { .. }
+        ) {
+            return Ok(());
+        }
+        let line = serde_json::to_string(&ChildLine {
+            child: ChildRecord {
+                parent_call_id: child.parent_call_id.clone(),
+                agent: child.agent.clone(),
+                event: child.event.clone(),
+            },
+        })
+        .map_err(io::Error::other)?;
+        self.write_line(&crate::redact::redact(&line))
+    }
+
     fn write_line(&mut self, line: &str) -> io::Result<()> {
         let mut buf = String::with_capacity(line.len() + 1);
         buf.push_str(line);
@@ -155,6 +200,8 @@ pub(crate) struct LoadedSession {
     pub(crate) events: Vec<Event>,
     /// The history, repaired so it can be sent again.
     pub(crate) messages: Vec<Message>,
+    /// The subagents' conversations, in the order they started.
+    pub(crate) children: Vec<ChildTranscript>,
     /// Problems met while loading (a torn last line), for a warning.
     pub(crate) warnings: Vec<String>,
 }
@@ -199,6 +246,7 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
         })?;
     let mut events = Vec::new();
     let mut warnings = Vec::new();
+    let mut children: Vec<ChildTranscript> = Vec::new();
     for (n, line) in lines.enumerate() {
         let line = line.map_err(|source| LoadError::Io {
             path: shown.clone(),
@@ -209,6 +257,22 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
         }
         match serde_json::from_slice::<Entry>(&line) {
             Ok(e) => events.push(e.event),
+            Err(_) if serde_json::from_slice::<ChildLine>(&line).is_ok() => {
+                let ChildLine { child } = serde_json::from_slice(&line).expect("checked");
+                if let Event::Message { message } = child.event {
+                    match children
+                        .iter_mut()
+                        .find(|c| c.parent_call_id == child.parent_call_id)
+                    {
+                        Some(c) => c.messages.push(message),
+                        None => children.push(ChildTranscript {
+                            parent_call_id: child.parent_call_id,
+                            agent: child.agent,
+                            messages: vec![message],
+                        }),
+                    }
+                }
+            }
             Err(e) => warnings.push(format!(
                 "{shown}:{}: skipped an unreadable line ({e})",
                 n + 2
@@ -232,6 +296,7 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
         header,
         events,
         messages,
+        children,
         warnings,
     })
 }
@@ -385,10 +450,32 @@ pub(crate) fn to_markdown(s: &LoadedSession) -> String {
                 continue;
             }
         };
+        out.push_str(&message_markdown(&m, "##"));
+        if let Some(id) = m.tool_call_id.as_deref() {
+            for child in s.children.iter().filter(|c| c.parent_call_id == id) {
+                let mut nested = format!("\n#### Subagent {} (task `{id}`)\n", child.agent);
+                for cm in &child.messages {
+                    nested.push_str(&message_markdown(cm, "#####"));
+                }
+                for line in nested.lines() {
+                    out.push_str(if line.is_empty() { ">" } else { "> " });
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One message as Markdown, its heading at `level` (`##`).
+fn message_markdown(m: &Message, level: &str) -> String {
+    let mut out = String::new();
+    {
         match m.role {
-            Role::User => out.push_str(&format!("\n## User\n\n{}\n", m.text())),
+            Role::User => out.push_str(&format!("\n{level} User\n\n{}\n", m.text())),
             Role::Assistant => {
-                out.push_str("\n## Assistant\n\n");
+                out.push_str(&format!("\n{level} Assistant\n\n"));
                 if let Some(r) = m.reasoning_content.as_deref().filter(|r| !r.is_empty()) {
                     out.push_str(&format!("> {}\n\n", r.replace('\n', "\n> ")));
                 }
@@ -433,7 +520,14 @@ pub(crate) fn to_json(s: &LoadedSession) -> serde_json::Value {
             }
         }
     }
-    serde_json::json!({"header": s.header, "messages": messages, "compactions": compactions})
+    let children: Vec<serde_json::Value> = s
+        .children
+        .iter()
+        .map(|c| {
+            serde_json::json!({"parent_call_id": c.parent_call_id, "agent": c.agent, "messages": c.messages})
+        })
+        .collect();
+    serde_json::json!({"header": s.header, "messages": messages, "compactions": compactions, "children": children})
 }
 
 #[cfg(test)]

@@ -372,15 +372,6 @@ impl Setup {
         toolbox
     }
 
-    /// The session configuration for `toolbox` under `approval`.
-    pub(crate) fn session_config(
-        &self,
-        toolbox: &Toolbox,
-        approval: ApprovalPolicy,
-    ) -> SessionConfig {
-        self.session_config_for(toolbox.specs(), approval)
-    }
-
     /// The session configuration for tools with these specs (either driver's toolbox).
     pub(crate) fn session_config_for(
         &self,

@@ -128,6 +128,7 @@ pub mod session;
 pub mod skill;
 pub mod sse;
 pub mod stream;
+pub mod task;
 mod text;
 pub mod tool;
 pub mod wire;

@@ -302,7 +302,7 @@ impl<'a> Runner<'a> {
             let tool = self.tools.get(&run.name).cloned();
             let tx = self.tx.clone();
             thread::spawn(move || {
-                let output = tool.map(|tool| tool.run(&run.arguments, &ctx));
+                let output = tool.map(|tool| tool.run_call(&run.call_id, &run.arguments, &ctx));
                 // A dropped runner wants no output.
                 tx.send(Io::Tool(run, output)).ok();
             });

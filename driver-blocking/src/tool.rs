@@ -68,6 +68,12 @@ pub trait Tool: Send + Sync {
     /// [`hrns_core::tool::args::decode_args`] so that mistakes come back as results the model
     /// can act on. Failures are results (`ToolOutput::error`), never panics.
     fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput;
+    /// Runs one call knowing its id; a tool that reports progress (`task` tags its child's
+    /// events with it) overrides this. Runners call this one; it defaults to [`Tool::run`].
+    fn run_call(&self, call_id: &str, arguments: &str, ctx: &ToolContext) -> ToolOutput {
+        let _ = call_id;
+        self.run(arguments, ctx)
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for std::sync::Arc<T> {
@@ -77,6 +83,10 @@ impl<T: Tool + ?Sized> Tool for std::sync::Arc<T> {
 
     fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput {
         (**self).run(arguments, ctx)
+    }
+
+    fn run_call(&self, call_id: &str, arguments: &str, ctx: &ToolContext) -> ToolOutput {
+        (**self).run_call(call_id, arguments, ctx)
     }
 }
 

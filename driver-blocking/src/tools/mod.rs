@@ -17,6 +17,7 @@
 //! | `run_command` | [`RunCommand`] | `sh -c` in its own process group, with a timeout |
 //! | `web_fetch` | `WebFetch` (feature `http`) | http(s) GET with a timeout and a size cap |
 //! | `load_skill` | [`LoadSkill`] | the body of a skill the CLI discovered |
+//! | `task` | `TaskTool` (feature `http`) | a child session (subagent) on the parent's transport |
 //!
 //! Relative paths are taken from [`ToolContext::workspace`](crate::tool::ToolContext), which
 //! must be canonical ([`ToolContext::new`](crate::tool::ToolContext::new) makes it so).
@@ -59,6 +60,8 @@ mod load_skill;
 mod read_file;
 mod run_command;
 #[cfg(feature = "http")]
+mod task;
+#[cfg(feature = "http")]
 mod web_fetch;
 mod write_file;
 
@@ -69,6 +72,8 @@ pub use list_files::ListFiles;
 pub use load_skill::{LoadSkill, Skill};
 pub use read_file::ReadFile;
 pub use run_command::RunCommand;
+#[cfg(feature = "http")]
+pub use task::{ApproveFn, ChildObserver, PromptFn, Running, TaskTool};
 #[cfg(feature = "http")]
 pub use web_fetch::WebFetch;
 pub use write_file::WriteFile;

@@ -1,0 +1,144 @@
+//! Subagents in the CLI: the `task` tool wired to this run's provider, agents and tools, and
+//! how a child's activity is shown (indented on stderr, or JSON lines with `parent_call_id`).
+
+use crate::setup::Setup;
+use crate::style::Style;
+use hrns_blocking::tools::TaskTool;
+use hrns_blocking::{Toolbox, Transport, tools};
+use hrns_core::agent::Agent;
+use hrns_core::prompt::{PromptContext, compose_system_prompt};
+use hrns_core::session::{Event, SessionConfig, ToolStatus};
+use hrns_core::task::{self, ChildEvent};
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::mpsc;
+
+/// Whether the run's agent may use `task`.
+pub(crate) fn enabled(setup: &Setup) -> bool {
+    setup.agent.tools.allows(task::TASK_TOOL)
+}
+
+/// The parent's tool specs: its toolbox's plus `task` when the agent allows it.
+pub(crate) fn parent_specs(setup: &Setup, toolbox: &Toolbox) -> Vec<hrns_core::tool::ToolSpec> {
+    let mut specs = toolbox.specs();
+    if enabled(setup) {
+        specs.push(task::task_spec(&setup.discovered.agents));
+    }
+    specs
+}
+
+/// A composer of children's system prompts, with this run's skills, directory and
+/// instructions.
+pub(crate) fn prompt_composer(
+    setup: &Setup,
+) -> impl Fn(&Agent, &[String]) -> String + Send + Sync + 'static {
+    let skills = setup.discovered.skills.clone();
+    let instructions = setup.discovered.instructions.clone();
+    let cwd = setup.workspace.display().to_string();
+    let today = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    move |agent: &Agent, names: &[String]| {
+        compose_system_prompt(&PromptContext {
+            agent,
+            skills: &skills,
+            cwd: &cwd,
+            os: std::env::consts::OS,
+            date: Some(&today[..10]),
+            tools: names,
+            instructions: &instructions,
+        })
+    }
+}
+
+/// The blocking `task` tool for `exec`: children run on `transport` with every built-in tool
+/// their agent allows, print their activity as they go, and send their events to `log` for
+/// the session file.
+pub(crate) fn task_tool(
+    setup: &Setup,
+    parent: &SessionConfig,
+    transport: Arc<dyn Transport>,
+    json: bool,
+    log: mpsc::Sender<ChildEvent>,
+) -> TaskTool {
+    let all = tools::builtin_toolbox(setup.discovered.skills.clone());
+    let mut parent = parent.clone();
+    parent.tools = all.specs();
+    let log = std::sync::Mutex::new(log);
+    TaskTool::new(transport, parent, setup.discovered.agents.clone(), all)
+        .system_prompt(prompt_composer(setup))
+        .on_event(move |child| {
+            if json {
+                print_json(child, &mut std::io::stdout().lock());
+            } else {
+                print_human(child, Style::stderr(), &mut std::io::stderr().lock());
+            }
+            if let Ok(log) = log.lock() {
+                let _ = log.send(child.clone());
+            }
+        })
+}
+
+/// A child's event as one JSON line: the event's own object with `parent_call_id` and
+/// `agent`. Deltas are left out, as `exec --json` does for the child's streamed text.
+pub(crate) fn print_json(child: &ChildEvent, out: &mut impl Write) {
+    if matches!(
+        child.event,
+        Event::TextDelta { .. } | Event::ReasoningDelta { .. }
+    ) {
+        return;
+    }
+    if let Ok(line) = serde_json::to_string(child) {
+        let _ = writeln!(out, "{}", crate::redact::redact(&line));
+        let _ = out.flush();
+    }
+}
+
+/// A child's activity, indented under the parent's `task` line: its start, its tool calls,
+/// their failures, and how it ended. Text from the model and tools is redacted and stripped of
+/// terminal control sequences first.
+pub(crate) fn print_human(child: &ChildEvent, s: Style, err: &mut impl Write) {
+    let clean =
+        |t: &str| -> String { crate::safe_text::safe(&crate::redact::redact(t)).into_owned() };
+    let agent = &clean(&child.agent);
+    let bar = s.dim("  │");
+    let line = match &child.event {
+        Event::TurnStarted { .. } => format!(
+            "{} {}",
+            s.dim("  ┌"),
+            s.harness(&format!("subagent {agent}"))
+        ),
+        Event::ToolCall {
+            name, arguments, ..
+        } => format!(
+            "{bar} {} {} {}",
+            s.harness("●"),
+            s.tool(&clean(name)),
+            s.args(&crate::output::one_line(&clean(arguments), 80))
+        ),
+        Event::ToolResult { status, output, .. }
+            if *status != ToolStatus::Ok || output.is_error =>
+        {
+            format!(
+                "{bar}   {} {}",
+                s.dim("⎿"),
+                s.error(&crate::output::one_line(&clean(&output.content), 100))
+            )
+        }
+        Event::TurnFinished { .. } => format!(
+            "{} {}",
+            s.dim("  └"),
+            s.harness(&format!("{agent} answered"))
+        ),
+        Event::TurnFailed { error } => format!(
+            "{} {}",
+            s.dim("  └"),
+            s.error(&format!("{agent} failed: {}", clean(&error.to_string())))
+        ),
+        Event::TurnCancelled => format!(
+            "{} {}",
+            s.dim("  └"),
+            s.error(&format!("{agent} cancelled"))
+        ),
+        _ => return,
+    };
+    let _ = writeln!(err, "{line}");
+}

@@ -1,0 +1,207 @@
+//! Subagents: the `task` tool runs a child [`Session`](crate::Session) for one self-contained
+//! job and hands its final answer back as the tool's result.
+//!
+//! Everything here is a decision; a driver's task tool does the running: it decodes the call
+//! with [`plan_child`], builds the child's configuration with [`child_config`], drives the
+//! child session to its end with the parent's transport, forwards the child's events tagged
+//! with the parent call id ([`ChildEvent`]), and turns the outcome into the result with
+//! [`child_result`].
+//!
+//! Rules: the default agent is [`DEFAULT_AGENT`]; an agent that can change files or run commands
+//! is refused when the parent's approval policy denies that, and tools the policy denies are
+//! left out of the child's; the child starts with a fresh history holding
+//! only the prompt, uses the parent's provider and model, policy and retries, and has its own
+//! step limit ([`CHILD_MAX_STEPS`]); it never gets the `task` tool itself (no nesting).
+
+use crate::agent::{Agent, find_agent};
+use crate::session::{ApprovalPolicy, Event, PolicyDecision, SessionConfig, TurnOutcome};
+use crate::tool::args::decode_args;
+use crate::tool::{Effect, ToolOutput, ToolSpec};
+use crate::wire::{Message, Role};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// The tool's name.
+pub const TASK_TOOL: &str = "task";
+/// The agent a task runs when the call names none.
+pub const DEFAULT_AGENT: &str = "Explorer";
+/// Model requests a child may make in its one turn.
+pub const CHILD_MAX_STEPS: u32 = 30;
+/// Most characters of a child's answer passed back (head and tail kept).
+pub const MAX_RESULT_CHARS: usize = 32 * 1024;
+
+/// The spec of the `task` tool, listing the agents a call may name. Its effect is
+/// [`Effect::ReadOnly`]: the call itself changes nothing, and what the child may do is checked
+/// against the approval policy when it starts ([`plan_child`]) and again for each of its calls.
+pub fn task_spec(agents: &[Agent]) -> ToolSpec {
+    let list: Vec<String> = agents
+        .iter()
+        .map(|a| format!("- {}: {}", a.name, a.description))
+        .collect();
+    ToolSpec {
+        name: TASK_TOOL.to_owned(),
+        description: format!(
+            "Runs a subagent on a self-contained job and returns its final answer. The subagent \
+             starts with no memory of this conversation: put everything it needs in `prompt`. \
+             Use it for searches or studies that would fill this conversation with material you \
+             only need a summary of. Several task calls in one answer may run at the same time. \
+             Agents (default {DEFAULT_AGENT}):\n{}",
+            list.join("\n")
+        ),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "description": {"type": "string", "description": "A few words on the job, shown to the user."},
+                "prompt": {"type": "string", "description": "The complete instructions for the subagent."},
+                "agent": {"type": "string", "description": "The agent to run; default Explorer."}
+            },
+            "required": ["description", "prompt"],
+            "additionalProperties": false
+        }),
+        effect: Effect::ReadOnly,
+    }
+}
+
+/// The arguments of a `task` call.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskArgs {
+    description: String,
+    prompt: String,
+    #[serde(default)]
+    agent: Option<String>,
+}
+
+/// A child to run, as decided from a `task` call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChildPlan {
+    /// The agent the child runs as.
+    pub agent: Agent,
+    /// The job in a few words, for the user.
+    pub description: String,
+    /// The child's only message.
+    pub prompt: String,
+    /// The child's tools: the parent's tools the agent allows and the policy does not deny,
+    /// without `task`.
+    pub tools: Vec<ToolSpec>,
+}
+
+/// Decides what a `task` call runs, from its arguments, the known `agents`, the parent's
+/// approval `policy` and the tools a child may get (`available`, the parent's full set). An
+/// error is the result the model gets: bad arguments, an unknown agent, or an agent the policy
+/// does not allow.
+pub fn plan_child(
+    arguments: &str,
+    agents: &[Agent],
+    policy: ApprovalPolicy,
+    available: &[ToolSpec],
+) -> Result<ChildPlan, ToolOutput> {
+    let args: TaskArgs =
+        decode_args(TASK_TOOL, arguments).map_err(|e| ToolOutput::error(e.to_string()))?;
+    if args.prompt.trim().is_empty() {
+        return Err(ToolOutput::error(
+            "`prompt` is empty: give the subagent complete instructions.",
+        ));
+    }
+    let wanted = args
+        .agent
+        .as_deref()
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .unwrap_or(DEFAULT_AGENT);
+    let Some(agent) = find_agent(agents, wanted) else {
+        let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
+        return Err(ToolOutput::error(format!(
+            "There is no agent `{wanted}`. Agents: {}.",
+            names.join(", ")
+        )));
+    };
+    let allowed: Vec<&ToolSpec> = available
+        .iter()
+        .filter(|t| t.name != TASK_TOOL && agent.tools.allows(&t.name))
+        .collect();
+    // An agent made to change files or run commands is refused where that is denied; a lesser
+    // tool the policy denies (web_fetch under read-only) is only left out.
+    if let Some(denied) = allowed.iter().find(|t| {
+        matches!(t.effect, Effect::Write | Effect::Exec)
+            && policy.decide(t.effect) == PolicyDecision::Deny
+    }) {
+        return Err(ToolOutput::error(format!(
+            "The agent `{}` may use `{}`, which the current approval policy does not allow. \
+             Run a read-only agent ({DEFAULT_AGENT} or Planner) instead.",
+            agent.name, denied.name
+        )));
+    }
+    let tools = allowed
+        .into_iter()
+        .filter(|t| policy.decide(t.effect) != PolicyDecision::Deny)
+        .cloned()
+        .collect();
+    Ok(ChildPlan {
+        agent: agent.clone(),
+        description: args.description.trim().to_owned(),
+        prompt: args.prompt,
+        tools,
+    })
+}
+
+/// The child's session configuration: the parent's provider, model, options, policy and retries,
+/// with the agent's `system_prompt`, the plan's tools and the child step limit.
+pub fn child_config(
+    parent: &SessionConfig,
+    plan: &ChildPlan,
+    system_prompt: String,
+) -> SessionConfig {
+    let mut config = parent.clone();
+    config.system_prompt = Some(system_prompt);
+    config.tools = plan.tools.clone();
+    config.max_steps = CHILD_MAX_STEPS.min(parent.max_steps.max(1));
+    config
+}
+
+/// The tool result for a child that ended with `outcome` after writing `history`: its final
+/// answer (capped, head and tail kept) when it finished, otherwise an error saying why, with
+/// what it had answered so far.
+pub fn child_result(agent: &str, outcome: &TurnOutcome, history: &[Message]) -> ToolOutput {
+    let answer = history
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant && m.tool_calls.is_empty())
+        .map(Message::text)
+        .unwrap_or_default();
+    let answer = crate::tool::truncate::truncate_head_tail(answer.trim(), MAX_RESULT_CHARS);
+    match outcome {
+        TurnOutcome::Finished if answer.is_empty() => ToolOutput::error(format!(
+            "The subagent `{agent}` finished without an answer."
+        )),
+        TurnOutcome::Finished => ToolOutput::ok(answer.into_owned()),
+        TurnOutcome::Failed(error) => {
+            let mut text = format!("The subagent `{agent}` failed: {error}");
+            if !answer.is_empty() {
+                text.push_str("\nIts last answer before that:\n");
+                text.push_str(&answer);
+            }
+            ToolOutput::error(text)
+        }
+        TurnOutcome::Cancelled => ToolOutput::error(format!(
+            "The subagent `{agent}` was cancelled before it answered."
+        )),
+    }
+}
+
+/// A child session's event, tagged with the `task` call that runs it. Serialized as the event's
+/// own JSON object with `parent_call_id` (and `agent`) added, for `exec --json` and the
+/// session file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChildEvent {
+    /// The id of the parent's `task` call.
+    pub parent_call_id: String,
+    /// The child's agent.
+    pub agent: String,
+    /// The child's event.
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,157 @@
+use super::*;
+use crate::agent::builtin_agents;
+use crate::session::{Provider, TurnError};
+use crate::tool::builtin::builtin_specs;
+
+fn tools() -> Vec<ToolSpec> {
+    let mut t = builtin_specs();
+    t.push(task_spec(&builtin_agents()));
+    t
+}
+
+fn names(plan: &ChildPlan) -> Vec<&str> {
+    plan.tools.iter().map(|t| t.name.as_str()).collect()
+}
+
+#[test]
+fn the_default_child_is_an_explorer_without_task_or_writes() {
+    let plan = plan_child(
+        r#"{"description":"find tests","prompt":"List the test files."}"#,
+        &builtin_agents(),
+        ApprovalPolicy::ReadOnly,
+        &tools(),
+    )
+    .unwrap();
+    assert_eq!(plan.agent.name, "Explorer");
+    assert_eq!(plan.prompt, "List the test files.");
+    assert_eq!(plan.description, "find tests");
+    let names = names(&plan);
+    assert!(
+        names.contains(&"read_file") && names.contains(&"list_files"),
+        "{names:?}"
+    );
+    for absent in [
+        "task",
+        "write_file",
+        "edit_file",
+        "run_command",
+        "web_fetch",
+    ] {
+        assert!(!names.contains(&absent), "{absent} in {names:?}");
+    }
+}
+
+#[test]
+fn an_agent_with_effects_the_policy_denies_is_refused() {
+    let args = r#"{"description":"fix","prompt":"Fix the bug.","agent":"builder"}"#;
+    let err = plan_child(args, &builtin_agents(), ApprovalPolicy::ReadOnly, &tools()).unwrap_err();
+    assert!(err.is_error);
+    assert!(
+        err.content.contains("`Builder`") && err.content.contains("approval policy"),
+        "{}",
+        err.content
+    );
+    for policy in [ApprovalPolicy::Ask, ApprovalPolicy::Auto] {
+        let plan = plan_child(args, &builtin_agents(), policy, &tools()).unwrap();
+        assert!(names(&plan).contains(&"run_command"));
+        assert!(!names(&plan).contains(&"task"), "no nesting");
+    }
+}
+
+#[test]
+fn bad_calls_are_results_the_model_can_act_on() {
+    let agents = builtin_agents();
+    let table = [
+        ("not json", "not valid JSON"),
+        (r#"{"prompt":"x"}"#, "description"),
+        (r#"{"description":"d","prompt":"  "}"#, "`prompt` is empty"),
+        (
+            r#"{"description":"d","prompt":"p","agent":"Ghost"}"#,
+            "no agent `Ghost`",
+        ),
+        (r#"{"description":"d","prompt":"p","extra":1}"#, "extra"),
+    ];
+    for (args, needle) in table {
+        let err = plan_child(args, &agents, ApprovalPolicy::Auto, &tools()).unwrap_err();
+        assert!(err.is_error);
+        assert!(err.content.contains(needle), "{args}: {}", err.content);
+    }
+}
+
+#[test]
+fn the_child_config_keeps_the_parents_provider_and_policy() {
+    let mut parent = SessionConfig::new(Provider::new("http://p/v1", None), "big-model");
+    parent.approval = ApprovalPolicy::Auto;
+    parent.system_prompt = Some("parent prompt".into());
+    parent.tools = tools();
+    let plan = plan_child(
+        r#"{"description":"d","prompt":"p"}"#,
+        &builtin_agents(),
+        parent.approval,
+        &parent.tools,
+    )
+    .unwrap();
+    let child = child_config(&parent, &plan, "child prompt".into());
+    assert_eq!(child.model, "big-model");
+    assert_eq!(child.provider, parent.provider);
+    assert_eq!(child.approval, ApprovalPolicy::Auto);
+    assert_eq!(child.system_prompt.as_deref(), Some("child prompt"));
+    assert_eq!(child.max_steps, CHILD_MAX_STEPS);
+    assert!(child.tools.iter().all(|t| t.name != TASK_TOOL));
+    parent.max_steps = 3;
+    assert_eq!(child_config(&parent, &plan, String::new()).max_steps, 3);
+}
+
+#[test]
+fn results_from_each_outcome() {
+    let mut calls = Message::assistant("");
+    calls.tool_calls = vec![
+        serde_json::from_value(
+            json!({"id":"c","type":"function","function":{"name":"read_file","arguments":"{}"}}),
+        )
+        .unwrap(),
+    ];
+    let history = vec![
+        Message::user("p"),
+        calls,
+        Message::tool("c", "file text"),
+        Message::assistant("  The answer.  "),
+    ];
+    let ok = child_result("Explorer", &TurnOutcome::Finished, &history);
+    assert_eq!(ok, ToolOutput::ok("The answer."));
+    let failed = child_result(
+        "Explorer",
+        &TurnOutcome::Failed(TurnError::StepLimit { limit: 30 }),
+        &history,
+    );
+    assert!(failed.is_error);
+    assert!(
+        failed
+            .content
+            .starts_with("The subagent `Explorer` failed:"),
+        "{}",
+        failed.content
+    );
+    assert!(failed.content.contains("The answer."));
+    let cancelled = child_result("Explorer", &TurnOutcome::Cancelled, &history[..2]);
+    assert!(cancelled.is_error && cancelled.content.contains("cancelled"));
+    let empty = child_result("Explorer", &TurnOutcome::Finished, &history[..3]);
+    assert!(empty.is_error && empty.content.contains("without an answer"));
+    let long = vec![Message::assistant("x".repeat(MAX_RESULT_CHARS * 2))];
+    let capped = child_result("Explorer", &TurnOutcome::Finished, &long);
+    assert!(capped.content.chars().count() < MAX_RESULT_CHARS + 200);
+}
+
+#[test]
+fn child_events_carry_the_parent_call_id() {
+    let tagged = ChildEvent {
+        parent_call_id: "call_7".into(),
+        agent: "Explorer".into(),
+        event: Event::TextDelta { text: "hi".into() },
+    };
+    let v = serde_json::to_value(&tagged).unwrap();
+    assert_eq!(
+        v,
+        json!({"type": "text_delta", "text": "hi", "parent_call_id": "call_7", "agent": "Explorer"})
+    );
+}
