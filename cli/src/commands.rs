@@ -207,6 +207,20 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     config.approval = policy;
     let replayer = Arc::new(recording.into_replayer());
     let transport: Arc<dyn Transport> = Arc::clone(&replayer) as Arc<dyn Transport>;
+    // A recorded run that offered `task` replays its children through the same recording.
+    if header.tools.iter().any(|t| t == hrns_core::task::TASK_TOOL) {
+        let (log, _) = std::sync::mpsc::channel();
+        let task = crate::subagents::task_tool(
+            &discovered,
+            &cwd,
+            &config,
+            Arc::clone(&transport),
+            args.json,
+            log,
+        );
+        toolbox.add(task);
+        config.tools = toolbox.specs();
+    }
     let mut session = Session::new(config);
     let s = Style::stderr();
     eprintln!(

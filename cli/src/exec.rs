@@ -152,7 +152,8 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     let mut children = None;
     if crate::subagents::enabled(&setup) {
         let mut task = crate::subagents::task_tool(
-            &setup,
+            &setup.discovered,
+            &setup.workspace,
             &config,
             Arc::clone(&transport),
             args.json,

@@ -1,7 +1,7 @@
 //! Subagents in the CLI: the `task` tool wired to this run's provider, agents and tools, and
 //! how a child's activity is shown (indented on stderr, or JSON lines with `parent_call_id`).
 
-use crate::setup::Setup;
+use crate::setup::{Discovered, Setup};
 use crate::style::Style;
 use hrns_blocking::tools::TaskTool;
 use hrns_blocking::{Toolbox, Transport, tools};
@@ -10,6 +10,7 @@ use hrns_core::prompt::{PromptContext, compose_system_prompt};
 use hrns_core::session::{Event, SessionConfig, ToolStatus};
 use hrns_core::task::{self, ChildEvent};
 use std::io::Write;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc;
 
@@ -29,12 +30,13 @@ pub(crate) fn parent_specs(setup: &Setup, toolbox: &Toolbox) -> Vec<hrns_core::t
 
 /// A composer of children's system prompts, with this run's skills, directory and
 /// instructions.
-pub(crate) fn prompt_composer(
-    setup: &Setup,
+fn prompt_composer(
+    discovered: &Discovered,
+    workspace: &Path,
 ) -> impl Fn(&Agent, &[String]) -> String + Send + Sync + 'static {
-    let skills = setup.discovered.skills.clone();
-    let instructions = setup.discovered.instructions.clone();
-    let cwd = setup.workspace.display().to_string();
+    let skills = discovered.skills.clone();
+    let instructions = discovered.instructions.clone();
+    let cwd = workspace.display().to_string();
     let today = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     move |agent: &Agent, names: &[String]| {
         compose_system_prompt(&PromptContext {
@@ -53,18 +55,19 @@ pub(crate) fn prompt_composer(
 /// their agent allows, print their activity as they go, and send their events to `log` for
 /// the session file.
 pub(crate) fn task_tool(
-    setup: &Setup,
+    discovered: &Discovered,
+    workspace: &Path,
     parent: &SessionConfig,
     transport: Arc<dyn Transport>,
     json: bool,
     log: mpsc::Sender<ChildEvent>,
 ) -> TaskTool {
-    let all = tools::builtin_toolbox(setup.discovered.skills.clone());
+    let all = tools::builtin_toolbox(discovered.skills.clone());
     let mut parent = parent.clone();
     parent.tools = all.specs();
     let log = std::sync::Mutex::new(log);
-    TaskTool::new(transport, parent, setup.discovered.agents.clone(), all)
-        .system_prompt(prompt_composer(setup))
+    TaskTool::new(transport, parent, discovered.agents.clone(), all)
+        .system_prompt(prompt_composer(discovered, workspace))
         .on_event(move |child| {
             if json {
                 print_json(child, &mut std::io::stdout().lock());
