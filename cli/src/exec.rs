@@ -260,6 +260,7 @@ pub(crate) fn run_turn(
         .submit_message(message)
         .expect("exec runs one turn on an idle session");
     let mut outcome = TurnOutcome::Cancelled;
+    let mut child_usage = Vec::new();
     // One batch per `complete_io` (one read, one tool output): printed into one buffer and
     // written at its end, so a delta is on the screen as soon as it was read.
     while !session.is_idle() {
@@ -272,6 +273,9 @@ pub(crate) fn run_turn(
             // Children's events reach the file before the parent's next event (the result of
             // their `task` call comes after all of them).
             for child in children.into_iter().flat_map(|rx| rx.try_iter()) {
+                if let Event::Usage { usage } = &child.event {
+                    child_usage.push(usage.clone());
+                }
                 if let Some(log) = log.as_deref_mut() {
                     if let Err(e) = log.record_child(&child) {
                         to.flush();
@@ -279,6 +283,21 @@ pub(crate) fn run_turn(
                     }
                 }
             }
+            // The turn's tokens include its children's.
+            let with_children;
+            let event = match event {
+                Event::TurnFinished {
+                    finish_reason,
+                    usage,
+                } if !child_usage.is_empty() => {
+                    with_children = Event::TurnFinished {
+                        finish_reason: finish_reason.clone(),
+                        usage: hrns_core::task::add_usage(usage.clone(), &child_usage),
+                    };
+                    &with_children
+                }
+                other => other,
+            };
             if let Some(o) = TurnOutcome::from_event(event) {
                 outcome = o;
             }

@@ -231,6 +231,13 @@ fn json_events_of_the_child_carry_the_parent_call_id() {
         .find(|e| e["type"] == "tool_result" && e.get("parent_call_id").is_none())
         .unwrap();
     assert_eq!(parent_result["output"]["content"], "Listed.");
+    // The turn's tokens include the child's: each mock answer reports 8 prompt tokens, the
+    // parent made two requests and the child two.
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "turn_finished" && e.get("parent_call_id").is_none())
+        .unwrap();
+    assert_eq!(finished["usage"]["prompt_tokens"], 32, "{finished}");
 }
 
 #[test]

@@ -17,7 +17,7 @@ use crate::agent::{Agent, find_agent};
 use crate::session::{ApprovalPolicy, Event, PolicyDecision, SessionConfig, TurnOutcome};
 use crate::tool::args::decode_args;
 use crate::tool::{Effect, ToolOutput, ToolSpec};
-use crate::wire::{Message, Role};
+use crate::wire::{Message, Role, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -187,6 +187,25 @@ pub fn child_result(agent: &str, outcome: &TurnOutcome, history: &[Message]) -> 
             "The subagent `{agent}` was cancelled before it answered."
         )),
     }
+}
+
+/// A turn's usage with its children's added (`None` stays `None` only when nobody reported
+/// any), so that the tokens a turn cost include its subagents'.
+pub fn add_usage(parent: Option<Usage>, children: &[Usage]) -> Option<Usage> {
+    if parent.is_none() && children.is_empty() {
+        return None;
+    }
+    let mut total = parent.unwrap_or_default();
+    for child in children {
+        let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        total.prompt_tokens = sum(total.prompt_tokens, child.prompt_tokens);
+        total.completion_tokens = sum(total.completion_tokens, child.completion_tokens);
+        total.total_tokens = sum(total.total_tokens, child.total_tokens);
+    }
+    Some(total)
 }
 
 /// A child session's event, tagged with the `task` call that runs it. Serialized as the event's

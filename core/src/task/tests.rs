@@ -155,3 +155,19 @@ fn child_events_carry_the_parent_call_id() {
         json!({"type": "text_delta", "text": "hi", "parent_call_id": "call_7", "agent": "Explorer"})
     );
 }
+
+#[test]
+fn usage_adds_the_childrens() {
+    let u = |p, c| Usage {
+        prompt_tokens: Some(p),
+        completion_tokens: Some(c),
+        total_tokens: Some(p + c),
+        extra: Default::default(),
+    };
+    assert_eq!(add_usage(None, &[]), None);
+    assert_eq!(
+        add_usage(Some(u(10, 2)), &[u(5, 1), u(1, 1)]),
+        Some(u(16, 4))
+    );
+    assert_eq!(add_usage(None, &[u(5, 1)]), Some(u(5, 1)));
+}
