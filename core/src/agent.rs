@@ -41,6 +41,8 @@ pub struct Agent {
     pub prompt: String,
     /// Which tools the agent may use.
     pub tools: ToolFilter,
+    /// The model it runs on as a subagent (`model:` in `AGENT.md`); `None` uses the parent's.
+    pub model: Option<String>,
     /// Where it was defined.
     pub source: AgentSource,
 }
@@ -187,6 +189,7 @@ pub fn builtin_agents() -> Vec<Agent> {
         description: description.to_owned(),
         prompt: prompt.to_owned(),
         tools,
+        model: None,
         source: AgentSource::BuiltIn,
     };
     vec![
@@ -223,12 +226,14 @@ struct AgentMeta {
     name: Option<String>,
     description: Option<String>,
     tools: Option<BTreeMap<String, bool>>,
+    model: Option<String>,
 }
 
 /// Parses the text of an `AGENT.md` file; `path` is where it came from, for messages and
 /// [`AgentSource::File`].
 ///
-/// The frontmatter needs `name` (one line); `description` and `tools` are optional, and the body
+/// The frontmatter needs `name` (one line); `description`, `tools` and `model` (the model it runs
+/// on as a subagent) are optional, and the body
 /// (which may be empty) is the prompt. Errors name the path and, for YAML problems, the line.
 pub fn parse_agent_md(text: &str, path: &str) -> Result<Agent, FrontmatterError> {
     let parsed = frontmatter::parse::<AgentMeta>(text, path)?;
@@ -238,6 +243,10 @@ pub fn parse_agent_md(text: &str, path: &str) -> Result<Agent, FrontmatterError>
         description: meta.description.unwrap_or_default().trim().to_owned(),
         prompt: parsed.body,
         tools: ToolFilter::from_map(meta.tools),
+        model: meta
+            .model
+            .map(|m| m.trim().to_owned())
+            .filter(|m| !m.is_empty()),
         source: AgentSource::File(path.to_owned()),
     })
 }

@@ -10,7 +10,8 @@
 //! Rules: the default agent is [`DEFAULT_AGENT`]; an agent that can change files or run commands
 //! is refused when the parent's approval policy denies that, and tools the policy denies are
 //! left out of the child's; the child starts with a fresh history holding
-//! only the prompt, uses the parent's provider and model, policy and retries, and has its own
+//! only the prompt, uses the parent's provider, policy and retries, its agent's model or else the
+//! parent's, and has its own
 //! step limit ([`CHILD_MAX_STEPS`]); it never gets the `task` tool itself (no nesting).
 
 use crate::agent::{Agent, find_agent};
@@ -145,8 +146,9 @@ pub fn plan_child(
     })
 }
 
-/// The child's session configuration: the parent's provider, model, options, policy and retries,
-/// with the agent's `system_prompt`, the plan's tools and the child step limit.
+/// The child's session configuration: the parent's provider, options, policy and retries, the
+/// agent's model (`model:` in its `AGENT.md`) or else the parent's, the agent's `system_prompt`,
+/// the plan's tools and the child step limit.
 pub fn child_config(
     parent: &SessionConfig,
     plan: &ChildPlan,
@@ -154,6 +156,9 @@ pub fn child_config(
 ) -> SessionConfig {
     let mut config = parent.clone();
     config.system_prompt = Some(system_prompt);
+    if let Some(model) = &plan.agent.model {
+        config.model = model.clone();
+    }
     config.tools = plan.tools.clone();
     config.max_steps = CHILD_MAX_STEPS.min(parent.max_steps.max(1));
     config

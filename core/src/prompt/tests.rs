@@ -7,6 +7,7 @@ fn agent(prompt: &str) -> Agent {
         description: String::new(),
         prompt: prompt.into(),
         tools: ToolFilter::all(),
+        model: None,
         source: AgentSource::BuiltIn,
     }
 }

@@ -98,6 +98,14 @@ fn the_child_config_keeps_the_parents_provider_and_policy() {
     assert_eq!(child.system_prompt.as_deref(), Some("child prompt"));
     assert_eq!(child.max_steps, CHILD_MAX_STEPS);
     assert!(child.tools.iter().all(|t| t.name != TASK_TOOL));
+    let mut own = plan.clone();
+    own.agent = crate::agent::parse_agent_md(
+        "---\nname: Scout\nmodel: small-model\n---\nYou scout.",
+        "Scout/AGENT.md",
+    )
+    .unwrap();
+    assert_eq!(own.agent.model.as_deref(), Some("small-model"));
+    assert_eq!(child_config(&parent, &own, String::new()).model, "small-model");
     parent.max_steps = 3;
     assert_eq!(child_config(&parent, &plan, String::new()).max_steps, 3);
 }
