@@ -105,7 +105,10 @@ fn the_child_config_keeps_the_parents_provider_and_policy() {
     )
     .unwrap();
     assert_eq!(own.agent.model.as_deref(), Some("small-model"));
-    assert_eq!(child_config(&parent, &own, String::new()).model, "small-model");
+    assert_eq!(
+        child_config(&parent, &own, String::new()).model,
+        "small-model"
+    );
     parent.max_steps = 3;
     assert_eq!(child_config(&parent, &plan, String::new()).max_steps, 3);
 }
