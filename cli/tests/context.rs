@@ -170,7 +170,8 @@ fn json_mode_reports_context_compacted_events() {
     let mock = MockProvider::start(reads(20))
         .unwrap()
         .with_summary_reply(summary());
-    let out = env.run(&mock, &["exec", "--json", "--context-window", "7000", TASK]);
+    // Room for the built-in tools' specs (the task tool's included) and a pruning step.
+    let out = env.run(&mock, &["exec", "--json", "--context-window", "8000", TASK]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -186,7 +187,7 @@ fn json_mode_reports_context_compacted_events() {
             e["tokens_after"].as_u64() < e["tokens_before"].as_u64(),
             "{e}"
         );
-        assert_eq!(e["window"], 7000);
+        assert_eq!(e["window"], 8000);
     }
     assert!(
         compacted
@@ -194,7 +195,7 @@ fn json_mode_reports_context_compacted_events() {
             .any(|e| !e["pruned"].as_array().unwrap().is_empty())
     );
     for r in mock.chat_requests() {
-        assert!(tokens(&r.body) <= 7000);
+        assert!(tokens(&r.body) <= 8000);
     }
 }
 
@@ -205,7 +206,7 @@ fn an_overflow_without_a_known_window_is_recovered_once() {
     // The mock enforces a window but /models does not list it: only the error teaches it.
     let mock = MockProvider::start(reads(6))
         .unwrap()
-        .with_context_window(5_000)
+        .with_context_window(6_000)
         .with_summary_reply(summary())
         .with_models(Vec::<String>::new());
     let out = env.run(&mock, &["exec", TASK]);
@@ -218,7 +219,7 @@ fn an_overflow_without_a_known_window_is_recovered_once() {
     let over = mock
         .chat_requests()
         .iter()
-        .filter(|r| tokens(&r.body) > 5_000)
+        .filter(|r| tokens(&r.body) > 6_000)
         .count();
     assert_eq!(
         over, 1,
