@@ -147,6 +147,17 @@ impl Sandbox {
         self.protected.iter().any(|p| canonical.starts_with(p))
     }
 
+    /// The protected paths below `root`, spelled under `root` as a directory walk from it
+    /// produces them, so a walking tool can skip them.
+    pub fn protected_below(&self, root: &Path) -> Vec<PathBuf> {
+        let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        self.protected
+            .iter()
+            .filter_map(|p| p.strip_prefix(&canonical).ok())
+            .map(|rest| root.join(rest))
+            .collect()
+    }
+
     /// Refuses `requested` for `tool` when its real path is protected; a path that cannot
     /// be resolved (it does not exist) is left to the tool's own checks.
     pub fn check_file(&self, tool: &str, requested: &str, path: &Path) -> Result<(), ToolOutput> {

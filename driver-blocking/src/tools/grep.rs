@@ -16,8 +16,8 @@ use std::path::Path;
 /// Searches `path` (default the workspace root; searching is read-only, so any file or
 /// directory the user can read is allowed) with `grep-regex` and `grep-searcher`, walking
 /// directories as `list_files` does (`.gitignore` honoured, hidden files searched, `.git`
-/// skipped, links not followed), in file-name order so the same tree gives the same result. A file holding a NUL byte is binary and skipped; the search
-/// stops early when the call is cancelled.
+/// skipped, links not followed), in file-name order so the same tree gives the same result. A file holding a NUL byte is
+/// binary and skipped; the search stops early when the call is cancelled.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Grep;
 
@@ -27,15 +27,8 @@ fn grep(_: &Grep, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolO
     let shown = args.path.as_deref().unwrap_or(".");
     let target = resolve(&ctx.workspace, shown)?;
     ctx.sandbox.check_file(GREP, shown, &target)?;
-    // Protected paths inside the walk (hrns's config and state), as paths the walk produces.
-    let canonical = std::fs::canonicalize(&target).unwrap_or_else(|_| target.clone());
-    let hidden: Vec<std::path::PathBuf> = ctx
-        .sandbox
-        .protected
-        .iter()
-        .filter_map(|p| p.strip_prefix(&canonical).ok())
-        .map(|rest| target.join(rest))
-        .collect();
+    // Protected paths inside the walk (hrns's config and state) are skipped.
+    let hidden = ctx.sandbox.protected_below(&target);
     std::fs::metadata(&target).map_err(|e| fs_error(FsOp::Read, shown, &e))?;
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.case_insensitive.unwrap_or(false))

@@ -23,15 +23,8 @@ fn list(_: &ListFiles, args: ListFilesArgs, ctx: &ToolContext) -> Result<ToolOut
     let shown = args.dir.as_deref().unwrap_or(".");
     let dir = resolve(&ctx.workspace, shown)?;
     ctx.sandbox.check_file(LIST_FILES, shown, &dir)?;
-    // Protected directories inside the walk, as paths the walk produces.
-    let canonical = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
-    let hidden: Vec<std::path::PathBuf> = ctx
-        .sandbox
-        .protected
-        .iter()
-        .filter_map(|p| p.strip_prefix(&canonical).ok())
-        .map(|rest| dir.join(rest))
-        .collect();
+    // Protected paths inside the walk (hrns's config and state) are skipped.
+    let hidden = ctx.sandbox.protected_below(&dir);
     let mut listing = Listing::new(&ctx.workspace, &dir, args.pattern.as_deref())?;
     let metadata = std::fs::metadata(&dir).map_err(|e| fs_error(FsOp::List, shown, &e))?;
     require_dir(shown, metadata.file_type().into())?;
