@@ -1,0 +1,133 @@
+//! The conversation's setup: the runner and session for the current provider and agent,
+//! the session log, and resuming a saved session.
+
+use super::{App, Msg, client_for, toolbox_for};
+use crate::sessions::{self, SessionHeader, SessionLog};
+use crate::tui::markdown::MarkdownRenderer;
+use crate::tui::text::{Line, SpanStyle};
+use crate::tui::view;
+use hrns_core::session::{Session, SessionConfig};
+use hrns_core::wire::{Message, Role};
+use hrns_tokio::{Runner, ToolContext};
+use std::time::Duration;
+
+impl App {
+    /// Builds the runner and a session for the current provider and agent, continuing
+    /// `history`.
+    pub(super) fn rebuild(&mut self, history: Vec<Message>) {
+        self.client = client_for(&self.setup);
+        let mut toolbox = toolbox_for(&self.setup);
+        crate::mcp::add_tokio_tools(&self.mcp, &mut toolbox, &self.setup.agent);
+        let mut config: SessionConfig = self.setup.session_config_for(toolbox.specs(), self.policy);
+        config.secrets.extend(&self.mcp_secrets);
+        let session = match Session::with_history(config.clone(), history) {
+            Ok(s) => s,
+            Err(e) => {
+                self.error(&format!("the conversation could not be kept: {e}"));
+                Session::new(config)
+            }
+        };
+        let ctx = ToolContext {
+            workspace: self.setup.workspace.clone(),
+            cancel: Default::default(),
+            sandbox: self.setup.sandbox.clone(),
+        };
+        let runner = Runner::new(self.client.clone(), toolbox, ctx);
+        self.tokens_before = self.tokens();
+        self.session = Some(session);
+        self.runner = Some(runner);
+        self.look_up_window();
+    }
+
+    /// Asks the provider's `/models` for the window in the background when nothing else
+    /// gave it, once per model; the answer arrives as [`Msg::Window`].
+    pub(super) fn look_up_window(&mut self) {
+        let model = self.setup.provider.model.clone();
+        if !self.setup.needs_window_lookup()
+            || self.window_looked_up.as_ref() == Some(&model)
+            || tokio::runtime::Handle::try_current().is_err()
+        {
+            return;
+        }
+        self.window_looked_up = Some(model);
+        let client = self.client.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            if let Ok(Ok(models)) =
+                tokio::time::timeout(Duration::from_secs(10), client.list_models()).await
+            {
+                let _ = tx.send(Msg::Window(models));
+            }
+        });
+    }
+
+    pub(super) fn history(&self) -> Vec<Message> {
+        self.session
+            .as_ref()
+            .map(|s| s.messages().to_vec())
+            .unwrap_or_default()
+    }
+
+    pub(super) fn new_log(&mut self) {
+        let Ok(state) = crate::paths::state_dir() else {
+            return;
+        };
+        let header = SessionHeader {
+            hrns_session: sessions::SESSION_VERSION,
+            id: String::new(),
+            started: String::new(),
+            cwd: self.setup.workspace.display().to_string(),
+            provider: self.setup.provider.name.clone(),
+            model: self.setup.provider.model.clone(),
+            agent: self.setup.agent.name.clone(),
+        };
+        match SessionLog::create(&state.join("sessions"), header) {
+            Ok(log) => self.log = Some(log),
+            Err(e) => self.error(&format!("this session is not saved: {e}")),
+        }
+    }
+
+    pub(super) fn resume(&mut self, path: &std::path::Path) {
+        let loaded = match sessions::load(path) {
+            Ok(l) => l,
+            Err(e) => {
+                self.error(&e.to_string());
+                self.new_log();
+                return;
+            }
+        };
+        for w in &loaded.warnings {
+            self.error(w);
+        }
+        let width = self.screen.wrap_width();
+        for m in &loaded.messages {
+            let lines = match m.role {
+                Role::User => view::user_message(&m.text(), width),
+                Role::Assistant => {
+                    let mut lines = MarkdownRenderer::render(&m.text(), width);
+                    for c in &m.tool_calls {
+                        lines.push(view::tool_call_line(
+                            &c.function.name,
+                            &c.function.arguments,
+                            width,
+                        ));
+                    }
+                    lines
+                }
+                Role::Tool => vec![Line::styled(
+                    view::short_arguments(&m.text()),
+                    SpanStyle::PLAIN.dim(),
+                )],
+                Role::System | Role::Developer | Role::Function => Vec::new(),
+            };
+            self.print(&lines);
+        }
+        self.info(&format!(
+            "resumed session {} ({})",
+            loaded.header.id,
+            crate::output::count(loaded.messages.len(), "message")
+        ));
+        self.rebuild(loaded.messages);
+        self.log = SessionLog::append_to(path, &loaded.header.id).ok();
+    }
+}

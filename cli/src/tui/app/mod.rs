@@ -1,0 +1,244 @@
+//! The interactive UI's event loop: terminal keys, the turn's events and approvals, and the
+//! slash commands, over the building blocks in the sibling modules and the tokio driver.
+//!
+//! The [`App`] and its loop live here; its methods are split by concern into the child
+//! modules: what it prints and draws (`draw`), keys and submitted lines (`input`), a turn's
+//! events (`turn`), the session and its log (`conversation`), the slash commands (`slash`)
+//! and `/connect` (`connect`).
+
+use super::editor::Editor;
+use super::history::History;
+use super::markdown::MarkdownRenderer;
+use super::screen::Screen;
+use super::view;
+use crate::sessions::SessionLog;
+use crate::setup::{CliError, Setup};
+use hrns_core::session::{ApprovalPolicy, Event, Session, ToolRun};
+use hrns_tokio::{Client, ClientConfig, HttpClient, Runner, Toolbox};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+mod connect;
+mod conversation;
+mod draw;
+mod input;
+mod slash;
+mod turn;
+
+use connect::Connect;
+
+/// What reaches the loop from other tasks.
+enum Msg {
+    /// A `/models` answer.
+    Models(Result<Vec<String>, String>),
+    /// The model list looked up at the start for the context window.
+    Window(Vec<hrns_core::wire::ModelInfo>),
+}
+
+/// A pending approval question; the answer goes straight to the session.
+struct Asking {
+    run: ToolRun,
+    /// The user pressed `n` and is typing a reason.
+    reason: bool,
+}
+
+/// Options the UI was started with.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Options {
+    /// The approval policy (the UI asks by default).
+    pub(crate) approval: Option<ApprovalPolicy>,
+    /// A saved session to continue.
+    pub(crate) resume: Option<std::path::PathBuf>,
+}
+
+/// The UI.
+pub(crate) struct App {
+    setup: Setup,
+    policy: ApprovalPolicy,
+    screen: Screen,
+    editor: Editor,
+    md: MarkdownRenderer,
+    printed: usize,
+    reasoning: String,
+    show_reasoning: bool,
+    /// The conversation; the UI owns it, the runner borrows it for each step of IO.
+    session: Option<Session>,
+    runner: Option<Runner>,
+    client: Client,
+    waiting_since: Option<Instant>,
+    asking: Option<Asking>,
+    /// Messages typed while a turn runs, sent when it ends.
+    queue: super::queue::Queue,
+    connect: Option<Connect>,
+    /// Tokens of the sessions this conversation ran in before the current one (a `/model`
+    /// switch starts a new session on the same history); the rest is `Session::usage`.
+    tokens_before: u64,
+    ctrl_c_at: Option<Instant>,
+    quit: bool,
+    models: Vec<String>,
+    /// The model whose window was last asked of `/models`.
+    window_looked_up: Option<String>,
+    /// Tab's candidates, shown in place under the input until the next key.
+    candidates: Option<String>,
+    /// `/model` without a name asked for the list: number it and say how to pick.
+    picking_model: bool,
+    log: Option<SessionLog>,
+    /// The MCP servers of this run, started once; their tools join every rebuilt toolbox.
+    mcp: hrns_blocking::mcp::McpServers,
+    /// Their env and header values, redacted from the session's events and records.
+    mcp_secrets: hrns_core::secrets::Secrets,
+    tx: mpsc::UnboundedSender<Msg>,
+    rx: mpsc::UnboundedReceiver<Msg>,
+}
+
+/// Runs the UI until the user leaves. Returns the exit code.
+pub(crate) fn run(setup: Setup, options: Options) -> Result<u8, CliError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failure(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async move {
+        let mut app = App::new(setup, options)?;
+        app.run().await
+    })
+}
+
+fn colors() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+impl App {
+    fn new(setup: Setup, options: Options) -> Result<App, CliError> {
+        let policy = options.approval.unwrap_or(ApprovalPolicy::Ask);
+        // Started before the screen is taken, so a slow server delays only the first paint.
+        let mcp_found = crate::mcp::configured(&setup.file.config, &setup.workspace);
+        let (mcp, mcp_failures) =
+            crate::mcp::start(&mcp_found, &setup.workspace, setup.sandbox.env.clone());
+        let screen = Screen::enter(colors())
+            .map_err(|e| CliError::failure(format!("cannot use the terminal: {e}")))?;
+        let history = History::default_path()
+            .map(History::load)
+            .unwrap_or_else(History::in_memory);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let client = client_for(&setup);
+        let width = screen.wrap_width();
+        let mut app = App {
+            policy,
+            screen,
+            editor: Editor::new(history),
+            md: MarkdownRenderer::new(width),
+            printed: 0,
+            reasoning: String::new(),
+            show_reasoning: false,
+            session: None,
+            runner: None,
+            client,
+            waiting_since: None,
+            asking: None,
+            queue: Default::default(),
+            connect: None,
+            tokens_before: 0,
+            ctrl_c_at: None,
+            quit: false,
+            models: Vec::new(),
+            window_looked_up: None,
+            candidates: None,
+            picking_model: false,
+            log: None,
+            mcp,
+            mcp_secrets: crate::mcp::secrets(&mcp_found),
+            tx,
+            rx,
+            setup,
+        };
+        let banner = view::banner(
+            &app.setup.provider.name,
+            &app.setup.provider.model,
+            &app.setup.agent.name,
+            env!("CARGO_PKG_VERSION"),
+        );
+        app.print(&banner);
+        let loaded = view::instructions_line(&app.setup.discovered.instructions);
+        app.print(&[loaded]);
+        for line in mcp_found.warnings.iter().chain(&mcp_failures) {
+            app.error(line);
+        }
+        for w in app.setup.discovered.warnings.clone() {
+            app.print(&[view::error_line(&w)]);
+        }
+        app.rebuild(Vec::new());
+        match options.resume {
+            Some(path) => app.resume(&path),
+            None => app.new_log(),
+        }
+        Ok(app)
+    }
+
+    async fn run(&mut self) -> Result<u8, CliError> {
+        let (key_tx, mut keys) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            while let Ok(ev) = crossterm::event::read() {
+                if key_tx.send(ev).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        while !self.quit {
+            self.draw();
+            tokio::select! {
+                Some(ev) = keys.recv() => self.on_terminal(ev),
+                Some(msg) = self.rx.recv() => self.on_msg(msg),
+                events = complete_io(&mut self.runner, &mut self.session), if self.busy() => {
+                    self.on_events(events);
+                }
+                _ = tick.tick(), if self.waiting_since.is_some() => {}
+            }
+        }
+        if self.busy() {
+            // Leaving mid-turn: the runner's token stops the tools with their processes.
+            if let Some(runner) = &self.runner {
+                runner.cancel_token().cancel();
+            }
+            self.interrupt();
+        }
+        let _ = self.screen.finish();
+        // How to come back (on stderr, after the UI has left the screen).
+        if self.log.is_some() {
+            eprintln!("to continue this conversation: hrns --continue");
+        }
+        Ok(0)
+    }
+}
+
+/// The async client for the run's provider.
+fn client_for(setup: &Setup) -> Client {
+    Client::new(
+        setup.provider.to_provider(),
+        &ClientConfig {
+            skip_verify: setup.provider.skip_verify,
+            ..ClientConfig::default()
+        },
+    )
+}
+
+/// The built-in tools the agent allows.
+/// The tools of a turn. `web_fetch` gets a client of its own with default settings: it never
+/// inherits the provider's TLS settings (a `skipVerify` provider must not switch off
+/// certificate checks for every page the model fetches).
+fn toolbox_for(setup: &Setup) -> Toolbox {
+    let http = HttpClient::new(&ClientConfig::default());
+    let mut toolbox = hrns_tokio::tools::builtin_toolbox(http, setup.discovered.skills.clone());
+    toolbox.retain(|name| setup.agent.tools.allows(name));
+    toolbox
+}
+
+/// One step of the session's IO, for the UI's `select!`: the future only borrows the runner
+/// and the session, and may be dropped whenever a key arrives first.
+async fn complete_io(runner: &mut Option<Runner>, session: &mut Option<Session>) -> Vec<Event> {
+    match (runner.as_mut(), session.as_mut()) {
+        (Some(runner), Some(session)) => runner.complete_io(session).await,
+        _ => std::future::pending().await,
+    }
+}

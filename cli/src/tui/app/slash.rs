@@ -1,0 +1,294 @@
+//! The built-in slash commands and the provider switch and config save they share.
+
+use super::connect::{Connect, ConnectStep};
+use super::{App, Msg};
+use crate::sessions::{self, SessionLog};
+use crate::tui::commands::{self, CommandId};
+use crate::tui::text::Line;
+use hrns_core::agent;
+use hrns_core::config::Selection;
+use hrns_core::wire::Role;
+use std::time::{Duration, Instant};
+
+impl App {
+    pub(super) fn command(&mut self, id: CommandId, arg: Option<String>) {
+        match id {
+            CommandId::Help => {
+                let lines = match arg.as_deref().and_then(commands::lookup) {
+                    Some(c) => vec![commands::command_help(c)],
+                    None => {
+                        let mut lines = commands::help_text();
+                        lines.extend(commands::custom_help(&self.setup.discovered.commands));
+                        lines
+                    }
+                };
+                self.print(&lines);
+            }
+            CommandId::New => {
+                self.rebuild(Vec::new());
+                self.new_log();
+                self.tokens_before = 0;
+                self.info("new conversation");
+            }
+            CommandId::Retry => {
+                let history = self.history();
+                let Some(pos) = history.iter().rposition(|m| m.role == Role::User) else {
+                    self.info("nothing to retry yet");
+                    return;
+                };
+                let text = history[pos].text();
+                self.rebuild(history[..pos].to_vec());
+                self.start_turn(text);
+            }
+            CommandId::Compact => {
+                let Some(session) = self.session.as_mut() else {
+                    return;
+                };
+                match session.compact(arg) {
+                    Ok(()) => {
+                        self.info("compacting the conversation…");
+                        self.waiting_since = Some(Instant::now());
+                        self.dispatch();
+                    }
+                    Err(hrns_core::session::SessionError::NothingToCompact) => {
+                        self.info("nothing to compact yet");
+                    }
+                    Err(e) => self.error(&format!("cannot compact now: {e}")),
+                }
+            }
+            CommandId::Init => {
+                self.start_turn(hrns_core::instructions::INIT_PROMPT.to_owned());
+            }
+            CommandId::Models => {
+                let client = self.client.clone();
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let result =
+                        tokio::time::timeout(Duration::from_secs(20), client.list_models()).await;
+                    let msg = match result {
+                        Ok(Ok(models)) => Ok(models.into_iter().map(|m| m.id).collect()),
+                        Ok(Err(e)) => Err(format!("cannot list the models: {e}")),
+                        Err(_) => {
+                            Err("the provider did not list its models within 20 s".to_owned())
+                        }
+                    };
+                    let _ = tx.send(Msg::Models(msg));
+                });
+            }
+            CommandId::Model => {
+                let Some(model) = arg else {
+                    // A numbered picker: the list, then `/model N`.
+                    self.picking_model = true;
+                    self.command(CommandId::Models, None);
+                    return;
+                };
+                // `/model 2`: the second model of the last list shown.
+                let model = match model.parse::<usize>() {
+                    Ok(n) if n >= 1 && n <= self.models.len() && !self.models.contains(&model) => {
+                        self.models[n - 1].clone()
+                    }
+                    _ => model,
+                };
+                if !self.models.is_empty() && !self.models.contains(&model) {
+                    self.error(&format!(
+                        "`{model}` is not in the provider's model list (/models); switching anyway"
+                    ));
+                }
+                self.setup.provider.model = model.clone();
+                let history = self.history();
+                self.rebuild(history);
+                let name = self.setup.provider.name.clone();
+                if self.setup.file.config.set_provider_model(&name, &model) {
+                    self.save_config();
+                    self.info(&format!(
+                        "model: {model} (saved as provider {name}'s default)"
+                    ));
+                } else {
+                    self.info(&format!(
+                        "model: {model} (for this session; set HRNS_MODEL to keep it)"
+                    ));
+                }
+            }
+            CommandId::Providers => {
+                let current = self.setup.provider.name.clone();
+                let lines: Vec<Line> = self
+                    .setup
+                    .file
+                    .config
+                    .providers
+                    .iter()
+                    .map(|(name, e)| {
+                        let mark = if *name == current { "* " } else { "  " };
+                        Line::plain(format!(
+                            "{mark}{name}  {}  {}",
+                            e.url,
+                            e.model.as_deref().unwrap_or("-")
+                        ))
+                    })
+                    .collect();
+                let env = &self.setup.provider;
+                if lines.is_empty() && env.name == hrns_core::config::ENV_PROVIDER_NAME {
+                    self.print(&[Line::plain(format!(
+                        "* {}  {}  {}  (from {} and {}; /connect adds one to the config)",
+                        env.name,
+                        env.base_url,
+                        env.model,
+                        hrns_core::config::ENV_BASE_URL,
+                        hrns_core::config::ENV_API_KEY
+                    ))]);
+                    return;
+                }
+                if lines.is_empty() {
+                    self.info("no providers in the config file; /connect adds one");
+                }
+                self.print(&lines);
+            }
+            CommandId::Provider => {
+                let Some(name) = arg else { return };
+                self.switch_provider(&name, None);
+            }
+            CommandId::Mcp => {
+                let lines = crate::mcp::status_lines(&self.mcp);
+                if lines.is_empty() {
+                    self.info("no MCP servers configured (mcpServers in config.json or an approved ./.mcp.json)");
+                }
+                let lines: Vec<Line> = lines.into_iter().map(Line::plain).collect();
+                self.print(&lines);
+            }
+            CommandId::Agents => {
+                let current = self.setup.agent.name.clone();
+                let lines: Vec<Line> = self
+                    .setup
+                    .discovered
+                    .agents
+                    .iter()
+                    .map(|a| {
+                        let mark = if a.name == current { "* " } else { "  " };
+                        Line::plain(format!("{mark}{}  {}", a.name, a.description))
+                    })
+                    .collect();
+                self.print(&lines);
+            }
+            CommandId::Agent => {
+                let Some(name) = arg else { return };
+                let Some(found) = agent::find_agent(&self.setup.discovered.agents, &name).cloned()
+                else {
+                    let names: Vec<String> = self
+                        .setup
+                        .discovered
+                        .agents
+                        .iter()
+                        .map(|a| a.name.clone())
+                        .collect();
+                    self.error(&format!(
+                        "no agent `{name}`; try one of: {}",
+                        names.join(", ")
+                    ));
+                    return;
+                };
+                self.setup.agent = found;
+                self.setup
+                    .file
+                    .config
+                    .set_current_agent(self.setup.agent.name.clone());
+                self.save_config();
+                let history = self.history();
+                self.rebuild(history);
+                self.info(&format!("agent: {}", self.setup.agent.name));
+            }
+            CommandId::Connect => {
+                self.connect = Some(Connect {
+                    step: ConnectStep::Name,
+                    name: String::new(),
+                    url: String::new(),
+                    key: String::new(),
+                });
+                self.info("add a provider (Esc cancels)");
+            }
+            CommandId::Sessions => {
+                let Ok(state) = crate::paths::state_dir() else {
+                    return;
+                };
+                let lines: Vec<Line> = sessions::files(&state.join("sessions"))
+                    .iter()
+                    .take(20)
+                    .filter_map(|p| sessions::summarize(p))
+                    .map(|s| {
+                        let first = s
+                            .first_user_message
+                            .as_deref()
+                            .map(|m| crate::output::one_line(m, 50))
+                            .unwrap_or_default();
+                        let current = self.log.as_ref().map(SessionLog::id);
+                        let mark = if current == Some(s.header.id.as_str()) {
+                            "* "
+                        } else {
+                            "  "
+                        };
+                        Line::plain(format!(
+                            "{mark}{}  {}  {}  {first}",
+                            s.header.id,
+                            s.header.started,
+                            crate::output::count(s.messages, "message")
+                        ))
+                    })
+                    .collect();
+                if lines.is_empty() {
+                    self.info("no saved sessions yet");
+                }
+                self.print(&lines);
+            }
+            CommandId::Resume => {
+                let Some(id) = arg else { return };
+                let Ok(state) = crate::paths::state_dir() else {
+                    return;
+                };
+                match sessions::find(&state.join("sessions"), &id) {
+                    Ok(path) => self.resume(&path),
+                    Err(e) => self.error(&e),
+                }
+            }
+            CommandId::Quit => self.quit = true,
+        }
+    }
+
+    pub(super) fn switch_provider(&mut self, name: &str, model: Option<&str>) {
+        let selection = Selection {
+            provider: Some(name),
+            model,
+        };
+        match self
+            .setup
+            .file
+            .config
+            .resolve(&selection, &crate::setup::env_var)
+        {
+            Ok(provider) => {
+                self.setup.provider = provider;
+                if self
+                    .setup
+                    .file
+                    .config
+                    .set_current_provider(&self.setup.provider.name)
+                    .is_ok()
+                {
+                    self.save_config();
+                }
+                let history = self.history();
+                self.rebuild(history);
+                self.models.clear();
+                self.info(&format!(
+                    "provider: {} ({})",
+                    self.setup.provider.name, self.setup.provider.model
+                ));
+            }
+            Err(e) => self.error(&e.to_string()),
+        }
+    }
+
+    pub(super) fn save_config(&mut self) {
+        if let Err(e) = self.setup.file.save() {
+            self.error(&e.message);
+        }
+    }
+}

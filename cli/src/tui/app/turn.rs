@@ -1,0 +1,218 @@
+//! A turn: sending the prompt, driving the runner, and showing its events as they arrive.
+
+use super::{App, Asking, Msg};
+use crate::tui::text::{Line, SpanStyle};
+use crate::tui::view;
+use hrns_core::session::{Event, Session};
+use std::time::Instant;
+
+impl App {
+    pub(super) fn interrupt(&mut self) {
+        if let Some(session) = self.session.as_mut() {
+            session.cancel();
+        }
+        self.asking = None;
+        self.dispatch();
+    }
+
+    /// Whether a turn is running.
+    pub(super) fn busy(&self) -> bool {
+        self.session.as_ref().is_some_and(|s| !s.is_idle())
+    }
+
+    /// Tokens used in this conversation, from the session's own count.
+    pub(super) fn tokens(&self) -> u64 {
+        let usage = self
+            .session
+            .as_ref()
+            .map(Session::usage)
+            .unwrap_or_default();
+        self.tokens_before + usage.prompt + usage.completion
+    }
+
+    /// Starts the IO the session asked for after input of our own, and shows its events.
+    pub(super) fn dispatch(&mut self) {
+        if let (Some(runner), Some(session)) = (self.runner.as_mut(), self.session.as_mut()) {
+            let events = runner.dispatch(session);
+            self.on_events(events);
+        }
+    }
+    pub(super) fn start_turn(&mut self, prompt: String) {
+        if self.session.is_none() {
+            self.error("no session is ready");
+            return;
+        }
+        let width = self.screen.wrap_width();
+        let echo = view::user_message(&prompt, width);
+        self.print(&echo);
+        let (message, attached) = crate::mentions::expand(&prompt, &self.setup.workspace);
+        for a in &attached {
+            self.info(&a.summary());
+        }
+        if let Some(session) = self.session.as_mut() {
+            if let Err(e) = session.submit_message(message) {
+                self.error(&format!("the message could not be sent: {e}"));
+                return;
+            }
+        }
+        self.waiting_since = Some(Instant::now());
+        self.dispatch();
+    }
+
+    pub(super) fn on_events(&mut self, events: Vec<Event>) {
+        for event in events {
+            let asked = match &event {
+                Event::ApprovalRequested { id, .. } => self
+                    .session
+                    .as_ref()
+                    .and_then(Session::asked)
+                    .filter(|run| &run.call_id == id)
+                    .cloned(),
+                _ => None,
+            };
+            let last = event.is_final();
+            self.on_event(event);
+            if let Some(run) = asked {
+                // The call waits for the answer, so the file is still as it was.
+                let workspace = &self.setup.workspace;
+                if let Some(diff) = crate::diff::proposed(workspace, &run.name, &run.arguments) {
+                    self.print(&crate::tui::diff_view::diff_lines(&diff));
+                }
+                self.waiting_since = None;
+                self.asking = Some(Asking { run, reason: false });
+            }
+            if last {
+                self.waiting_since = None;
+                self.asking = None;
+            }
+        }
+        if !self.busy() {
+            if let Some(next) = self.queue.next() {
+                self.on_submit(next);
+            }
+        }
+    }
+
+    pub(super) fn on_msg(&mut self, msg: Msg) {
+        match msg {
+            Msg::Models(Ok(models)) => {
+                let current = self.setup.provider.model.clone();
+                let lines: Vec<Line> = models
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| {
+                        let mark = if *m == current { "* " } else { "  " };
+                        Line::plain(format!("{mark}{:>2}. {m}", i + 1))
+                    })
+                    .collect();
+                if std::mem::take(&mut self.picking_model) && !models.is_empty() {
+                    self.info("pick one with /model N (its number) or /model NAME");
+                }
+                self.models = models;
+                if lines.is_empty() {
+                    self.info("the provider lists no models");
+                }
+                self.print(&lines);
+            }
+            Msg::Models(Err(e)) => self.error(&e),
+            Msg::Window(models) => {
+                self.setup.learn_window(&models);
+                let window = self.setup.context_window();
+                if let Some(session) = self.session.as_mut() {
+                    session.set_context_window(window);
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_event(&mut self, event: Event) {
+        if let Some(log) = self.log.as_mut() {
+            let _ = log.record(&event);
+        }
+        let width = self.screen.wrap_width();
+        match &event {
+            Event::TextDelta { text } | Event::RefusalDelta { text } => {
+                self.waiting_since = None;
+                if !self.reasoning.is_empty() {
+                    self.flush_reasoning();
+                }
+                self.md.push(text);
+                self.flush_markdown(false);
+            }
+            Event::ReasoningDelta { text } => {
+                self.reasoning.push_str(text);
+            }
+            Event::ToolCall {
+                name, arguments, ..
+            } => {
+                self.flush_reasoning();
+                self.flush_markdown(true);
+                self.print(&[view::tool_call_line(name, arguments, width)]);
+            }
+            Event::ToolResult { status, output, .. } => {
+                let lines = view::tool_result_lines(*status, &output.content, 3, width);
+                self.print(&lines);
+                self.waiting_since = Some(Instant::now());
+            }
+            Event::RequestStarted { .. } if self.waiting_since.is_none() => {
+                self.waiting_since = Some(Instant::now());
+            }
+            Event::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
+                let line = view::retry_line(*attempt, *delay_ms, reason);
+                self.print(&[line]);
+            }
+            Event::ContextCompacted { .. } => {
+                if let Some(line) = crate::output::compaction_text(&event) {
+                    self.print(&[Line::styled(line, SpanStyle::PLAIN.dim())]);
+                }
+            }
+            Event::OptionDropped { field, .. } => {
+                self.info(&format!(
+                    "the provider rejected `{field}`; sent again without it"
+                ));
+                let store = crate::learned::QuirkStore {
+                    path: self.setup.file.path.clone(),
+                    provider: self.setup.provider.name.clone(),
+                };
+                match store.observe(&event) {
+                    Some(Ok(crate::learned::Saved::Written(keys))) => self.info(&format!(
+                        "saved for provider `{}`: {}",
+                        store.provider,
+                        keys.join(", ")
+                    )),
+                    Some(Err(e)) => self.error(&e.message),
+                    _ => {}
+                }
+            }
+            Event::TurnFinished { finish_reason, .. } => {
+                self.flush_reasoning();
+                self.flush_markdown(true);
+                match finish_reason.as_ref().map(|r| r.as_str()) {
+                    Some("length") => self.error("the answer was cut off by the token limit"),
+                    Some("content_filter") => {
+                        self.error("the provider's content filter stopped the answer")
+                    }
+                    _ => {}
+                }
+                self.print(&[Line::new()]);
+            }
+            Event::TurnFailed { error } => {
+                self.flush_reasoning();
+                self.flush_markdown(true);
+                self.error(&error.to_string());
+                self.print(&[Line::new()]);
+            }
+            Event::TurnCancelled => {
+                self.flush_reasoning();
+                self.flush_markdown(true);
+                self.info("interrupted");
+                self.print(&[Line::new()]);
+            }
+            _ => {}
+        }
+    }
+}
