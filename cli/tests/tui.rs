@@ -90,8 +90,9 @@ fn approvals_yes_and_no_with_a_reason() {
     ui.p.send("y");
     ui.p.expect("Ran it.", T);
     ui.p.send("write a file\r");
-    ui.p.expect("write_file", T);
-    std::thread::sleep(Duration::from_millis(300));
+    // The prompt on screen (the first one has gone from it) means the UI is asking: `n`
+    // answers it rather than being typed into the editor.
+    ui.p.expect_screen("the approval prompt", T, |s| s.contains("[y]es"));
     ui.p.send("n");
     ui.p.expect("reason", T);
     ui.p.send("not in this repo\r");
@@ -157,7 +158,7 @@ fn slash_commands() {
     ui.p.expect("nosuch", T);
     ui.p.send("hi\r");
     ui.p.expect("ANSWER-ONE", T);
-    std::thread::sleep(Duration::from_millis(200));
+    // Typed before the turn has quite ended, `/retry` waits in the queue and runs after it.
     ui.p.send("/retry\r");
     ui.p.expect("ANSWER-TWO", T);
     let reqs = mock.chat_requests();
@@ -186,12 +187,10 @@ fn history_recall_and_multi_line_input() {
     ui.p.send("line two\r");
     ui.p.expect("A1", T);
     ui.p.send("\x1b[A");
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        ui.p.screen().contains("line two"),
-        "history recall:\n{}",
-        ui.p.screen()
-    );
+    // Once in the transcript's echo, once more in the editor.
+    ui.p.expect_screen("the recalled message in the editor", T, |s| {
+        s.matches("line two").count() == 2
+    });
     ui.p.send("\r");
     ui.p.expect("A2", T);
     let first = mock.chat_requests()[0].json();
@@ -203,10 +202,19 @@ fn history_recall_and_multi_line_input() {
 fn resize_redraws_and_ctrl_d_exits_restored() {
     let mock = MockProvider::start([Reply::text_answer("sized")]).unwrap();
     let mut ui = start(&mock, &[]);
+    // A long line in the editor shows when the UI has taken the resize in: it wraps it to the
+    // new width itself, continuing under the prompt's indent (the terminal's own wrap would not
+    // indent).
+    let long = "0123456789".repeat(7);
+    ui.p.send(&long);
+    ui.p.expect(&long, T);
     ui.p.resize(20, 50);
-    // Let the UI take the resize in before typing (a loaded machine is slow to deliver it).
-    std::thread::sleep(Duration::from_millis(500));
-    ui.p.send("hello\r");
+    // 50 columns, one kept free, two for the prompt: 47 characters a row.
+    let rest = format!("  {}", &long[47..]);
+    ui.p.expect_screen("the input wrapped to 50 columns", T, |s| {
+        s.lines().any(|l| l == rest)
+    });
+    ui.p.send("\x15hello\r");
     ui.p.expect("sized", T);
     let screen = ui.p.screen();
     assert_eq!(

@@ -150,11 +150,10 @@ fn enter_on_an_empty_line_answers_prompts_that_allow_it() {
     let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 30, 100);
     p.expect("mock-model", T);
     p.send("write a file\r");
+    // What the screen shows is the state the next key meets: no need to wait longer.
     p.expect("[y]es", T);
-    std::thread::sleep(Duration::from_millis(200));
     p.send("n");
     p.expect("reason", T);
-    std::thread::sleep(Duration::from_millis(200));
     p.send("\r");
     p.expect("Understood without a reason.", T);
     assert!(!work.join("x.txt").exists());
@@ -166,7 +165,6 @@ fn enter_on_an_empty_line_answers_prompts_that_allow_it() {
     p.expect("URL", T);
     p.send(&format!("{}\r", mock.base_url()));
     p.expect("API key", T);
-    std::thread::sleep(Duration::from_millis(200));
     p.send("\r");
     p.expect("model: ", T);
     p.send("m1\r");
@@ -215,20 +213,9 @@ fn model_picker_unknown_model_warning_and_tab_candidates_in_place() {
     p.expect("not in the provider's model list", T);
     p.expect("model: gamma", T);
     p.send("/mo\t");
-    let start = std::time::Instant::now();
-    while !p.screen().contains("/model  /models") && start.elapsed() < T {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(p.screen().contains("/model  /models"), "{}", p.screen());
+    p.expect_screen("Tab's candidates", T, |s| s.contains("/model  /models"));
     p.send("x");
-    let start = std::time::Instant::now();
-    while p.screen().contains("/model  /models") && start.elapsed() < T {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(
-        !p.screen().contains("/model  /models"),
-        "the candidates go away"
-    );
+    p.expect_screen("the candidates gone", T, |s| !s.contains("/model  /models"));
     p.send("\x15/quit\r");
     assert_eq!(p.wait(T), 0);
 }

@@ -105,6 +105,23 @@ impl Pty {
         );
     }
 
+    /// Waits until the visible screen satisfies `ready` (described by `what` in the panic);
+    /// panics with the screen after `timeout`. For states that only the screen shows, such as
+    /// a redraw after a resize or a recalled line in the editor.
+    pub fn expect_screen(&self, what: &str, timeout: Duration, ready: impl Fn(&str) -> bool) {
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if ready(&self.screen()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!(
+            "timed out waiting for the screen to show {what}; screen:\n{}",
+            self.screen()
+        );
+    }
+
     /// Types `text`.
     pub fn send(&mut self, text: &str) {
         self.writer.write_all(text.as_bytes()).unwrap();
