@@ -24,8 +24,10 @@ Config: $XDG_CONFIG_HOME/hrns/config.json (default ~/.config/hrns/config.json)."
 #[derive(Debug, Parser)]
 #[command(name = "hrns", version, about, after_help = EXAMPLES, propagate_version = true)]
 pub(crate) struct Cli {
+    /// The interactive UI's flags; written before a subcommand's name, they apply to it too
+    /// where it honours them (`hrns --sandbox read-only exec …`).
     #[command(flatten)]
-    pub(crate) global: Global,
+    pub(crate) flags: RunFlags,
     #[command(subcommand)]
     pub(crate) command: Option<Command>,
     /// Open the UI on the most recent session started in this directory.
@@ -36,31 +38,87 @@ pub(crate) struct Cli {
     pub(crate) resume: Option<String>,
 }
 
-/// Options that every command takes.
-#[derive(Debug, Clone, Args, Default)]
+/// The flags of the command being run, resolved: its own, over those written before its name,
+/// over the environment (`HRNS_PROVIDER`, `HRNS_CONFIG`). A flag the command does not honour is
+/// `None` here.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Global {
     /// Provider to use (a name from the config file).
-    #[arg(long, short = 'p', global = true, env = "HRNS_PROVIDER")]
     pub(crate) provider: Option<String>,
     /// Model to use (overrides the provider's default).
-    #[arg(long, short = 'm', global = true)]
     pub(crate) model: Option<String>,
-    /// Agent to use: Builder, Explorer, Planner, Pirate, or one from an AGENT.md.
-    #[arg(long, short = 'a', global = true)]
+    /// Agent to use.
     pub(crate) agent: Option<String>,
     /// Which tool calls run without asking.
-    #[arg(long, global = true, value_enum)]
+    pub(crate) approval: Option<ApprovalArg>,
+    /// What commands may do.
+    pub(crate) sandbox: Option<SandboxMode>,
+    /// The model's context window in tokens.
+    pub(crate) context_window: Option<u64>,
+    /// Config file to read and write instead of the default.
+    pub(crate) config: Option<PathBuf>,
+}
+
+/// Every flag of a run: the interactive UI's and `exec`'s.
+#[derive(Debug, Clone, Args, Default)]
+pub(crate) struct RunFlags {
+    #[command(flatten)]
+    pub(crate) provider: ProviderFlags,
+    #[command(flatten)]
+    pub(crate) agent: AgentFlag,
+    #[command(flatten)]
+    pub(crate) policy: PolicyFlags,
+    #[command(flatten)]
+    pub(crate) context: ContextFlag,
+    #[command(flatten)]
+    pub(crate) config: ConfigFlag,
+}
+
+/// Which provider and model.
+#[derive(Debug, Clone, Args, Default)]
+pub(crate) struct ProviderFlags {
+    /// Provider to use (a name from the config file) [env: HRNS_PROVIDER].
+    #[arg(long, short = 'p')]
+    pub(crate) provider: Option<String>,
+    /// Model to use (overrides the provider's default).
+    #[arg(long, short = 'm')]
+    pub(crate) model: Option<String>,
+}
+
+/// Which agent.
+#[derive(Debug, Clone, Args, Default)]
+pub(crate) struct AgentFlag {
+    /// Agent to use: Builder, Explorer, Planner, Pirate, or one from an AGENT.md.
+    #[arg(long, short = 'a')]
+    pub(crate) agent: Option<String>,
+}
+
+/// What tools may do.
+#[derive(Debug, Clone, Args, Default)]
+pub(crate) struct PolicyFlags {
+    /// Which tool calls run without asking.
+    #[arg(long, value_enum)]
     pub(crate) approval: Option<ApprovalArg>,
     /// What commands may do: read-only, workspace-write (default: writes only in the
     /// workspace and temporary directories, no network) or danger-full-access (no sandbox).
-    #[arg(long, global = true, value_name = "POLICY", value_parser = parse_sandbox)]
+    #[arg(long, value_name = "POLICY", value_parser = parse_sandbox)]
     pub(crate) sandbox: Option<SandboxMode>,
+}
+
+/// The context window.
+#[derive(Debug, Clone, Args, Default)]
+pub(crate) struct ContextFlag {
     /// The model's context window in tokens, over the config's `contextWindow` and the
     /// provider's /models metadata.
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(256..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(256..))]
     pub(crate) context_window: Option<u64>,
-    /// Config file to read and write instead of the default.
-    #[arg(long, global = true, value_name = "PATH", env = "HRNS_CONFIG")]
+}
+
+/// Which config file.
+#[derive(Debug, Clone, Args, Default)]
+pub(crate) struct ConfigFlag {
+    /// Config file to read and write instead of the default [env: HRNS_CONFIG].
+    #[arg(long, value_name = "PATH")]
     pub(crate) config: Option<PathBuf>,
 }
 
@@ -91,14 +149,26 @@ pub(crate) enum Command {
     /// quirks it finds with the provider in the config. Exit 0 when chat works, 1 otherwise.
     Doctor(DoctorArgs),
     /// List the models of the current provider.
-    Models,
+    Models {
+        #[command(flatten)]
+        provider: ProviderFlags,
+        #[command(flatten)]
+        config: ConfigFlag,
+    },
     /// List the configured providers.
-    Providers,
+    Providers {
+        #[command(flatten)]
+        config: ConfigFlag,
+    },
     /// List the agents (built-in and from AGENT.md files).
     Agents {
         /// Also list the project instruction files (AGENTS.md) the system prompt includes.
         #[arg(long, short = 'v')]
         verbose: bool,
+        #[command(flatten)]
+        agent: AgentFlag,
+        #[command(flatten)]
+        config: ConfigFlag,
     },
     /// List the skills found in SKILL.md files.
     Skills,
@@ -147,6 +217,8 @@ pub(crate) enum McpCommand {
         /// One JSON object per server and line.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        config: ConfigFlag,
     },
     /// Approve ./.mcp.json as it is now, so hrns starts its servers (again after a change).
     Approve,
@@ -195,6 +267,8 @@ pub(crate) struct ExecArgs {
     /// Continue the session with this id (see `hrns sessions`).
     #[arg(long, value_name = "ID")]
     pub(crate) resume: Option<String>,
+    #[command(flatten)]
+    pub(crate) flags: RunFlags,
 }
 
 #[derive(Debug, Args)]
@@ -202,6 +276,10 @@ pub(crate) struct DoctorArgs {
     /// Print the report as one JSON object instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) provider: ProviderFlags,
+    #[command(flatten)]
+    pub(crate) config: ConfigFlag,
 }
 
 #[derive(Debug, Args)]
@@ -214,4 +292,8 @@ pub(crate) struct ReplayArgs {
     /// Exit with 1 when a request differs from the recording.
     #[arg(long)]
     pub(crate) strict: bool,
+    #[command(flatten)]
+    pub(crate) policy: PolicyFlags,
+    #[command(flatten)]
+    pub(crate) config: ConfigFlag,
 }

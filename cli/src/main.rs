@@ -9,6 +9,7 @@ mod debug_sse;
 mod diff;
 mod doctor;
 mod exec;
+mod flags;
 mod instructions;
 mod learned;
 mod mcp;
@@ -100,7 +101,10 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
-    let g = &cli.global;
+    let g = &match cli.resolve_flags(|name| std::env::var_os(name)) {
+        Ok(g) => g,
+        Err(message) => return fail(exit::USAGE, &message),
+    };
     let result = match &cli.command {
         Some(Command::Debug {
             command: DebugCommand::Sse { file },
@@ -121,9 +125,9 @@ fn main() -> ExitCode {
         Some(Command::Exec(args)) => exec::run(g, args),
         Some(Command::Replay(args)) => commands::replay(g, args),
         Some(Command::Doctor(args)) => doctor::run(g, args),
-        Some(Command::Models) => commands::models(g),
-        Some(Command::Providers) => commands::providers(g),
-        Some(Command::Agents { verbose }) => commands::agents(g, *verbose),
+        Some(Command::Models { .. }) => commands::models(g),
+        Some(Command::Providers { .. }) => commands::providers(g),
+        Some(Command::Agents { verbose, .. }) => commands::agents(g, *verbose),
         Some(Command::Sandbox { check }) => {
             if *check {
                 sandbox::check()

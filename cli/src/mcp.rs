@@ -208,12 +208,14 @@ fn transport_of(server: &McpServer) -> String {
 
 /// `hrns mcp …`.
 pub(crate) fn command(global: &Global, command: &McpCommand) -> Result<u8, CliError> {
-    let file = ConfigFile::load(global.config.as_deref())?;
     let workspace = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .map_err(|e| CliError::usage(format!("cannot use the current directory: {e}")))?;
     match command {
-        McpCommand::List { json } => list(&file.config, &workspace, *json),
+        McpCommand::List { json, .. } => {
+            let file = ConfigFile::load(global.config.as_deref())?;
+            list(&file.config, &workspace, *json)
+        }
         McpCommand::Approve => approve(&workspace),
     }
 }
