@@ -218,6 +218,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
             args.json,
             log,
         );
+        config.subagents = Some(task.subagents());
         toolbox.add(task);
         config.tools = toolbox.specs();
     }

@@ -28,6 +28,20 @@ pub(crate) fn parent_specs(setup: &Setup, toolbox: &Toolbox) -> Vec<hrns_core::t
     specs
 }
 
+/// The tools a child may get (before its agent's filter and the policy): every built-in.
+fn child_toolbox(discovered: &Discovered) -> Toolbox {
+    tools::builtin_toolbox(discovered.skills.clone())
+}
+
+/// What the parent session knows of its children, so it orders `task` calls by what they may
+/// do; `None` when the run's agent may not use `task`.
+pub(crate) fn subagents(setup: &Setup) -> Option<task::Subagents> {
+    enabled(setup).then(|| task::Subagents {
+        agents: setup.discovered.agents.clone(),
+        tools: child_toolbox(&setup.discovered).specs(),
+    })
+}
+
 /// A composer of children's system prompts, with this run's skills, directory and
 /// instructions.
 fn prompt_composer(
@@ -62,7 +76,7 @@ pub(crate) fn task_tool(
     json: bool,
     log: mpsc::Sender<ChildEvent>,
 ) -> TaskTool {
-    let all = tools::builtin_toolbox(discovered.skills.clone());
+    let all = child_toolbox(discovered);
     let mut parent = parent.clone();
     parent.tools = all.specs();
     let log = std::sync::Mutex::new(log);

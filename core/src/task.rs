@@ -63,6 +63,38 @@ pub fn task_spec(agents: &[Agent]) -> ToolSpec {
     }
 }
 
+/// What `task` calls of a session may run: the agents a call may name and the tools a child
+/// may be given (the parent's full set before any agent's filter: a Builder child gets the
+/// write tools even under an Explorer parent, as far as the approval policy allows).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Subagents {
+    /// The agents, as [`plan_child`] takes them.
+    pub agents: Vec<Agent>,
+    /// The tools a child may get, as [`plan_child`] takes them (`available`).
+    pub tools: Vec<ToolSpec>,
+}
+
+/// What a `task` call is to the ordering of its answer's calls: the strongest of
+/// [`Effect::Exec`] and [`Effect::Write`] among its child's tools, so that a child that may
+/// change files or run commands runs alone (after the calls before it, before the calls after
+/// it), as such a call of the parent's would; [`Effect::ReadOnly`] otherwise, so read-only
+/// children run at the same time. A child's `web_fetch` does not make it run alone: nothing
+/// the other calls read changes. A call that will be refused ([`plan_child`] fails) is
+/// read-only too: it does nothing.
+pub fn call_effect(arguments: &str, subagents: &Subagents, policy: ApprovalPolicy) -> Effect {
+    let Ok(plan) = plan_child(arguments, &subagents.agents, policy, &subagents.tools) else {
+        return Effect::ReadOnly;
+    };
+    let has = |effect: Effect| plan.tools.iter().any(|t| t.effect == effect);
+    if has(Effect::Exec) {
+        Effect::Exec
+    } else if has(Effect::Write) {
+        Effect::Write
+    } else {
+        Effect::ReadOnly
+    }
+}
+
 /// The arguments of a `task` call.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -148,7 +180,7 @@ pub fn plan_child(
 
 /// The child's session configuration: the parent's provider, options, policy and retries, the
 /// agent's model (`model:` in its `AGENT.md`) or else the parent's, the agent's `system_prompt`,
-/// the plan's tools and the child step limit.
+/// the plan's tools (never `task`) and the child step limit.
 pub fn child_config(
     parent: &SessionConfig,
     plan: &ChildPlan,
@@ -160,6 +192,7 @@ pub fn child_config(
         config.model = model.clone();
     }
     config.tools = plan.tools.clone();
+    config.subagents = None; // no task inside a task
     config.max_steps = CHILD_MAX_STEPS.min(parent.max_steps.max(1));
     config
 }

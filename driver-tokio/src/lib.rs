@@ -113,4 +113,4 @@ pub use client::{ChatEvents, Client, ClientConfig, ClientError, HttpClient, Resp
 pub use hrns_blocking::{Launch, Launcher, Sandbox, SandboxRefusal};
 pub use hrns_core::session::TurnOutcome;
 pub use runner::{ApprovalFuture, Runner};
-pub use tool::{Tool, ToolContext, ToolFuture, Toolbox};
+pub use tool::{Tool, ToolContext, ToolFuture, Toolbox, UsageSink};

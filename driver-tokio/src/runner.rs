@@ -131,6 +131,8 @@ impl Runner {
                     self.feed_step(session, step);
                 }
                 Some((run, output)) = self.running.next(), if !self.running.is_empty() => {
+                    // A subagent's tokens count before its result moves the turn on.
+                    self.count_child_usage(session);
                     let now = Instant::now();
                     match output {
                         Some(output) => session.handle_tool_output(now, &run.call_id, output),
@@ -184,6 +186,8 @@ impl Runner {
             }
         }
         turn.runner.settle().await;
+        // What stopped children spent still counts.
+        turn.runner.count_child_usage(turn.session);
         turn.outcome.clone()
     }
 
@@ -213,6 +217,13 @@ impl Runner {
             self.exchange = None; // the answer is complete or abandoned: close the stream
         }
         events
+    }
+
+    /// Hands the session the tokens tools reported (subagents' requests).
+    fn count_child_usage(&self, session: &mut Session) {
+        for usage in self.ctx.usage.take() {
+            session.add_child_usage(&usage);
+        }
     }
 
     fn feed_step(&mut self, session: &mut Session, step: Step) {
@@ -252,7 +263,7 @@ impl Runner {
         let task = self.running.set.spawn(async move {
             let _permit = permits.acquire_owned().await;
             let output = match tool {
-                Some(tool) => Some(tool.run(&run.arguments, &ctx).await),
+                Some(tool) => Some(tool.run_call(&run.call_id, &run.arguments, &ctx).await),
                 None => None,
             };
             (run, output)

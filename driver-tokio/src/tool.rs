@@ -3,9 +3,11 @@
 use hrns_blocking::{CancelFlag, Sandbox};
 use hrns_core::tool::render::tool_failed;
 use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
+use hrns_core::wire::Usage;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio_util::sync::CancellationToken;
 
 /// The future a [`Tool`] returns.
@@ -23,6 +25,29 @@ pub struct ToolContext {
     /// How commands are confined and which environment they see (the std tools take it as it
     /// is). [`ToolContext::new`] gives [`Sandbox::unconfined`].
     pub sandbox: Sandbox,
+    /// Where a tool reports the tokens of model requests it made itself (a subagent's); the
+    /// runner counts them in the turn's usage ([`hrns_core::Session::add_child_usage`]).
+    pub usage: UsageSink,
+}
+
+/// Tokens that tools spent on model requests of their own, waiting for the runner to count
+/// them. Cheap to clone; the clones share the same list.
+#[derive(Debug, Clone, Default)]
+pub struct UsageSink(Arc<Mutex<Vec<Usage>>>);
+
+impl UsageSink {
+    /// Reports one request's usage.
+    pub fn report(&self, usage: Usage) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(usage);
+    }
+
+    /// Takes what was reported since the last take.
+    pub fn take(&self) -> Vec<Usage> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
 }
 
 impl ToolContext {
@@ -36,6 +61,7 @@ impl ToolContext {
             workspace: std::fs::canonicalize(workspace)?,
             cancel: CancellationToken::new(),
             sandbox: Sandbox::unconfined(),
+            usage: UsageSink::default(),
         })
     }
 }
@@ -75,6 +101,18 @@ pub trait Tool: Send + Sync {
     /// can act on. Failures are results (`ToolOutput::error`), never panics. The future may
     /// be dropped at any await point.
     fn run<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> ToolFuture<'a>;
+    /// Runs one call knowing its id; a tool that reports progress (`task` tags its child's
+    /// events with it) overrides this. The runner calls this one; it defaults to
+    /// [`Tool::run`].
+    fn run_call<'a>(
+        &'a self,
+        call_id: &'a str,
+        arguments: &'a str,
+        ctx: &'a ToolContext,
+    ) -> ToolFuture<'a> {
+        let _ = call_id;
+        self.run(arguments, ctx)
+    }
 }
 
 /// The tools of a session, looked up by name: a [`Registry`] of [`Tool`]s (`add`, `specs`,
@@ -110,28 +148,52 @@ where
     }
 
     fn run<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> ToolFuture<'a> {
-        let tool = self.clone();
-        let arguments = arguments.to_owned();
-        let flag = CancelFlag::new();
-        let std_ctx = hrns_blocking::ToolContext {
-            workspace: ctx.workspace.clone(),
-            cancel: flag.clone(),
-            sandbox: ctx.sandbox.clone(),
-        };
-        Box::pin(async move {
-            let _cancel_on_drop = CancelOnDrop(flag.clone());
-            let name = hrns_blocking::Tool::spec(&tool).name;
-            let mut task = tokio::task::spawn_blocking(move || tool.run(&arguments, &std_ctx));
-            let joined = tokio::select! {
-                joined = &mut task => joined,
-                () = ctx.cancel.cancelled() => {
-                    flag.cancel();
-                    task.await
-                }
-            };
-            joined.unwrap_or_else(|_| tool_failed(&name))
-        })
+        on_blocking_thread(self.clone(), None, arguments, ctx)
     }
+
+    fn run_call<'a>(
+        &'a self,
+        call_id: &'a str,
+        arguments: &'a str,
+        ctx: &'a ToolContext,
+    ) -> ToolFuture<'a> {
+        on_blocking_thread(self.clone(), Some(call_id.to_owned()), arguments, ctx)
+    }
+}
+
+/// Runs a blocking tool's call (with its id when known) on one of tokio's blocking threads.
+fn on_blocking_thread<'a, T>(
+    tool: T,
+    call_id: Option<String>,
+    arguments: &str,
+    ctx: &'a ToolContext,
+) -> ToolFuture<'a>
+where
+    T: hrns_blocking::Tool + 'static,
+{
+    let arguments = arguments.to_owned();
+    let flag = CancelFlag::new();
+    let std_ctx = hrns_blocking::ToolContext {
+        workspace: ctx.workspace.clone(),
+        cancel: flag.clone(),
+        sandbox: ctx.sandbox.clone(),
+    };
+    Box::pin(async move {
+        let _cancel_on_drop = CancelOnDrop(flag.clone());
+        let name = tool.spec().name;
+        let mut task = tokio::task::spawn_blocking(move || match call_id {
+            Some(id) => tool.run_call(&id, &arguments, &std_ctx),
+            None => tool.run(&arguments, &std_ctx),
+        });
+        let joined = tokio::select! {
+            joined = &mut task => joined,
+            () = ctx.cancel.cancelled() => {
+                flag.cancel();
+                task.await
+            }
+        };
+        joined.unwrap_or_else(|_| tool_failed(&name))
+    })
 }
 
 /// Sets a blocking tool's cancellation flag when the future running it is dropped.

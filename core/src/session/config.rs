@@ -187,6 +187,10 @@ pub struct SessionConfig {
     ///
     /// [`Action::AbortTool`]: super::Action::AbortTool
     pub tool_timeout: Option<Duration>,
+    /// What `task` calls may run: the agents they may name and the tools a child may get.
+    /// `None` when the session offers no `task` tool. The session orders a task call by what
+    /// its child may do ([`crate::task::call_effect`]).
+    pub subagents: Option<crate::task::Subagents>,
 }
 
 impl SessionConfig {
@@ -209,6 +213,7 @@ impl SessionConfig {
             tool_timeout: Some(Duration::from_secs(
                 crate::tool::builtin::MAX_COMMAND_TIMEOUT_SECS + 60,
             )),
+            subagents: None,
         }
     }
 }

@@ -73,6 +73,14 @@ pub(super) fn decide(s: &mut Shared, id: &str, name: &str, arguments: &str) -> C
             ),
         );
     }
+    // A `task` call is approved as the read-only call it is (its child's calls are asked about
+    // one by one) but ordered by what its child may do.
+    let order = match &s.config.subagents {
+        Some(sub) if name == crate::task::TASK_TOOL => {
+            crate::task::call_effect(trimmed, sub, s.config.approval)
+        }
+        _ => effect,
+    };
     let run = ToolRun {
         call_id: id.to_owned(),
         name: name.to_owned(),
@@ -81,7 +89,7 @@ pub(super) fn decide(s: &mut Shared, id: &str, name: &str, arguments: &str) -> C
         } else {
             arguments.to_owned()
         },
-        effect,
+        effect: order,
     };
     let decision = if s.approved_tools.contains(name) {
         PolicyDecision::Run

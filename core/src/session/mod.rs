@@ -83,7 +83,9 @@ pub struct ToolRun {
     pub name: String,
     /// The arguments text, already checked to be a JSON object.
     pub arguments: String,
-    /// The tool's effect class.
+    /// The call's effect class, which orders it among the answer's calls. It is the tool's,
+    /// except for a `task` call: there it is what its child may do
+    /// ([`crate::task::call_effect`]), so a child that may write runs alone.
     pub effect: Effect,
 }
 
@@ -261,6 +263,18 @@ impl Session {
     pub fn cancel(&mut self) {
         if let Some(mut turn) = self.turn.take() {
             turn.cancel(&mut self.shared);
+        }
+    }
+
+    /// Counts tokens a subagent of the running turn used (one of its requests' `usage`): they
+    /// go into the session's [`Session::usage`] and the turn's usage in
+    /// [`Event::TurnFinished`], so what a turn cost includes its children. The parent's
+    /// context measure is untouched: the child's prompt is not in this history. When idle,
+    /// only the session's totals count them.
+    pub fn add_child_usage(&mut self, usage: &Usage) {
+        self.shared.totals.add(usage);
+        if let Some(turn) = &mut self.turn {
+            turn.add_child_usage(usage);
         }
     }
 

@@ -23,7 +23,7 @@ use crate::answer::{AnswerError, AnswerReader};
 use crate::http::RequestId;
 use crate::stream::{StreamError, StreamFailure};
 use crate::tool::ToolOutput;
-use crate::wire::{ApiError, Message};
+use crate::wire::{ApiError, Message, Usage};
 use std::time::{Duration, Instant};
 
 #[derive(Debug)]
@@ -82,6 +82,12 @@ impl Turn {
         let mut turn = Turn::new();
         turn.begin_compaction(s, compaction);
         turn
+    }
+
+    /// A subagent's request usage, counted in the turn's.
+    pub(super) fn add_child_usage(&mut self, usage: &Usage) {
+        self.usage.add(usage);
+        self.usage_reported = true;
     }
 
     pub(super) fn awaits(&self, id: RequestId) -> bool {

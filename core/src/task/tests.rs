@@ -182,3 +182,45 @@ fn usage_adds_the_childrens() {
     );
     assert_eq!(add_usage(None, &[u(5, 1)]), Some(u(5, 1)));
 }
+
+#[test]
+fn a_task_call_is_ordered_by_what_its_child_may_do() {
+    let sub = Subagents {
+        agents: builtin_agents(),
+        tools: tools(),
+    };
+    let call = |agent: &str| format!(r#"{{"description":"d","prompt":"p","agent":"{agent}"}}"#);
+    assert_eq!(
+        call_effect(&call("Explorer"), &sub, ApprovalPolicy::Auto),
+        Effect::ReadOnly,
+        "web_fetch does not make a child run alone"
+    );
+    assert_eq!(
+        call_effect(&call("Builder"), &sub, ApprovalPolicy::Ask),
+        Effect::Exec
+    );
+    let mut writer = builtin_agents()[0].clone();
+    writer.name = "Writer".into();
+    writer.tools = crate::agent::ToolFilter::all_except(&["run_command"]);
+    let sub = Subagents {
+        agents: vec![writer],
+        tools: tools(),
+    };
+    assert_eq!(
+        call_effect(&call("Writer"), &sub, ApprovalPolicy::Auto),
+        Effect::Write
+    );
+    // Refused calls do nothing.
+    assert_eq!(
+        call_effect(&call("Writer"), &sub, ApprovalPolicy::ReadOnly),
+        Effect::ReadOnly
+    );
+    assert_eq!(
+        call_effect(&call("Nobody"), &sub, ApprovalPolicy::Auto),
+        Effect::ReadOnly
+    );
+    assert_eq!(
+        call_effect("not json", &sub, ApprovalPolicy::Auto),
+        Effect::ReadOnly
+    );
+}

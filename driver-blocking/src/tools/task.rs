@@ -100,6 +100,16 @@ impl TaskTool {
         }
     }
 
+    /// What the parent session needs to know about this tool's children
+    /// ([`SessionConfig::subagents`]): set it so the session orders task calls by what their
+    /// children may do.
+    pub fn subagents(&self) -> task::Subagents {
+        task::Subagents {
+            agents: self.agents.clone(),
+            tools: self.parent.tools.clone(),
+        }
+    }
+
     /// The children running now, to wait for after a cancel.
     pub fn running(&self) -> Running {
         self.running.clone()

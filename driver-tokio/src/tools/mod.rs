@@ -11,6 +11,7 @@
 //! | [`RunCommand`] | `std::process` on a blocking thread; killed with its group on cancel or drop |
 //! | [`WebFetch`] | the hyper client, redirects followed one by one |
 //! | [`LoadSkill`] | none: the skills are given |
+//! | [`TaskTool`] | a child session on the parent's [`Client`](crate::Client), as a future |
 
 /// Implements [`Tool`](crate::Tool) for a built-in tool: its spec comes from hrns-core, its
 /// arguments are decoded with hrns-core's decoder, and its body — an async fn that returns the
@@ -40,11 +41,13 @@ macro_rules! builtin_tool {
     };
 }
 
+mod task;
 mod web_fetch;
 
 pub use hrns_blocking::tools::{
     EditFile, ListFiles, LoadSkill, ReadFile, RunCommand, Skill, WriteFile,
 };
+pub use task::{ApproveFn, ChildObserver, PromptFn, TaskTool};
 pub use web_fetch::WebFetch;
 
 use crate::client::HttpClient;

@@ -31,6 +31,7 @@ impl App {
             workspace: self.setup.workspace.clone(),
             cancel: Default::default(),
             sandbox: self.setup.sandbox.clone(),
+            usage: Default::default(),
         };
         let runner = Runner::new(self.client.clone(), toolbox, ctx);
         self.tokens_before = self.tokens();

@@ -120,3 +120,93 @@ fn a_tool_the_driver_lacks_is_reported_to_the_model() {
         Err(SessionError::UnknownCall("zz".into()))
     );
 }
+
+fn with_subagents(policy: ApprovalPolicy) -> SessionConfig {
+    let mut c = config(policy);
+    let agents = crate::agent::builtin_agents();
+    c.subagents = Some(crate::task::Subagents {
+        agents: agents.clone(),
+        tools: builtin_specs(),
+    });
+    c.tools.push(crate::task::task_spec(&agents));
+    c
+}
+
+#[test]
+fn read_only_children_overlap_and_a_writing_child_runs_alone() {
+    let mut h = H::new(with_subagents(ApprovalPolicy::Ask));
+    h.submit("x");
+    h.sse(&tool_answer(&[
+        ("t1", "task", r#"{"description":"a","prompt":"look at a"}"#),
+        (
+            "t2",
+            "task",
+            r#"{"description":"b","prompt":"look at b","agent":"Planner"}"#,
+        ),
+        (
+            "t3",
+            "task",
+            r#"{"description":"c","prompt":"fix c","agent":"Builder"}"#,
+        ),
+        ("r1", "read_file", r#"{"path":"c"}"#),
+    ]));
+    assert!(h.asks.is_empty(), "a task call is not asked about itself");
+    assert_eq!(
+        ids(&h.runs),
+        ["t1", "t2"],
+        "two explorers at once; the builder waits"
+    );
+    assert_eq!(h.runs[0].effect, Effect::ReadOnly);
+    h.output("t1", "a is fine");
+    assert_eq!(ids(&h.runs), ["t1", "t2"]);
+    h.output("t2", "plan for b");
+    assert_eq!(ids(&h.runs), ["t1", "t2", "t3"], "the builder runs alone");
+    assert_eq!(h.runs[2].effect, Effect::Exec);
+    h.output("t3", "fixed c");
+    assert_eq!(
+        ids(&h.runs),
+        ["t1", "t2", "t3", "r1"],
+        "the read sees the fix"
+    );
+}
+
+#[test]
+fn without_subagents_a_task_call_is_ordered_as_its_spec_says() {
+    let mut c = with_subagents(ApprovalPolicy::Auto);
+    c.subagents = None;
+    let mut h = H::new(c);
+    h.submit("x");
+    h.sse(&tool_answer(&[
+        (
+            "t1",
+            "task",
+            r#"{"description":"a","prompt":"a","agent":"Builder"}"#,
+        ),
+        ("t2", "task", r#"{"description":"b","prompt":"b"}"#),
+    ]));
+    assert_eq!(ids(&h.runs), ["t1", "t2"]);
+}
+
+#[test]
+fn a_childs_usage_counts_in_the_turn_and_the_session() {
+    let mut h = H::new(config(ApprovalPolicy::Auto));
+    h.submit("x");
+    h.sse(&tool_answer(&[("c1", "read_file", r#"{"path":"a"}"#)]));
+    let child = crate::wire::Usage {
+        prompt_tokens: Some(100),
+        completion_tokens: Some(7),
+        total_tokens: Some(107),
+        extra: Default::default(),
+    };
+    h.s.add_child_usage(&child);
+    h.output("c1", "a");
+    h.sse(&text_answer("done"));
+    // The text answer reports 10 prompt and 5 completion tokens; the tool answer none.
+    assert_eq!(h.s.usage().prompt, 110);
+    match h.finals()[0] {
+        Event::TurnFinished { usage, .. } => {
+            assert_eq!(usage.as_ref().and_then(|u| u.completion_tokens), Some(12))
+        }
+        other => panic!("{other:?}"),
+    }
+}
