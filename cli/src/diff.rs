@@ -1,6 +1,8 @@
 //! Unified diffs of what `write_file` and `edit_file` are about to change, for approvals,
 //! `exec`'s stderr, `--json` tool events and the TUI. The diff itself is pure ([`unified`]);
-//! [`proposed`] reads the file as it is before the tool runs.
+//! [`proposed`] reads the file as it is before the tool runs; [`wrap_writes`] (blocking) and
+//! [`wrap_async_writes`] (tokio) make the write tools take it just before they change the
+//! file, and [`WriteDiffs`] hands it to the front end with the call's result.
 
 use hrns_blocking::{Tool, ToolContext, Toolbox};
 use hrns_core::tool::builtin::{EDIT_FILE, EditFileArgs, WRITE_FILE, WriteFileArgs};
@@ -144,19 +146,57 @@ struct Diffing {
     taken: Taken,
 }
 
+/// Takes the diff of the call `name(arguments)` into `taken`, reading the file as it is now.
+fn take(taken: &Taken, workspace: &Path, name: &str, arguments: &str) {
+    if let Some(diff) = proposed(workspace, name, arguments) {
+        if let Ok(mut taken) = taken.lock() {
+            taken.insert(key(name, arguments), diff);
+        }
+    }
+}
+
 impl Tool for Diffing {
     fn spec(&self) -> hrns_core::tool::ToolSpec {
         self.inner.spec()
     }
 
     fn run(&self, arguments: &str, ctx: &ToolContext) -> hrns_core::tool::ToolOutput {
-        let name = self.inner.spec().name;
-        if let Some(diff) = proposed(&ctx.workspace, &name, arguments) {
-            if let Ok(mut taken) = self.taken.lock() {
-                taken.insert(key(&name, arguments), diff);
-            }
-        }
+        take(
+            &self.taken,
+            &ctx.workspace,
+            &self.inner.spec().name,
+            arguments,
+        );
         self.inner.run(arguments, ctx)
+    }
+}
+
+/// [`Diffing`] for the async driver (the TUI's tools): the file is read on a blocking thread,
+/// then the wrapped tool runs.
+struct AsyncDiffing {
+    inner: Arc<dyn hrns_tokio::Tool>,
+    taken: Taken,
+}
+
+impl hrns_tokio::Tool for AsyncDiffing {
+    fn spec(&self) -> hrns_core::tool::ToolSpec {
+        self.inner.spec()
+    }
+
+    fn run<'a>(
+        &'a self,
+        arguments: &'a str,
+        ctx: &'a hrns_tokio::ToolContext,
+    ) -> hrns_tokio::ToolFuture<'a> {
+        Box::pin(async move {
+            let taken = Arc::clone(&self.taken);
+            let (workspace, args) = (ctx.workspace.clone(), arguments.to_owned());
+            let name = self.inner.spec().name;
+            // A failed read only costs the diff; the write itself still runs.
+            let _ =
+                tokio::task::spawn_blocking(move || take(&taken, &workspace, &name, &args)).await;
+            self.inner.run(arguments, ctx).await
+        })
     }
 }
 
@@ -173,6 +213,71 @@ pub(crate) fn wrap_writes(toolbox: &mut Toolbox) -> Taken {
         }
     }
     taken
+}
+
+/// [`wrap_writes`] for the async driver's toolbox.
+pub(crate) fn wrap_async_writes(toolbox: &mut hrns_tokio::Toolbox) -> Taken {
+    let taken = Taken::default();
+    for name in [WRITE_FILE, EDIT_FILE] {
+        if let Some(inner) = toolbox.get(name).cloned() {
+            toolbox.add_arc(Arc::new(AsyncDiffing {
+                inner,
+                taken: Arc::clone(&taken),
+            }));
+        }
+    }
+    taken
+}
+
+/// Matches the diffs a wrapped toolbox took to the results of their calls, from the turn's
+/// events: a call's diff is handed out with its result, once.
+#[derive(Debug, Default)]
+pub(crate) struct WriteDiffs {
+    taken: Taken,
+    /// The key in `taken` of each call not yet finished, by call id.
+    calls: HashMap<String, String>,
+    /// Calls whose diff the front end showed already (in the approval), by call id.
+    shown: std::collections::HashSet<String>,
+}
+
+impl WriteDiffs {
+    /// Follows the diffs `taken` by a toolbox from [`wrap_writes`] or [`wrap_async_writes`].
+    pub(crate) fn new(taken: Taken) -> WriteDiffs {
+        WriteDiffs {
+            taken,
+            ..WriteDiffs::default()
+        }
+    }
+
+    /// Notes that the call's diff was shown already: its result comes without it.
+    pub(crate) fn shown(&mut self, call_id: &str) {
+        self.shown.insert(call_id.to_owned());
+    }
+
+    /// Follows `event`; when it is the successful result of a write or edit, the diff taken
+    /// just before it changed the file (unless [`WriteDiffs::shown`] already).
+    pub(crate) fn on_event(&mut self, event: &hrns_core::session::Event) -> Option<Vec<DiffLine>> {
+        use hrns_core::session::Event;
+        match event {
+            Event::ToolCall {
+                id,
+                name,
+                arguments,
+            } if name == WRITE_FILE || name == EDIT_FILE => {
+                self.calls.insert(id.clone(), key(name, arguments));
+                None
+            }
+            Event::ToolResult { id, status, .. } => {
+                let k = self.calls.remove(id)?;
+                let diff = self.taken.lock().ok().and_then(|mut t| t.remove(&k));
+                let shown = self.shown.remove(id);
+                // A write that failed changed nothing.
+                let changed = *status == hrns_core::session::ToolStatus::Ok;
+                diff.filter(|_| changed && !shown)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Prints `event` as its JSON line with the diff as a `diff` field.
@@ -229,6 +334,66 @@ mod tests {
         assert_eq!(lines.len(), 11);
         assert_eq!(lines[10], DiffLine::Folded(193));
         assert_eq!(lines[10].text(), "… 193 more diff lines");
+    }
+
+    #[test]
+    fn write_diffs_come_with_successful_results_once_and_not_when_shown() {
+        use hrns_core::session::{Event, ToolStatus};
+        use hrns_core::tool::ToolOutput;
+        let call = |id: &str, name: &str, args: &str| Event::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.into(),
+        };
+        let result = |id: &str, name: &str, status| Event::ToolResult {
+            id: id.into(),
+            name: name.into(),
+            status,
+            output: ToolOutput::ok("done"),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let taken = Taken::default();
+        let mut diffs = WriteDiffs::new(Arc::clone(&taken));
+        let args = |n: u8| format!(r#"{{"path":"f{n}.txt","content":"new\n"}}"#);
+        for n in 1..=4 {
+            take(&taken, dir.path(), WRITE_FILE, &args(n));
+        }
+        // Ran without asking and succeeded: the diff comes with the result, once.
+        assert_eq!(diffs.on_event(&call("c1", WRITE_FILE, &args(1))), None);
+        let text = to_text(
+            &diffs
+                .on_event(&result("c1", WRITE_FILE, ToolStatus::Ok))
+                .unwrap(),
+        );
+        assert_eq!(text, "--- /dev/null\n+++ b/f1.txt\n@@ -0,0 +1,1 @@\n+new\n");
+        assert_eq!(
+            diffs.on_event(&result("c1", WRITE_FILE, ToolStatus::Ok)),
+            None
+        );
+        // Shown in its approval already.
+        let _ = diffs.on_event(&call("c2", WRITE_FILE, &args(2)));
+        diffs.shown("c2");
+        assert_eq!(
+            diffs.on_event(&result("c2", WRITE_FILE, ToolStatus::Ok)),
+            None
+        );
+        // A write that failed changed nothing.
+        let _ = diffs.on_event(&call("c3", WRITE_FILE, &args(3)));
+        assert_eq!(
+            diffs.on_event(&result("c3", WRITE_FILE, ToolStatus::Error)),
+            None
+        );
+        // Other tools are not followed; every taken diff was handed out or dropped.
+        let _ = diffs.on_event(&call("c4", "read_file", &args(4)));
+        assert_eq!(
+            diffs.on_event(&result("c4", "read_file", ToolStatus::Ok)),
+            None
+        );
+        assert_eq!(
+            taken.lock().unwrap().len(),
+            1,
+            "only the unmatched f4 diff is left"
+        );
     }
 
     #[test]

@@ -252,8 +252,7 @@ pub(crate) fn run_turn(
     } else {
         toolbox.clone()
     };
-    let taken = crate::diff::wrap_writes(&mut toolbox);
-    let mut calls: std::collections::HashMap<String, String> = Default::default();
+    let mut diffs = crate::diff::WriteDiffs::new(crate::diff::wrap_writes(&mut toolbox));
     let mut runner = Runner::new(transport, &toolbox, ctx);
     let mut printer = HumanPrinter::new();
     let mut to = crate::batch::std_streams();
@@ -313,20 +312,7 @@ pub(crate) fn run_turn(
                 note_saved(saved, learn);
             }
             // The diff a write or edit took just before it ran, shown with its result.
-            let diff = match event {
-                Event::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                } => {
-                    calls.insert(id.clone(), crate::diff::key(name, arguments));
-                    None
-                }
-                Event::ToolResult { id, .. } => calls
-                    .remove(id)
-                    .and_then(|k| taken.lock().ok().and_then(|mut t| t.remove(&k))),
-                _ => None,
-            };
+            let diff = diffs.on_event(event);
             if json {
                 match &diff {
                     Some(lines) => crate::diff::print_json_with_diff(event, lines, to.out()),

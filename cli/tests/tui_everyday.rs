@@ -1,6 +1,6 @@
 //! The everyday features of the interactive UI in a real pseudo-terminal against the mock
 //! provider: the instructions banner and `/init`, custom commands, `@` completion, diffs in
-//! approvals and queued messages.
+//! approvals and after writes that ran without asking, and queued messages.
 
 mod pty;
 
@@ -18,6 +18,11 @@ struct Ui {
 
 /// A root with `home`, `config`, `state` and `work` (a repository); `prepare` fills it first.
 fn start(mock: &MockProvider, prepare: impl FnOnce(&Path)) -> Ui {
+    start_with(mock, &[], prepare)
+}
+
+/// [`start`] with command-line arguments.
+fn start_with(mock: &MockProvider, args: &[&str], prepare: impl FnOnce(&Path)) -> Ui {
     let root = tempfile::tempdir().unwrap();
     let base = root.path().canonicalize().unwrap();
     for d in ["home", "config", "state", "work/.git"] {
@@ -34,7 +39,7 @@ fn start(mock: &MockProvider, prepare: impl FnOnce(&Path)) -> Ui {
         ("OPENAI_API_KEY", "sk-tui-SECRET".to_owned()),
         ("HRNS_MODEL", "mock-model".to_owned()),
     ];
-    let p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 30, 110);
+    let p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), args, &work, &env, 30, 110);
     p.expect("mock-model", T);
     Ui {
         _root: root,
@@ -209,6 +214,43 @@ fn an_edit_approval_shows_the_diff() {
     assert_eq!(
         std::fs::read_to_string(ui.work.join("notes.txt")).unwrap(),
         "title\nfinal\nend\n"
+    );
+    // Shown in the approval, not again with the result.
+    assert_eq!(ui.p.output().matches("+final").count(), 1);
+    ui.quit();
+}
+
+#[test]
+fn writes_that_ran_without_asking_show_their_diff_after_the_result() {
+    let edit = r#"{"path":"notes.txt","old_string":"draft","new_string":"final"}"#;
+    let create = r#"{"path":"new.txt","content":"fresh line\n"}"#;
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "edit_file", edit), ("c2", "write_file", create)]),
+        Reply::text_answer("WRITTEN"),
+    ])
+    .unwrap();
+    let mut ui = start_with(&mock, &["--approval", "auto"], |base| {
+        write(&base.join("work/notes.txt"), "title\ndraft\nend\n");
+    });
+    ui.p.send("finalise the notes\r");
+    ui.p.expect("WRITTEN", T);
+    assert!(!ui.p.output().contains("[y]es"), "nobody was asked");
+    let out = ui.p.output();
+    let edit_diff = out.find("@@ -1,3 +1,3 @@").expect(&out);
+    let new_diff = out.find("+++ b/new.txt").expect(&out);
+    for line in ["-draft", "+final", "--- /dev/null", "+fresh line"] {
+        assert!(out.contains(line), "{line}: {out}");
+    }
+    // Each after its call's result, in the order the calls ran.
+    let first_result = out.find("⎿").expect(&out);
+    assert!(first_result < edit_diff && edit_diff < new_diff, "{out}");
+    // Coloured: additions green, removals red.
+    let raw = String::from_utf8_lossy(&ui.p.raw()).into_owned();
+    assert!(raw.contains("\x1b[32m+final"), "{raw:?}");
+    assert!(raw.contains("\x1b[31m-draft"), "{raw:?}");
+    assert_eq!(
+        std::fs::read_to_string(ui.work.join("new.txt")).unwrap(),
+        "fresh line\n"
     );
     ui.quit();
 }

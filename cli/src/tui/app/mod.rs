@@ -87,6 +87,9 @@ pub(crate) struct App {
     mcp: hrns_blocking::mcp::McpServers,
     /// Their env and header values, redacted from the session's events and records.
     mcp_secrets: hrns_core::secrets::Secrets,
+    /// The diffs the write tools take just before they run, shown with results that were not
+    /// asked about (an asked call's diff is shown in its approval).
+    diffs: crate::diff::WriteDiffs,
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
 }
@@ -148,6 +151,7 @@ impl App {
             log: None,
             mcp,
             mcp_secrets: crate::mcp::secrets(&mcp_found),
+            diffs: Default::default(),
             tx,
             rx,
             setup,

@@ -77,6 +77,7 @@ impl App {
                 let workspace = &self.setup.workspace;
                 if let Some(diff) = crate::diff::proposed(workspace, &run.name, &run.arguments) {
                     self.print(&crate::tui::diff_view::diff_lines(&diff));
+                    self.diffs.shown(&run.call_id);
                 }
                 self.waiting_since = None;
                 self.asking = Some(Asking { run, reason: false });
@@ -145,6 +146,7 @@ impl App {
             Event::ToolCall {
                 name, arguments, ..
             } => {
+                let _ = self.diffs.on_event(&event);
                 self.flush_reasoning();
                 self.flush_markdown(true);
                 self.print(&[view::tool_call_line(name, arguments, width)]);
@@ -152,6 +154,10 @@ impl App {
             Event::ToolResult { status, output, .. } => {
                 let lines = view::tool_result_lines(*status, &output.content, 3, width);
                 self.print(&lines);
+                // What a write that ran without asking changed (taken just before it ran).
+                if let Some(diff) = self.diffs.on_event(&event) {
+                    self.print(&crate::tui::diff_view::diff_lines(&diff));
+                }
                 self.waiting_since = Some(Instant::now());
             }
             Event::RequestStarted { .. } if self.waiting_since.is_none() => {
