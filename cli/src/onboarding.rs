@@ -101,15 +101,8 @@ pub(crate) fn onboard(
             (name, url, (!key.is_empty()).then_some(key))
         }
     };
-    let skip_verify = url.starts_with("https://")
-        && !url.contains("api.openai.com")
-        && ask_yes(
-            input,
-            out,
-            "Skip TLS certificate checks (only for self-signed local servers)? [y/N] ",
-            false,
-        )
-        .map_err(io)?;
+    let skip_verify =
+        asks_skip_verify(&url) && ask_yes(input, out, SKIP_VERIFY_QUESTION, false).map_err(io)?;
     let provider = Provider::new(url.clone(), key.clone().map(Secret::new));
     let client = Client::new(
         provider,
@@ -175,19 +168,47 @@ fn choose_model(
                 "Model (number or name) [1]: "
             },
         )?;
-        if answer.is_empty() {
-            if let Some(first) = models.first() {
-                return Ok(first.clone());
-            }
-            continue;
+        if let Some(model) = pick_model(&answer, models) {
+            return Ok(model);
         }
-        if let Ok(n) = answer.parse::<usize>() {
-            if let Some(m) = n.checked_sub(1).and_then(|i| models.get(i)) {
-                return Ok(m.clone());
-            }
-        }
-        return Ok(answer);
     }
+}
+
+/// The question about TLS certificate checks, asked at first run and by the UI's `/connect`.
+pub(crate) const SKIP_VERIFY_QUESTION: &str =
+    "Skip TLS certificate checks (only for self-signed local servers)? [y/N] ";
+
+/// Whether adding a provider at `url` asks [`SKIP_VERIFY_QUESTION`]: only for `https://` URLs
+/// other than OpenAI's own (whose certificate is always good).
+pub(crate) fn asks_skip_verify(url: &str) -> bool {
+    url.starts_with("https://") && !url.contains("api.openai.com")
+}
+
+/// The answer to a yes/no question: `y…` is yes, `n…` no, an empty line `default`; anything
+/// else is `None` (ask again).
+pub(crate) fn yes_no(answer: &str, default: bool) -> Option<bool> {
+    match answer.trim().chars().next().map(|c| c.to_ascii_lowercase()) {
+        Some('y') => Some(true),
+        Some('n') => Some(false),
+        None => Some(default),
+        Some(_) => None,
+    }
+}
+
+/// The model an answer to "Model (number or name) [1]" names: a number picks from `models`
+/// (1-based), an empty answer takes the first, anything else is the name itself. `None` when
+/// the answer is empty and there is nothing to take.
+pub(crate) fn pick_model(answer: &str, models: &[String]) -> Option<String> {
+    let answer = answer.trim();
+    if answer.is_empty() {
+        return models.first().cloned();
+    }
+    if let Ok(n) = answer.parse::<usize>() {
+        if let Some(m) = n.checked_sub(1).and_then(|i| models.get(i)) {
+            return Some(m.clone());
+        }
+    }
+    Some(answer.to_owned())
 }
 
 /// Local servers answering on loopback, as `(name, label, base URL)`.
@@ -259,11 +280,7 @@ fn ask_yes(
     default: bool,
 ) -> std::io::Result<bool> {
     let a = ask(input, out, question)?;
-    Ok(match a.chars().next().map(|c| c.to_ascii_lowercase()) {
-        Some('y') => true,
-        Some('n') => false,
-        _ => default,
-    })
+    Ok(yes_no(&a, default).unwrap_or(default))
 }
 
 /// Reads a secret without echoing it when stdin is a terminal.
@@ -308,5 +325,26 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].label, "LM Studio");
         assert_eq!(found[0].models, ["qwen3", "llama"]);
+    }
+
+    #[test]
+    fn answers_pick_a_model_and_say_yes_or_no() {
+        let models = ["a".to_owned(), "b".to_owned()];
+        for (answer, want) in [("", "a"), ("2", "b"), (" b ", "b"), ("3", "3"), ("x", "x")] {
+            assert_eq!(
+                pick_model(answer, &models).as_deref(),
+                Some(want),
+                "{answer:?}"
+            );
+        }
+        assert_eq!(pick_model("", &[]), None);
+        assert_eq!(pick_model("1", &[]).as_deref(), Some("1"));
+        for (answer, want) in [("", Some(false)), ("Y", Some(true)), ("no", Some(false))] {
+            assert_eq!(yes_no(answer, false), want, "{answer:?}");
+        }
+        assert_eq!(yes_no("maybe", false), None);
+        assert!(asks_skip_verify("https://10.0.0.2:8443/v1"));
+        assert!(!asks_skip_verify("https://api.openai.com/v1"));
+        assert!(!asks_skip_verify("http://127.0.0.1:8000/v1"));
     }
 }

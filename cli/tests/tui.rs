@@ -293,7 +293,9 @@ fn connect_adds_a_provider_and_switches_the_live_client() {
     ui.p.send(&format!("{}\r", second.base_url()));
     ui.p.expect("API key", T);
     ui.p.send("sk-second-HIDDEN\r");
-    ui.p.expect("model:", T);
+    // The second provider's /models, numbered; a name can be typed instead.
+    ui.p.expect("1. mock-model", T);
+    ui.p.expect("[1]: ", T);
     ui.p.send("model-two\r");
     ui.p.expect("provider: second (model-two)", T);
     ui.p.send("hello\r");

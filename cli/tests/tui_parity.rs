@@ -166,7 +166,7 @@ fn enter_on_an_empty_line_answers_prompts_that_allow_it() {
     p.send(&format!("{}\r", mock.base_url()));
     p.expect("API key", T);
     p.send("\r");
-    p.expect("model: ", T);
+    p.expect("[1]: ", T);
     p.send("m1\r");
     p.expect("provider: local", T);
     p.send("/quit\r");
@@ -218,4 +218,65 @@ fn model_picker_unknown_model_warning_and_tab_candidates_in_place() {
     p.expect_screen("the candidates gone", T, |s| !s.contains("/model  /models"));
     p.send("\x15/quit\r");
     assert_eq!(p.wait(T), 0);
+}
+
+#[test]
+fn connect_offers_the_providers_models_and_asks_about_tls_for_https() {
+    let root = dirs();
+    let mock = MockProvider::start([Reply::text_answer("beta answers")])
+        .unwrap()
+        .with_models(["alpha", "beta"]);
+    let env = env_of(root.path(), Some(&mock));
+    let work = root.path().join("work");
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 40, 120);
+    p.expect("mock-model", T);
+    // Plain http: no TLS question; the models listed, picked by number.
+    p.send("/connect\r");
+    p.expect("provider name", T);
+    p.send("listed\r");
+    p.expect("base URL", T);
+    p.send(&format!("{}\r", mock.base_url()));
+    p.expect("API key", T);
+    p.send("\r");
+    p.expect("2. beta", T);
+    p.expect("[1]: ", T);
+    p.send("2\r");
+    p.expect("provider: listed (beta)", T);
+    assert!(!p.output().contains("Skip TLS"), "asked for an http URL");
+    p.send("hello\r");
+    p.expect("beta answers", T);
+    assert_eq!(mock.chat_requests()[0].json()["model"], "beta");
+
+    // https: the TLS question, then a server that cannot be reached: the model is typed.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    p.send("/connect\r");
+    p.expect_screen("the name prompt", T, |s| s.contains("provider name"));
+    p.send("selfsigned\r");
+    p.expect_screen("the URL prompt", T, |s| s.contains("base URL"));
+    p.send(&format!("https://127.0.0.1:{port}/v1\r"));
+    p.expect_screen("the key prompt", T, |s| s.contains("API key"));
+    p.send("\r");
+    p.expect("Skip TLS certificate checks", T);
+    p.send("maybe\r");
+    p.expect("answer y or n", T);
+    p.send("y\r");
+    p.expect("could not list the models", T);
+    p.expect("model name: ", T);
+    p.send("typed-model\r");
+    p.expect("provider: selfsigned (typed-model)", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+
+    let config: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.path().join("config/hrns/config.json")).unwrap(),
+    )
+    .unwrap();
+    let providers = &config["providers"];
+    assert_eq!(providers["listed"]["model"], "beta");
+    assert_eq!(providers["listed"]["skipVerify"], false);
+    assert_eq!(providers["selfsigned"]["model"], "typed-model");
+    assert_eq!(providers["selfsigned"]["skipVerify"], true);
+    assert_eq!(config["currentProvider"], "selfsigned");
 }

@@ -110,12 +110,7 @@ impl App {
 
     pub(super) fn prompt_line(&self) -> Line {
         let label = match (&self.connect, &self.asking) {
-            (Some(c), _) => match c.step {
-                ConnectStep::Name => "provider name: ",
-                ConnectStep::Url => "base URL: ",
-                ConnectStep::Key => "API key (hidden, empty for none): ",
-                ConnectStep::Model => "model: ",
-            },
+            (Some(c), _) => c.prompt(),
             (None, Some(a)) if a.reason => "reason for the model (Enter to skip): ",
             _ => return view::prompt(),
         };

@@ -2,7 +2,7 @@
 //! Enter starts (a turn, a slash command or a custom command).
 
 use super::App;
-use super::connect::ConnectStep;
+use super::connect::Connect;
 use crate::tui::commands::{self, Candidates, CommandId};
 use crate::tui::editor::EditorAction;
 use crate::tui::text::Line;
@@ -100,7 +100,7 @@ impl App {
             || self
                 .connect
                 .as_ref()
-                .is_some_and(|c| matches!(c.step, ConnectStep::Key))
+                .is_some_and(Connect::takes_empty_answer)
     }
 
     pub(super) fn answer(&mut self, approval: Approval) {

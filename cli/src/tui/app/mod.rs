@@ -33,6 +33,11 @@ enum Msg {
     Models(Result<Vec<String>, String>),
     /// The model list looked up at the start for the context window.
     Window(Vec<hrns_core::wire::ModelInfo>),
+    /// The `/models` answer of the provider `/connect` is adding, at `url`.
+    ConnectModels {
+        url: String,
+        result: Result<Vec<String>, String>,
+    },
 }
 
 /// A pending approval question; the answer goes straight to the session.

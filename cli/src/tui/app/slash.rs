@@ -1,6 +1,6 @@
 //! The built-in slash commands and the provider switch and config save they share.
 
-use super::connect::{Connect, ConnectStep};
+use super::connect::Connect;
 use super::{App, Msg};
 use crate::sessions::{self, SessionLog};
 use crate::tui::commands::{self, CommandId};
@@ -197,12 +197,7 @@ impl App {
                 self.info(&format!("agent: {}", self.setup.agent.name));
             }
             CommandId::Connect => {
-                self.connect = Some(Connect {
-                    step: ConnectStep::Name,
-                    name: String::new(),
-                    url: String::new(),
-                    key: String::new(),
-                });
+                self.connect = Some(Connect::new());
                 self.info("add a provider (Esc cancels)");
             }
             CommandId::Sessions => {

@@ -116,6 +116,7 @@ impl App {
                 self.print(&lines);
             }
             Msg::Models(Err(e)) => self.error(&e),
+            Msg::ConnectModels { url, result } => self.connect_models(&url, result),
             Msg::Window(models) => {
                 self.setup.learn_window(&models);
                 let window = self.setup.context_window();
