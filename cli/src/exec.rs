@@ -246,7 +246,7 @@ pub(crate) fn run_turn(
 ) -> TurnOutcome {
     // Under ask, a confined run_command may be let out of the sandbox once (`u`).
     let escalations = crate::sandbox::escalate::Escalations::default();
-    let can_escalate = policy == ApprovalPolicy::Ask && ctx.sandbox.policy.is_confined();
+    let can_escalate = crate::sandbox::escalate::possible(policy, &ctx.sandbox.policy);
     let mut toolbox = if can_escalate {
         crate::sandbox::escalate::escalatable(toolbox, &escalations)
     } else {

@@ -1,5 +1,6 @@
-//! "Run without the sandbox" under `--approval ask`: `hrns exec` in a pseudo-terminal, the
-//! model's command blocked by the sandbox, then let out once when the user answers `u`.
+//! "Run without the sandbox" under `--approval ask`: `hrns exec` and the TUI in a
+//! pseudo-terminal, the model's command blocked by the sandbox, then let out once when the user
+//! answers `u`.
 
 mod common;
 mod pty;
@@ -26,15 +27,7 @@ fn ask_offers_one_unsandboxed_run_and_auto_offers_none() {
         Reply::text_answer("done"),
     ])
     .unwrap();
-    let vars: Vec<(&str, String)> = vec![
-        ("HOME", env.path("home").display().to_string()),
-        ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
-        ("XDG_STATE_HOME", env.path("state").display().to_string()),
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ("OPENAI_BASE_URL", mock.base_url()),
-        ("OPENAI_API_KEY", common::KEY.to_owned()),
-        ("HRNS_MODEL", "mock-model".to_owned()),
-    ];
+    let vars = vars_of(&env, &mock);
     let args = ["exec", "--approval", "ask", "go"];
     let mut p = pty::Pty::spawn(
         env!("CARGO_BIN_EXE_hrns"),
@@ -76,4 +69,89 @@ fn ask_offers_one_unsandboxed_run_and_auto_offers_none() {
     let out = env.run(Some(&mock), &["exec", "--approval", "auto", "go"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(!env.path("outside.txt").exists());
+}
+
+/// The variables of a run in `env` against `mock`.
+fn vars_of(env: &common::Env, mock: &MockProvider) -> Vec<(&'static str, String)> {
+    vec![
+        ("HOME", env.path("home").display().to_string()),
+        ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
+        ("XDG_STATE_HOME", env.path("state").display().to_string()),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("OPENAI_BASE_URL", mock.base_url()),
+        ("OPENAI_API_KEY", common::KEY.to_owned()),
+        ("HRNS_MODEL", "mock-model".to_owned()),
+    ]
+}
+
+#[test]
+fn the_tui_offers_one_unsandboxed_run_under_ask_and_none_otherwise() {
+    let env = common::Env::outside_tmp();
+    let call = serde_json::json!({ "command": "echo out > ../outside.txt" }).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "run_command", &call)]),
+        Reply::tool_calls(&[("c2", "run_command", &call)]),
+        Reply::text_answer("ALL DONE"),
+    ])
+    .unwrap();
+    let vars = vars_of(&env, &mock);
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &env.work(), &vars, 30, 200);
+    p.expect("mock-model", T);
+    p.send("go\r");
+    // First call: allowed in the sandbox, so it is blocked.
+    let offered = |s: &str| s.contains("[u]nsandboxed, once");
+    p.expect_screen("the offer to run unsandboxed", T, offered);
+    p.send("y");
+    // Second call: the user lets it out once (the first question left the screen when the
+    // answer was printed).
+    p.expect("allowed once", T);
+    p.expect_screen("the second question", T, offered);
+    p.send("u");
+    p.expect("ALL DONE", T);
+    assert!(
+        p.output().contains("allowed once, without the sandbox"),
+        "{}",
+        p.output()
+    );
+    let first = tool_result(&mock, 1);
+    assert!(first.contains("Permission denied"), "{first}");
+    let second = tool_result(&mock, 2);
+    assert!(second.starts_with("exit code: 0"), "{second}");
+    assert!(second.contains("ran without the sandbox"), "{second}");
+    assert!(env.path("outside.txt").exists());
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+
+    // Under auto and read-only nobody is asked, so `u` is never offered: the command stays in
+    // the sandbox (auto) or is refused (read-only).
+    std::fs::remove_file(env.path("outside.txt")).unwrap();
+    for policy in ["auto", "read-only"] {
+        let mock = MockProvider::start([
+            Reply::tool_calls(&[("c1", "run_command", &call)]),
+            Reply::text_answer("ALL DONE"),
+        ])
+        .unwrap();
+        let vars = vars_of(&env, &mock);
+        let args = ["--approval", policy];
+        let mut p = pty::Pty::spawn(
+            env!("CARGO_BIN_EXE_hrns"),
+            &args,
+            &env.work(),
+            &vars,
+            30,
+            200,
+        );
+        p.expect("mock-model", T);
+        p.send("go\r");
+        p.expect("ALL DONE", T);
+        assert!(
+            !p.output().contains("[u]nsandboxed"),
+            "{policy}: {}",
+            p.output()
+        );
+        assert!(!p.output().contains("[y]es"), "{policy}: {}", p.output());
+        assert!(!env.path("outside.txt").exists(), "{policy}");
+        p.send("/quit\r");
+        assert_eq!(p.wait(T), 0);
+    }
 }

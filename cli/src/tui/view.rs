@@ -7,6 +7,7 @@
 //! for the caller to [`wrap`](super::text::wrap).
 
 use super::text::{self, Color, Line, SpanStyle, expand_tabs, truncate, wrap_prefixed};
+use crate::sandbox::escalate::Unsandboxed;
 use hrns_core::session::{Approval, ToolStatus};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::Value;
@@ -206,8 +207,14 @@ pub(crate) fn tool_result_lines(
 const APPROVAL_DETAIL_LINES: usize = 12;
 
 /// The question under a tool line that waits for approval. Arguments too long for the tool
-/// line are shown first, each value on its own lines, wrapped, up to a dozen rows.
-pub(crate) fn approval_prompt(name: &str, arguments: &str, width: usize) -> Vec<Line> {
+/// line are shown first, each value on its own lines, wrapped, up to a dozen rows. With
+/// `unsandboxed` offered, `[u]nsandboxed, once` is one of the answers.
+pub(crate) fn approval_prompt(
+    name: &str,
+    arguments: &str,
+    unsandboxed: Unsandboxed,
+    width: usize,
+) -> Vec<Line> {
     let mut lines = Vec::new();
     let short = short_arguments(arguments);
     if text::width(name) + text::width(&short) + 3 > width || arguments.contains("\\n") {
@@ -241,10 +248,16 @@ pub(crate) fn approval_prompt(name: &str, arguments: &str, width: usize) -> Vec<
     let mut q = Line::styled("  Allow ", HARNESS);
     q.push(name, TOOL);
     q.push("? ", HARNESS);
-    for (i, (key, rest)) in [("y", "es"), ("a", "lways"), ("n", "o")]
-        .into_iter()
-        .enumerate()
-    {
+    let keys: &[(&str, &str)] = match unsandboxed {
+        Unsandboxed::Offered => &[
+            ("y", "es"),
+            ("a", "lways"),
+            ("u", "nsandboxed, once"),
+            ("n", "o"),
+        ],
+        Unsandboxed::NotOffered => &[("y", "es"), ("a", "lways"), ("n", "o")],
+    };
+    for (i, &(key, rest)) in keys.iter().enumerate() {
         if i > 0 {
             q.push(" / ", DIM);
         }
@@ -255,13 +268,24 @@ pub(crate) fn approval_prompt(name: &str, arguments: &str, width: usize) -> Vec<
     lines
 }
 
+/// What a key answers to an approval prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// An answer for the session.
+    Approval(Approval),
+    /// Once, without the sandbox (only where it was offered).
+    OnceUnsandboxed,
+}
+
 /// The answer a key gives to an approval prompt: `y` once, `a` always for this tool in this
-/// session, `n` deny (the caller may then ask for a reason for the model). Other keys: `None`.
-pub(crate) fn approval_answer(key: char) -> Option<Approval> {
+/// session, `u` once without the sandbox where `unsandboxed` is offered, `n` deny (the caller
+/// may then ask for a reason for the model). Other keys: `None`.
+pub(crate) fn approval_answer(key: char, unsandboxed: Unsandboxed) -> Option<Answer> {
     match key.to_ascii_lowercase() {
-        'y' => Some(Approval::Once),
-        'a' => Some(Approval::AlwaysThisTool),
-        'n' => Some(Approval::Deny { reason: None }),
+        'y' => Some(Answer::Approval(Approval::Once)),
+        'a' => Some(Answer::Approval(Approval::AlwaysThisTool)),
+        'u' if unsandboxed == Unsandboxed::Offered => Some(Answer::OnceUnsandboxed),
+        'n' => Some(Answer::Approval(Approval::Deny { reason: None })),
         _ => None,
     }
 }
@@ -405,11 +429,28 @@ mod tests {
 
     #[test]
     fn approval() {
-        let q = plain(&approval_prompt("run_command", r#"{"command":"ls"}"#, 80));
+        let ls = r#"{"command":"ls"}"#;
+        let q = plain(&approval_prompt(
+            "run_command",
+            ls,
+            Unsandboxed::NotOffered,
+            80,
+        ));
         assert_eq!(q, ["  Allow run_command? [y]es / [a]lways / [n]o"]);
+        let q = plain(&approval_prompt(
+            "run_command",
+            ls,
+            Unsandboxed::Offered,
+            80,
+        ));
+        assert_eq!(
+            q,
+            ["  Allow run_command? [y]es / [a]lways / [u]nsandboxed, once / [n]o"]
+        );
         let q = plain(&approval_prompt(
             "write_file",
             r#"{"path":"a.txt","content":"one\ntwo"}"#,
+            Unsandboxed::NotOffered,
             80,
         ));
         assert_eq!(
@@ -424,13 +465,31 @@ mod tests {
             ]
         );
         let cmd = format!(r#"{{"command":"{}"}}"#, "x ".repeat(30));
-        let q = plain(&approval_prompt("run_command", &cmd, 40));
+        let q = plain(&approval_prompt(
+            "run_command",
+            &cmd,
+            Unsandboxed::NotOffered,
+            40,
+        ));
         let xs: usize = q[1..3].iter().map(|l| l.matches('x').count()).sum();
         assert_eq!(xs, 30, "wrapped, not cut: {q:?}");
-        assert_eq!(approval_answer('Y'), Some(Approval::Once));
-        assert_eq!(approval_answer('a'), Some(Approval::AlwaysThisTool));
-        assert_eq!(approval_answer('n'), Some(Approval::Deny { reason: None }));
-        assert_eq!(approval_answer('x'), None);
+        let answer = |key| approval_answer(key, Unsandboxed::NotOffered);
+        assert_eq!(answer('Y'), Some(Answer::Approval(Approval::Once)));
+        assert_eq!(
+            answer('a'),
+            Some(Answer::Approval(Approval::AlwaysThisTool))
+        );
+        assert_eq!(
+            answer('n'),
+            Some(Answer::Approval(Approval::Deny { reason: None }))
+        );
+        assert_eq!(answer('x'), None);
+        // `u` only where it was offered.
+        assert_eq!(answer('u'), None);
+        assert_eq!(
+            approval_answer('U', Unsandboxed::Offered),
+            Some(Answer::OnceUnsandboxed)
+        );
     }
 
     #[test]
@@ -488,7 +547,18 @@ mod tests {
                 w,
             ));
             all.extend(tool_result_lines(ToolStatus::Ok, &long, 3, w));
-            all.extend(approval_prompt("write_file", args, w));
+            all.extend(approval_prompt(
+                "write_file",
+                args,
+                Unsandboxed::NotOffered,
+                w,
+            ));
+            all.extend(approval_prompt(
+                "run_command",
+                args,
+                Unsandboxed::Offered,
+                w,
+            ));
             all.extend(user_message(&long, w));
             all.extend(reasoning_lines(&long, w));
             for l in all {

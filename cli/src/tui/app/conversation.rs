@@ -18,6 +18,9 @@ impl App {
         self.client = client_for(&self.setup);
         let mut toolbox = toolbox_for(&self.setup);
         crate::mcp::add_tokio_tools(&self.mcp, &mut toolbox, &self.setup.agent);
+        if crate::sandbox::escalate::possible(self.policy, &self.setup.sandbox.policy) {
+            crate::sandbox::escalate::make_async_escalatable(&mut toolbox, &self.escalations);
+        }
         self.diffs = crate::diff::WriteDiffs::new(crate::diff::wrap_async_writes(&mut toolbox));
         let mut config: SessionConfig = self.setup.session_config_for(toolbox.specs(), self.policy);
         config.secrets.extend(&self.mcp_secrets);

@@ -68,7 +68,9 @@ impl App {
             lines.push(l);
         }
         if let Some(ask) = &self.asking {
-            for l in view::approval_prompt(&ask.run.name, &ask.run.arguments, width) {
+            for l in
+                view::approval_prompt(&ask.run.name, &ask.run.arguments, ask.unsandboxed, width)
+            {
                 lines.extend(text::wrap(&l, width));
             }
         }

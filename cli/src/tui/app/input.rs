@@ -6,7 +6,7 @@ use super::connect::Connect;
 use crate::tui::commands::{self, Candidates, CommandId};
 use crate::tui::editor::EditorAction;
 use crate::tui::text::Line;
-use crate::tui::view;
+use crate::tui::view::{self, Answer};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use hrns_core::session::Approval;
 use std::time::{Duration, Instant};
@@ -39,13 +39,13 @@ impl App {
             });
             return;
         }
-        // A pending approval takes y / a / n before anything else.
+        // A pending approval takes y / a / (u /) n before anything else.
         if let Some(ask) = &self.asking {
             if !ask.reason {
                 if let KeyCode::Char(c) = key.code {
                     if !ctrl {
-                        match view::approval_answer(c) {
-                            Some(Approval::Deny { .. }) => {
+                        match view::approval_answer(c, ask.unsandboxed) {
+                            Some(Answer::Approval(Approval::Deny { .. })) => {
                                 if let Some(a) = self.asking.as_mut() {
                                     a.reason = true;
                                 }
@@ -103,16 +103,27 @@ impl App {
                 .is_some_and(Connect::takes_empty_answer)
     }
 
-    pub(super) fn answer(&mut self, approval: Approval) {
+    pub(super) fn answer(&mut self, answer: Answer) {
         if let Some(ask) = self.asking.take() {
-            let line = match &approval {
-                Approval::Once => Some(view::info_line("allowed once")),
-                Approval::AlwaysThisTool => Some(view::info_line(&format!(
-                    "allowed {} for this session",
-                    ask.run.name
-                ))),
-                // The result line that follows says "denied"; once is enough.
-                Approval::Deny { .. } | Approval::Unattended => None,
+            let (approval, line) = match answer {
+                Answer::OnceUnsandboxed => {
+                    // The command takes the allowance when it runs, right after this answer.
+                    self.escalations.allow(&ask.run.arguments);
+                    let line = "allowed once, without the sandbox (danger-full-access)";
+                    (Approval::Once, Some(view::info_line(line)))
+                }
+                Answer::Approval(approval) => {
+                    let line = match &approval {
+                        Approval::Once => Some(view::info_line("allowed once")),
+                        Approval::AlwaysThisTool => Some(view::info_line(&format!(
+                            "allowed {} for this session",
+                            ask.run.name
+                        ))),
+                        // The result line that follows says "denied"; once is enough.
+                        Approval::Deny { .. } | Approval::Unattended => None,
+                    };
+                    (approval, line)
+                }
             };
             if let Some(line) = line {
                 self.print(&[line]);
@@ -190,9 +201,9 @@ impl App {
         if let Some(ask) = &self.asking {
             if ask.reason {
                 let reason = text.trim();
-                self.answer(Approval::Deny {
+                self.answer(Answer::Approval(Approval::Deny {
                     reason: (!reason.is_empty()).then(|| reason.to_owned()),
-                });
+                }));
                 return;
             }
         }

@@ -43,6 +43,8 @@ enum Msg {
 /// A pending approval question; the answer goes straight to the session.
 struct Asking {
     run: ToolRun,
+    /// Whether `u` (once, without the sandbox) is one of the answers.
+    unsandboxed: crate::sandbox::escalate::Unsandboxed,
     /// The user pressed `n` and is typing a reason.
     reason: bool,
 }
@@ -95,6 +97,8 @@ pub(crate) struct App {
     /// The diffs the write tools take just before they run, shown with results that were not
     /// asked about (an asked call's diff is shown in its approval).
     diffs: crate::diff::WriteDiffs,
+    /// `run_command` calls the user let out of the sandbox once (`u`), under `ask` only.
+    escalations: crate::sandbox::escalate::Escalations,
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
 }
@@ -157,6 +161,7 @@ impl App {
             mcp,
             mcp_secrets: crate::mcp::secrets(&mcp_found),
             diffs: Default::default(),
+            escalations: Default::default(),
             tx,
             rx,
             setup,

@@ -80,11 +80,21 @@ impl App {
                     self.diffs.shown(&run.call_id);
                 }
                 self.waiting_since = None;
-                self.asking = Some(Asking { run, reason: false });
+                let unsandboxed = crate::sandbox::escalate::offer(
+                    self.policy,
+                    &self.setup.sandbox.policy,
+                    &run.name,
+                );
+                self.asking = Some(Asking {
+                    run,
+                    unsandboxed,
+                    reason: false,
+                });
             }
             if last {
                 self.waiting_since = None;
                 self.asking = None;
+                self.escalations.clear();
             }
         }
         if !self.busy() {
