@@ -149,6 +149,11 @@ pub(crate) fn sessions(command: Option<&SessionsCommand>) -> Result<u8, CliError
             if files.is_empty() {
                 eprintln!("no saved sessions in {}", dir.display());
             }
+            // The current session here: the one `hrns --continue` opens in this directory.
+            let current = std::env::current_dir()
+                .and_then(|d| d.canonicalize())
+                .ok()
+                .and_then(|cwd| sessions::latest_in(&dir, &cwd.display().to_string()));
             for path in files.iter().take(50) {
                 if let Some(s) = sessions::summarize(path) {
                     let first = s
@@ -156,13 +161,17 @@ pub(crate) fn sessions(command: Option<&SessionsCommand>) -> Result<u8, CliError
                         .as_deref()
                         .map(|m| crate::output::one_line(m, 60))
                         .unwrap_or_default();
+                    let mark = if current.as_deref() == Some(path.as_path()) {
+                        "  ← hrns --continue"
+                    } else {
+                        ""
+                    };
                     println!(
-                        "{}  {}  {}  {}  {}",
+                        "{}  {}  {}  {}  {first}{mark}",
                         s.header.id,
-                        s.header.started,
+                        crate::output::local_time(&s.header.started),
                         s.header.cwd,
                         crate::output::count(s.messages, "message"),
-                        first
                     );
                 }
             }

@@ -83,7 +83,6 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         }
         (None, false, _) => None,
     };
-    let is_new = resumed.is_none();
     let (mut session, mut log) = match resumed {
         Some(path) => {
             let loaded = sessions::load(&path).map_err(|e| CliError::usage(e.to_string()))?;
@@ -205,15 +204,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     }
     // A new conversation that failed before any answer is not worth a saved session of one
     // message (it would crowd `hrns sessions` and `--continue`).
-    let answered = session
-        .messages()
-        .iter()
-        .any(|m| m.role == hrns_core::wire::Role::Assistant);
-    if is_new && !answered {
-        if let Some(log) = log.take() {
-            log.discard();
-        }
-    }
+    let log = log.and_then(|log| log.keep_if_answered(session.messages()));
     if let (Some(log), false) = (&log, args.json) {
         if std::io::stderr().is_terminal() {
             let s = crate::style::Style::stderr();

@@ -63,6 +63,23 @@ pub(crate) fn print_json_error(exit_code: u8, message: &str, out: &mut impl Writ
     let _ = out.flush();
 }
 
+/// A saved RFC 3339 time (a session's start) in the local time zone, to the minute:
+/// `2026-12-01 18:30`. Text that is not such a time is returned as it is.
+pub(crate) fn local_time(saved: &str) -> String {
+    in_zone(saved, &jiff::tz::TimeZone::system())
+}
+
+/// [`local_time`] in the time zone `tz` (`TZ`, else the system's, for [`local_time`]).
+fn in_zone(saved: &str, tz: &jiff::tz::TimeZone) -> String {
+    match saved.parse::<jiff::Timestamp>() {
+        Ok(at) => at
+            .to_zoned(tz.clone())
+            .strftime("%Y-%m-%d %H:%M")
+            .to_string(),
+        Err(_) => saved.to_owned(),
+    }
+}
+
 /// `1 line`, `2 lines`: a count with its noun in the right number.
 pub(crate) fn count(n: usize, noun: &str) -> String {
     if n == 1 {
@@ -362,6 +379,22 @@ pub(crate) fn print_json(event: &Event, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
     use hrns_core::tool::ToolOutput;
+
+    #[test]
+    fn saved_times_are_shown_in_the_time_zone_to_the_minute() {
+        let plus3 = jiff::tz::TimeZone::posix("XYZ-3").unwrap();
+        let minus5 = jiff::tz::TimeZone::posix("EST5EDT,M3.2.0,M11.1.0").unwrap();
+        assert_eq!(in_zone("2026-12-01T22:30:59Z", &plus3), "2026-12-02 01:30");
+        assert_eq!(in_zone("2026-12-01T02:05:00Z", &minus5), "2026-11-30 21:05");
+        assert_eq!(
+            in_zone("2026-07-01T02:05:00Z", &minus5),
+            "2026-06-30 22:05",
+            "DST"
+        );
+        for odd in ["", "yesterday", "2026-13-01T00:00:00Z"] {
+            assert_eq!(in_zone(odd, &plus3), odd);
+        }
+    }
 
     #[test]
     fn human_output_separates_text_and_activity() {

@@ -617,3 +617,54 @@ fn a_run_that_failed_before_any_answer_is_not_saved() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(count(), 1, "an answered run is saved");
 }
+
+#[test]
+fn sessions_lists_local_times_and_marks_the_one_continue_opens() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("a"), Reply::text_answer("b")]).unwrap();
+    for (i, prompt) in ["older question", "newer question"].into_iter().enumerate() {
+        if i > 0 {
+            // Session files are named by the second they started: keep the order certain.
+            std::thread::sleep(std::time::Duration::from_millis(1100));
+        }
+        let out = env.run(Some(&mock), &["exec", prompt]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let out = env
+        .cmd(None)
+        .env("TZ", "XYZ-3")
+        .arg("sessions")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let list = stdout(&out);
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 2, "{list}");
+    assert!(lines[0].contains("newer question") && lines[0].ends_with("← hrns --continue"));
+    assert!(lines[1].contains("older question") && !lines[1].contains("--continue"));
+    for line in lines {
+        let id = line.split_whitespace().next().unwrap();
+        let file = std::fs::read_dir(env.path("state/hrns/sessions"))
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().contains(id))
+            .unwrap();
+        let text = std::fs::read_to_string(file.path()).unwrap();
+        let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let started: jiff::Timestamp = header["started"].as_str().unwrap().parse().unwrap();
+        let local = started
+            .to_zoned(jiff::tz::TimeZone::fixed(jiff::tz::offset(3)))
+            .strftime("%Y-%m-%d %H:%M")
+            .to_string();
+        assert!(line.starts_with(&format!("{id}  {local}  ")), "{line}");
+    }
+    // From another directory, none of them is the one to continue.
+    std::fs::create_dir_all(env.path("elsewhere")).unwrap();
+    let out = env
+        .cmd(None)
+        .current_dir(env.path("elsewhere"))
+        .arg("sessions")
+        .output()
+        .unwrap();
+    assert!(!stdout(&out).contains("--continue"), "{}", stdout(&out));
+}

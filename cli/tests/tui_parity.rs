@@ -280,3 +280,68 @@ fn connect_offers_the_providers_models_and_asks_about_tls_for_https() {
     assert_eq!(providers["selfsigned"]["skipVerify"], true);
     assert_eq!(config["currentProvider"], "selfsigned");
 }
+
+/// The session files saved under `root`'s state directory.
+fn saved_sessions(root: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(root.join("state/hrns/sessions"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_failed_first_message_is_not_saved_and_sessions_shows_local_times() {
+    let root = dirs();
+    let mock = MockProvider::start([
+        Reply::error(401, "bad key"),
+        Reply::text_answer("now it works"),
+    ])
+    .unwrap();
+    let mut env = env_of(root.path(), Some(&mock));
+    // Three hours east of UTC, without DST, whatever the machine's zone.
+    env.push(("TZ", "XYZ-3".to_owned()));
+    let work = root.path().join("work");
+
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 40, 120);
+    p.expect("mock-model", T);
+    p.send("hello\r");
+    p.expect("bad key", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+    assert!(
+        !p.output().contains("hrns --continue"),
+        "nothing to continue: {}",
+        p.output()
+    );
+    assert_eq!(
+        saved_sessions(root.path()),
+        Vec::<std::path::PathBuf>::new()
+    );
+
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 40, 120);
+    p.expect("mock-model", T);
+    p.send("hello again\r");
+    p.expect("now it works", T);
+    let saved = saved_sessions(root.path());
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let header: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&saved[0])
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let started: jiff::Timestamp = header["started"].as_str().unwrap().parse().unwrap();
+    let local = started
+        .to_zoned(jiff::tz::TimeZone::fixed(jiff::tz::offset(3)))
+        .strftime("%Y-%m-%d %H:%M")
+        .to_string();
+    p.send("/sessions\r");
+    p.expect(
+        &format!("{}  {local}  2 messages", header["id"].as_str().unwrap()),
+        T,
+    );
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+    p.expect("hrns --continue", T);
+}

@@ -92,7 +92,19 @@ impl App {
         }
     }
 
+    /// Closes the current session's log (see [`SessionLog::keep_if_answered`]): a conversation
+    /// begun in this run that got no answer is not saved. Returns whether a file stays.
+    pub(super) fn close_log(&mut self) -> bool {
+        let history = self.history();
+        self.log = self
+            .log
+            .take()
+            .and_then(|log| log.keep_if_answered(&history));
+        self.log.is_some()
+    }
+
     pub(super) fn resume(&mut self, path: &std::path::Path) {
+        self.close_log();
         let loaded = match sessions::load(path) {
             Ok(l) => l,
             Err(e) => {

@@ -218,8 +218,9 @@ impl App {
             self.interrupt();
         }
         let _ = self.screen.finish();
-        // How to come back (on stderr, after the UI has left the screen).
-        if self.log.is_some() {
+        // How to come back (on stderr, after the UI has left the screen), when there is
+        // something to come back to.
+        if self.close_log() {
             eprintln!("to continue this conversation: hrns --continue");
         }
         Ok(0)

@@ -25,6 +25,7 @@ impl App {
                 self.print(&lines);
             }
             CommandId::New => {
+                self.close_log();
                 self.rebuild(Vec::new());
                 self.new_log();
                 self.tokens_before = 0;
@@ -223,7 +224,7 @@ impl App {
                         Line::plain(format!(
                             "{mark}{}  {}  {}  {first}",
                             s.header.id,
-                            s.header.started,
+                            crate::output::local_time(&s.header.started),
                             crate::output::count(s.messages, "message")
                         ))
                     })

@@ -1,0 +1,223 @@
+use super::*;
+use hrns_core::tool::ToolOutput;
+use hrns_core::wire::{FunctionCall, ToolCall};
+
+fn header() -> SessionHeader {
+    SessionHeader {
+        hrns_session: SESSION_VERSION,
+        id: String::new(),
+        started: String::new(),
+        cwd: "/w".into(),
+        provider: "p".into(),
+        model: "m".into(),
+        agent: "Builder".into(),
+    }
+}
+
+fn tool_turn() -> Vec<Event> {
+    let mut call = Message::assistant("");
+    call.content = None;
+    call.tool_calls = vec![ToolCall {
+        id: "c1".into(),
+        kind: "function".into(),
+        function: FunctionCall {
+            name: "read_file".into(),
+            arguments: "{\"path\":\"a\"}".into(),
+            extra: Default::default(),
+        },
+        extra: Default::default(),
+    }];
+    vec![
+        Event::TurnStarted { turn: 1 },
+        Event::Message {
+            message: Message::user("read a"),
+        },
+        Event::TextDelta { text: "x".into() },
+        Event::Message { message: call },
+        Event::ToolResult {
+            id: "c1".into(),
+            name: "read_file".into(),
+            status: hrns_core::session::ToolStatus::Ok,
+            output: ToolOutput::ok("A"),
+        },
+        Event::Message {
+            message: Message::tool("c1", "A"),
+        },
+        Event::Message {
+            message: Message::assistant("a says A"),
+        },
+        Event::TurnFinished {
+            finish_reason: None,
+            usage: Default::default(),
+        },
+    ]
+}
+
+#[test]
+fn round_trip_of_a_tool_using_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = SessionLog::create(dir.path(), header()).unwrap();
+    for e in tool_turn() {
+        log.record(&e).unwrap();
+    }
+    let loaded = load(log.path()).unwrap();
+    assert_eq!(loaded.header.id, log.id());
+    assert_eq!(loaded.messages.len(), 4);
+    assert!(loaded.warnings.is_empty());
+    assert_eq!(loaded.events.len(), 7, "deltas are not saved");
+    let s = summarize(log.path()).unwrap();
+    assert_eq!(s.first_user_message.as_deref(), Some("read a"));
+    assert_eq!(s.messages, 4);
+    let md = to_markdown(&loaded);
+    assert!(
+        md.contains("## User\n\nread a") && md.contains("`read_file`") && md.contains("a says A"),
+        "{md}"
+    );
+    assert_eq!(to_json(&loaded)["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(find(dir.path(), &log.id()[..3]).unwrap(), log.path());
+    assert_eq!(latest_in(dir.path(), "/w").unwrap(), log.path());
+    assert!(latest_in(dir.path(), "/elsewhere").is_none());
+}
+
+#[test]
+fn a_summarising_compaction_replaces_the_resumed_history_and_shows_in_exports() {
+    use hrns_core::context::PrunedOutput;
+    use hrns_core::session::CompactReason;
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = SessionLog::create(dir.path(), header()).unwrap();
+    let msg = |m: Message| Event::Message { message: m };
+    let events = vec![
+        msg(Message::user("old task")),
+        msg(Message::assistant("old answer")),
+        Event::TurnFinished {
+            finish_reason: None,
+            usage: Default::default(),
+        },
+        msg(Message::user("new task")),
+        Event::RequestStarted {
+            step: 1,
+            attempt: 1,
+        },
+        Event::ContextCompacted {
+            reason: CompactReason::Threshold,
+            method: CompactMethod::Summarized,
+            tokens_before: 900,
+            tokens_after: 100,
+            window: Some(1000),
+            pruned: vec![PrunedOutput {
+                call_id: "c".into(),
+                tool: "read_file".into(),
+                arguments: "{}".into(),
+                bytes: 5000,
+            }],
+            summarized_messages: 2,
+        },
+        msg(Message::user("[Context compacted: …] SUMMARY")),
+        msg(Message::user("new task")),
+        Event::RequestStarted {
+            step: 1,
+            attempt: 1,
+        },
+        msg(Message::assistant("new answer")),
+    ];
+    for e in &events {
+        log.record(e).unwrap();
+    }
+    let loaded = load(log.path()).unwrap();
+    let texts: Vec<String> = loaded.messages.iter().map(Message::text).collect();
+    assert_eq!(
+        texts,
+        ["[Context compacted: …] SUMMARY", "new task", "new answer"]
+    );
+    let md = to_markdown(&loaded);
+    assert_eq!(
+        md.matches("new task").count(),
+        1,
+        "re-stated messages are not repeated: {md}"
+    );
+    let at = md.find("context compacted (the context was nearly full): pruned 1 old tool output (5 KiB), summarised 2 messages; ~900 → ~100 tokens of 1000").expect(&md);
+    assert!(md.find("new task").unwrap() < at && at < md.find("SUMMARY").unwrap());
+    let json = to_json(&loaded);
+    assert_eq!(json["messages"].as_array().unwrap().len(), 5);
+    assert_eq!(json["compactions"][0]["before_message"], 3);
+    assert_eq!(json["compactions"][0]["event"]["type"], "context_compacted");
+}
+
+#[test]
+fn every_truncation_of_the_last_line_loads_the_complete_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = SessionLog::create(dir.path(), header()).unwrap();
+    for e in tool_turn() {
+        log.record(&e).unwrap();
+    }
+    let full = std::fs::read(log.path()).unwrap();
+    let last_start = full[..full.len() - 1]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .unwrap()
+        + 1;
+    let complete = load(log.path()).unwrap().events.len();
+    // Every cut inside the last line (its newline aside: without it the line is complete).
+    for cut in last_start..full.len() - 1 {
+        let p = dir.path().join("cut.jsonl");
+        std::fs::write(&p, &full[..cut]).unwrap();
+        let loaded = load(&p).unwrap();
+        assert_eq!(loaded.events.len(), complete - 1, "cut at {cut}");
+        assert_eq!(
+            loaded.warnings.len(),
+            usize::from(cut > last_start),
+            "cut at {cut}"
+        );
+        history::validate(&loaded.messages).unwrap();
+    }
+}
+
+#[test]
+fn a_session_saved_mid_turn_is_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = SessionLog::create(dir.path(), header()).unwrap();
+    for e in tool_turn().into_iter().take(5) {
+        log.record(&e).unwrap();
+    }
+    let loaded = load(log.path()).unwrap();
+    assert_eq!(loaded.messages.len(), 3);
+    assert_eq!(loaded.messages[2].tool_call_id.as_deref(), Some("c1"));
+    history::validate(&loaded.messages).unwrap();
+}
+
+#[test]
+fn bad_files_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.jsonl");
+    std::fs::write(&p, "").unwrap();
+    assert!(load(&p).unwrap_err().to_string().contains("empty"));
+    std::fs::write(&p, "{\"nope\":1}\n").unwrap();
+    assert!(
+        load(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("not an hrns session")
+    );
+    assert!(find(dir.path(), "zzz").unwrap_err().contains("no session"));
+    assert!(summarize(&p).is_none());
+}
+
+#[test]
+fn concurrent_logs_get_separate_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths: Vec<PathBuf> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    SessionLog::create(dir.path(), header())
+                        .unwrap()
+                        .path()
+                        .to_owned()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let unique: std::collections::HashSet<_> = paths.iter().collect();
+    assert_eq!(unique.len(), 8);
+}
