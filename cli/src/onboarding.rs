@@ -195,7 +195,7 @@ pub(crate) fn yes_no(answer: &str, default: bool) -> Option<bool> {
     }
 }
 
-/// The model an answer to "Model (number or name) [1]" names: a number picks from `models`
+/// The model an answer to `Model (number or name) [1]` names: a number picks from `models`
 /// (1-based), an empty answer takes the first, anything else is the name itself. `None` when
 /// the answer is empty and there is nothing to take.
 pub(crate) fn pick_model(answer: &str, models: &[String]) -> Option<String> {
