@@ -322,6 +322,11 @@ pub(crate) fn run_turn(
                     Some(run) if policy == ApprovalPolicy::Ask => {
                         let offer =
                             can_escalate && run.name == hrns_core::tool::builtin::RUN_COMMAND;
+                        // The call waits for the answer, so the file is still as it was.
+                        if show_proposed_diff(run) {
+                            // Shown with the question: the result comes without it.
+                            diffs.shown(id);
+                        }
                         let (approval, unsandboxed) = ask_on_terminal(run, offer);
                         if unsandboxed {
                             escalations.allow(&run.arguments);
@@ -421,23 +426,30 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
     Ok(text)
 }
 
+/// Prints on stderr the diff a write or edit waiting for approval would make, reading the
+/// file as it is now; whether there was one to show.
+fn show_proposed_diff(run: &ToolRun) -> bool {
+    let Some(diff) = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| crate::diff::proposed(&cwd, &run.name, &run.arguments))
+    else {
+        return false;
+    };
+    let mut err = std::io::stderr();
+    let _ = write!(
+        err,
+        "{}",
+        crate::safe_text::safe(&crate::diff::to_text(&diff))
+    );
+    true
+}
+
 /// Asks on the terminal: `y` once, `a` always for this tool, `n` (with an optional reason),
 /// and when `offer_unsandboxed`, `u`: once without the sandbox (the second value is then
 /// true).
 fn ask_on_terminal(run: &ToolRun, offer_unsandboxed: bool) -> (Approval, bool) {
     let s = crate::style::Style::stderr();
     let mut err = std::io::stderr();
-    // The call waits for this answer, so the file is still as it was.
-    if let Some(diff) = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| crate::diff::proposed(&cwd, &run.name, &run.arguments))
-    {
-        let _ = write!(
-            err,
-            "{}",
-            crate::safe_text::safe(&crate::diff::to_text(&diff))
-        );
-    }
     let _ = write!(
         err,
         "{} {} {}\n{} ",

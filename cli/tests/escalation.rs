@@ -1,6 +1,6 @@
-//! "Run without the sandbox" under `--approval ask`: `hrns exec` and the TUI in a
-//! pseudo-terminal, the model's command blocked by the sandbox, then let out once when the user
-//! answers `u`.
+//! Approvals under `--approval ask`, `hrns exec` and the TUI in a pseudo-terminal: "run without
+//! the sandbox" (the model's command blocked by the sandbox, then let out once when the user
+//! answers `u`), and the diff of an asked write shown once.
 
 mod common;
 mod pty;
@@ -154,4 +154,38 @@ fn the_tui_offers_one_unsandboxed_run_under_ask_and_none_otherwise() {
         p.send("/quit\r");
         assert_eq!(p.wait(T), 0);
     }
+}
+
+#[test]
+fn exec_shows_an_asked_writes_diff_once() {
+    let env = common::Env::new();
+    env.write("work/a.txt", "one\ntwo\nthree\n");
+    let edit = r#"{"path":"a.txt","old_string":"two","new_string":"TWO"}"#;
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "edit_file", edit)]),
+        Reply::text_answer("ALL DONE"),
+    ])
+    .unwrap();
+    let vars = vars_of(&env, &mock);
+    let args = ["exec", "--approval", "ask", "shout two"];
+    let mut p = pty::Pty::spawn(
+        env!("CARGO_BIN_EXE_hrns"),
+        &args,
+        &env.work(),
+        &vars,
+        30,
+        200,
+    );
+    p.expect("[y]es", T);
+    p.send("y\r");
+    assert_eq!(p.wait(T), 0, "{}", p.output());
+    let out = pty::strip_ansi(&p.output());
+    assert!(out.contains("ALL DONE"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(env.work().join("a.txt")).unwrap(),
+        "one\nTWO\nthree\n"
+    );
+    // Shown in the question, not again after the result.
+    assert_eq!(out.matches("@@ -1,3 +1,3 @@").count(), 1, "{out}");
+    assert_eq!(out.matches("+TWO").count(), 1, "{out}");
 }
