@@ -61,7 +61,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     crate::mcp::add_tools(&mcp_servers, &mut toolbox, &setup.agent);
     let mut config =
         setup.session_config_for(crate::subagents::parent_specs(&setup, &toolbox), policy);
-    config.subagents = crate::subagents::subagents(&setup);
+    config.subagents = crate::subagents::subagents(&setup, &mcp_servers);
     config.secrets.extend(&crate::mcp::secrets(&mcp_found));
     crate::redact::remember(&hrns_core::secrets::Secrets::of_provider(&config.provider));
     config.max_steps = args.max_steps.max(1);
@@ -155,6 +155,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             &setup.discovered,
             &setup.workspace,
             &config,
+            &mcp_servers,
             Arc::clone(&transport),
             args.json,
             child_tx,

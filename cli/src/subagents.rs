@@ -3,6 +3,7 @@
 
 use crate::setup::{Discovered, Setup};
 use crate::style::Style;
+use hrns_blocking::mcp::McpServers;
 use hrns_blocking::tools::TaskTool;
 use hrns_blocking::{Toolbox, Transport, tools};
 use hrns_core::agent::Agent;
@@ -28,17 +29,23 @@ pub(crate) fn parent_specs(setup: &Setup, toolbox: &Toolbox) -> Vec<hrns_core::t
     specs
 }
 
-/// The tools a child may get (before its agent's filter and the policy): every built-in.
-fn child_toolbox(discovered: &Discovered) -> Toolbox {
-    tools::builtin_toolbox(discovered.skills.clone())
+/// The tools a child may get (before its agent's filter and the policy): every built-in and
+/// every tool of the parent's MCP servers.
+fn child_toolbox(discovered: &Discovered, mcp: &McpServers) -> Toolbox {
+    let mut all = tools::builtin_toolbox(discovered.skills.clone());
+    let taken: Vec<String> = all.names().map(str::to_owned).collect();
+    for tool in mcp.tools(taken.iter().map(String::as_str)) {
+        all.add(tool);
+    }
+    all
 }
 
 /// What the parent session knows of its children, so it orders `task` calls by what they may
 /// do; `None` when the run's agent may not use `task`.
-pub(crate) fn subagents(setup: &Setup) -> Option<task::Subagents> {
+pub(crate) fn subagents(setup: &Setup, mcp: &McpServers) -> Option<task::Subagents> {
     enabled(setup).then(|| task::Subagents {
         agents: setup.discovered.agents.clone(),
-        tools: child_toolbox(&setup.discovered).specs(),
+        tools: child_toolbox(&setup.discovered, mcp).specs(),
     })
 }
 
@@ -65,18 +72,19 @@ fn prompt_composer(
     }
 }
 
-/// The blocking `task` tool for `exec`: children run on `transport` with every built-in tool
-/// their agent allows, print their activity as they go, and send their events to `log` for
+/// The blocking `task` tool for `exec`: children run on `transport` with every built-in and
+/// MCP tool their agent allows (a read-only agent only the read-only ones), print their activity as they go, and send their events to `log` for
 /// the session file.
 pub(crate) fn task_tool(
     discovered: &Discovered,
     workspace: &Path,
     parent: &SessionConfig,
+    mcp: &McpServers,
     transport: Arc<dyn Transport>,
     json: bool,
     log: mpsc::Sender<ChildEvent>,
 ) -> TaskTool {
-    let all = child_toolbox(discovered);
+    let all = child_toolbox(discovered, mcp);
     let mut parent = parent.clone();
     parent.tools = all.specs();
     let log = std::sync::Mutex::new(log);

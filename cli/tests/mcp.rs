@@ -160,3 +160,76 @@ fn a_project_mcp_json_is_used_only_once_approved_as_it_is() {
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
     assert!(stderr(&out).contains("is not approved"));
 }
+
+/// A server with a read-only tool `look` (answering `seen`) and a tool `change` without
+/// `readOnlyHint` (an effect).
+fn two_tool_server(env: &Env) -> String {
+    let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}}"#;
+    let list = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"look","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},{"name":"change","inputSchema":{"type":"object"}}]}}"#;
+    let call = r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"seen"}]}}"#;
+    let script = format!(
+        "while read -r line; do\n\
+         case \"$line\" in\n\
+         *'\"initialize\"'*) echo '{init}' ;;\n\
+         *'\"tools/list\"'*) echo '{list}' ;;\n\
+         *'\"tools/call\"'*) echo '{call}' ;;\n\
+         esac\n\
+         done\n"
+    );
+    env.write("scripts/two.sh", &script)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn a_read_only_child_gets_the_read_only_mcp_tools_and_runs_them() {
+    let env = Env::new();
+    let script = two_tool_server(&env);
+    let mock = MockProvider::start_with(|req| {
+        if req.method != "POST" {
+            return None;
+        }
+        let body = req.json();
+        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+        let is_parent = tool_names(&body).iter().any(|n| n == "task");
+        Some(match (is_parent, last["role"] == "tool") {
+            (true, false) => Reply::tool_calls(&[(
+                "call_task",
+                "task",
+                r#"{"description":"look","prompt":"Look with the server."}"#,
+            )]),
+            (true, true) => Reply::text_answer(&format!(
+                "Parent got: {}",
+                last["content"].as_str().unwrap()
+            )),
+            (false, false) => Reply::tool_calls(&[("call_look", "mcp__two__look", "{}")]),
+            (false, true) => Reply::text_answer(&format!(
+                "The server said {}",
+                last["content"].as_str().unwrap()
+            )),
+        })
+    })
+    .unwrap();
+    let servers = json!({"mcpServers": {"two": {"command": "sh", "args": [script]}}}).to_string();
+    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
+    let out = env.run(None, &["exec", "--approval", "auto", "Delegate it"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Parent got: The server said seen\n");
+    let requests = mock.chat_requests();
+    let parent = tool_names(&requests[0].json());
+    assert!(
+        parent.contains(&"mcp__two__look".to_owned())
+            && parent.contains(&"mcp__two__change".to_owned()),
+        "{parent:?}"
+    );
+    // The Explorer child got the server's read-only tool, not the one with effects.
+    let child = tool_names(&requests[1].json());
+    assert!(child.contains(&"mcp__two__look".to_owned()), "{child:?}");
+    assert!(!child.contains(&"mcp__two__change".to_owned()), "{child:?}");
+    assert!(!child.contains(&"task".to_owned()));
+    let err = stderr(&out);
+    assert!(
+        err.contains("mcp__two__look"),
+        "the child's call is shown: {err}"
+    );
+}

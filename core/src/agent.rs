@@ -47,6 +47,15 @@ pub struct Agent {
     pub source: AgentSource,
 }
 
+impl Agent {
+    /// Whether the agent may use none of the built-in tools that change files or run commands
+    /// (`write_file`, `edit_file`, `run_command`), as Explorer, Planner and Pirate. As a
+    /// subagent it then gets no other tool with those effects (an MCP server's).
+    pub fn is_read_only(&self) -> bool {
+        !WRITE_TOOLS.iter().any(|t| self.tools.allows(t))
+    }
+}
+
 /// Where an [`Agent`] was defined.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentSource {

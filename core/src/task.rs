@@ -9,7 +9,8 @@
 //!
 //! Rules: the default agent is [`DEFAULT_AGENT`]; an agent that can change files or run commands
 //! is refused when the parent's approval policy denies that, and tools the policy denies are
-//! left out of the child's; the child starts with a fresh history holding
+//! left out of the child's; a read-only agent ([`Agent::is_read_only`]) gets only the tools
+//! that change nothing (the parent's MCP tools included, by their effect); the child starts with a fresh history holding
 //! only the prompt, uses the parent's provider, policy and retries, its agent's model or else the
 //! parent's, and has its own
 //! step limit ([`CHILD_MAX_STEPS`]); it never gets the `task` tool itself (no nesting).
@@ -149,9 +150,14 @@ pub fn plan_child(
             names.join(", ")
         )));
     };
+    // A read-only agent (one the built-in write tools are denied to) gets no other tool that
+    // changes files or runs commands either: an MCP server's tool without `readOnlyHint` is
+    // left out for it, as its map cannot name every such tool.
+    let read_only = agent.is_read_only();
     let allowed: Vec<&ToolSpec> = available
         .iter()
         .filter(|t| t.name != TASK_TOOL && agent.tools.allows(&t.name))
+        .filter(|t| !(read_only && matches!(t.effect, Effect::Write | Effect::Exec)))
         .collect();
     // An agent made to change files or run commands is refused where that is denied; a lesser
     // tool the policy denies (web_fetch under read-only) is only left out.

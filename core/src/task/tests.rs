@@ -224,3 +224,41 @@ fn a_task_call_is_ordered_by_what_its_child_may_do() {
         Effect::ReadOnly
     );
 }
+
+#[test]
+fn a_read_only_child_gets_only_the_read_only_tools_of_the_parents_mcp_servers() {
+    let mcp = |name: &str, effect| ToolSpec {
+        name: name.into(),
+        description: String::new(),
+        parameters: json!({"type": "object"}),
+        effect,
+    };
+    let mut available = tools();
+    available.push(mcp("mcp__docs__search", Effect::ReadOnly));
+    available.push(mcp("mcp__docs__delete", Effect::Exec));
+    let explorer = r#"{"description":"d","prompt":"p"}"#;
+    for policy in [ApprovalPolicy::ReadOnly, ApprovalPolicy::Auto] {
+        let plan = plan_child(explorer, &builtin_agents(), policy, &available).unwrap();
+        assert!(names(&plan).contains(&"mcp__docs__search"));
+        assert!(!names(&plan).contains(&"mcp__docs__delete"), "{policy:?}");
+    }
+    // An agent with effects gets them, and its map still filters them.
+    let builder = r#"{"description":"d","prompt":"p","agent":"Builder"}"#;
+    let plan = plan_child(builder, &builtin_agents(), ApprovalPolicy::Auto, &available).unwrap();
+    assert!(names(&plan).contains(&"mcp__docs__delete"));
+    let mut picky = builtin_agents()[0].clone();
+    picky.name = "Picky".into();
+    picky.tools = crate::agent::ToolFilter::all_except(&["mcp__docs__*"]);
+    let plan = plan_child(
+        r#"{"description":"d","prompt":"p","agent":"picky"}"#,
+        &[picky],
+        ApprovalPolicy::Auto,
+        &available,
+    )
+    .unwrap();
+    assert!(
+        !names(&plan).iter().any(|n| n.starts_with("mcp__")),
+        "{:?}",
+        names(&plan)
+    );
+}
