@@ -352,6 +352,9 @@ impl Setup {
         file.config
             .context_settings(&provider.name, &provider.model)
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
+        file.config
+            .max_answer_bytes()
+            .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         Ok(Setup {
             file,
             provider,
@@ -400,6 +403,10 @@ impl Setup {
         config.context.window = self.context_window();
         if let Some(percent) = settings.threshold_percent {
             config.context.threshold_percent = percent;
+        }
+        // Checked when resolved, like the context settings.
+        if let Ok(Some(cap)) = self.file.config.max_answer_bytes() {
+            config.max_answer_bytes = cap;
         }
         config
     }

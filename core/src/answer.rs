@@ -104,17 +104,27 @@ enum Body {
 pub struct AnswerReader {
     body: Body,
     max_event_size: usize,
+    max_answer_bytes: usize,
     /// Events of a whole JSON answer, handed out after its end.
     events: VecDeque<StreamEvent>,
 }
 
 impl AnswerReader {
     /// A reader whose single stream events (and whole JSON answers) may not exceed
-    /// `max_event_size` bytes.
+    /// `max_event_size` bytes, with the default answer-size cap
+    /// ([`DEFAULT_MAX_ANSWER_BYTES`](crate::stream::DEFAULT_MAX_ANSWER_BYTES)).
     pub fn new(max_event_size: usize) -> Self {
+        Self::with_limits(max_event_size, crate::stream::DEFAULT_MAX_ANSWER_BYTES)
+    }
+
+    /// A reader with an event size limit and a cap on the answer's text, reasoning, refusal
+    /// and tool arguments together ([`StreamError::AnswerTooLarge`] past it), streamed or
+    /// whole.
+    pub fn with_limits(max_event_size: usize, max_answer_bytes: usize) -> Self {
         AnswerReader {
             body: Body::AwaitingHead,
             max_event_size,
+            max_answer_bytes,
             events: VecDeque::new(),
         }
     }
@@ -139,9 +149,10 @@ impl AnswerReader {
             match content_type.as_deref().map(kind_of) {
                 Some(Kind::Json) => Body::Json(Vec::new()),
                 // No content type at all is read as a stream (some servers send none).
-                None | Some(Kind::Stream) => Body::Stream(Box::new(
-                    ChatStream::with_max_event_size(self.max_event_size),
-                )),
+                None | Some(Kind::Stream) => Body::Stream(Box::new(ChatStream::with_limits(
+                    self.max_event_size,
+                    self.max_answer_bytes,
+                ))),
                 Some(Kind::Other) => Body::Unexpected {
                     status,
                     content_type: crate::text::shorten(content_type.as_deref().unwrap_or(""), 100)
@@ -207,8 +218,15 @@ impl AnswerReader {
                 return;
             }
             Body::Json(body) => match serde_json::from_slice::<ChatResponse>(&body) {
-                Ok(resp) => {
+                Ok(resp) => 'json: {
                     let completion = completion_from_response(resp);
+                    let limit = self.max_answer_bytes;
+                    if answer_bytes(&completion) > limit {
+                        break 'json Err(AnswerError::Stream(StreamFailure {
+                            error: StreamError::AnswerTooLarge { limit },
+                            partial: Box::default(),
+                        }));
+                    }
                     if let Some(choice) = completion.choices.iter().find(|c| c.index == 0) {
                         if !choice.content.is_empty() {
                             self.events.push_back(StreamEvent::ContentDelta {
@@ -309,6 +327,24 @@ impl AnswerReader {
             partial: Box::default(),
         }))));
     }
+}
+
+/// The bytes of text, reasoning, refusal and tool arguments of a whole answer, which the
+/// answer-size cap limits.
+fn answer_bytes(completion: &Completion) -> usize {
+    completion
+        .choices
+        .iter()
+        .map(|c| {
+            c.content.len()
+                + c.reasoning.as_ref().map_or(0, String::len)
+                + c.refusal.as_ref().map_or(0, String::len)
+                + c.tool_calls
+                    .iter()
+                    .map(|t| t.arguments.len())
+                    .sum::<usize>()
+        })
+        .sum()
 }
 
 /// What a 2xx content type announces.

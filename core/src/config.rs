@@ -41,6 +41,8 @@ use std::fmt;
 
 mod context;
 pub use context::ContextSettings;
+mod limits;
+pub use limits::MIN_MAX_ANSWER_BYTES;
 mod stale;
 pub use stale::{ChoiceKind, StaleChoice};
 

@@ -16,6 +16,14 @@ use std::collections::VecDeque;
 /// half the speed, measured in `BENCHMARKS.md`). [`ChatStream::feed`] slices by itself.
 const FEED_SLICE: usize = 8 * 1024;
 
+/// The default cap on one answer's text, reasoning, refusal and tool arguments together
+/// (32 MiB): far above any real answer, low enough that an endless stream fails in seconds
+/// instead of filling the memory. `maxAnswerBytes` in `config.json` sets another.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 32 * 1024 * 1024;
+
+/// The config key that sets the answer-size cap, named in [`StreamError::AnswerTooLarge`].
+pub const MAX_ANSWER_BYTES_KEY: &str = "maxAnswerBytes";
+
 /// Something new in the stream, for a UI to show as it arrives.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -125,6 +133,17 @@ pub enum StreamError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// The answer's text, reasoning, refusal and tool arguments together passed the cap: a
+    /// server that does not stop (an endless stream), or a cap set too low. Not retried.
+    #[error(
+        "the answer passed {limit} bytes of text, reasoning and tool arguments (the answer-size \
+         cap); the provider may be stuck in an endless answer. If such long answers are \
+         expected, raise `maxAnswerBytes` in config.json"
+    )]
+    AnswerTooLarge {
+        /// The cap in bytes.
+        limit: usize,
+    },
 }
 
 fn truncation_text(t: Truncation) -> &'static str {
@@ -196,6 +215,10 @@ pub struct ChatStream {
     /// The part of a large feed not yet handed to the decoder: `backlog[backlog_pos..]`.
     backlog: Vec<u8>,
     backlog_pos: usize,
+    /// The answer-size cap, and the bytes of text, reasoning, refusal and tool arguments
+    /// counted so far (each delta counted once, as it arrives).
+    max_answer_bytes: usize,
+    answer_bytes: usize,
 }
 
 impl Default for ChatStream {
@@ -212,14 +235,23 @@ impl ChatStream {
 
     /// A stream whose single events may not exceed `limit` bytes.
     pub fn with_max_event_size(limit: usize) -> Self {
+        Self::with_limits(limit, DEFAULT_MAX_ANSWER_BYTES)
+    }
+
+    /// A stream whose single events may not exceed `max_event_size` bytes and whose answer
+    /// (text, reasoning, refusal and tool arguments of all choices together) may not exceed
+    /// `max_answer_bytes`; past that it fails with [`StreamError::AnswerTooLarge`].
+    pub fn with_limits(max_event_size: usize, max_answer_bytes: usize) -> Self {
         ChatStream {
-            decoder: sse::Decoder::with_max_event_size(limit),
+            decoder: sse::Decoder::with_max_event_size(max_event_size),
             acc: Accumulator::new(),
             events: VecDeque::new(),
             state: State::Open,
             eof: false,
             backlog: Vec::new(),
             backlog_pos: 0,
+            max_answer_bytes,
+            answer_bytes: 0,
         }
     }
 
@@ -345,8 +377,36 @@ impl ChatStream {
             self.decoder = sse::Decoder::with_max_event_size(self.decoder.max_event_size());
             return;
         }
+        let before = self.events.len();
         if let Err(e) = self.acc.handle_chunk(data, &mut self.events) {
             self.state = State::Failed(e.into());
+            return;
+        }
+        self.count_answer_bytes(before);
+    }
+
+    /// Adds the sizes of the events from `from` on to the answer's size; past the cap the
+    /// stream fails and those events are dropped (the caller never sees the answer grow past
+    /// it). Each event is counted once, so the whole answer costs linear time.
+    fn count_answer_bytes(&mut self, from: usize) {
+        for ev in self.events.range(from..) {
+            let n = match ev {
+                StreamEvent::ContentDelta { text, .. }
+                | StreamEvent::ReasoningDelta { text, .. }
+                | StreamEvent::RefusalDelta { text, .. } => text.len(),
+                StreamEvent::ToolCallArgumentsDelta { fragment, .. } => fragment.len(),
+                StreamEvent::ToolCallBegin { .. }
+                | StreamEvent::ChoiceFinished { .. }
+                | StreamEvent::Usage(_)
+                | StreamEvent::Done => 0,
+            };
+            self.answer_bytes = self.answer_bytes.saturating_add(n);
+        }
+        if self.answer_bytes > self.max_answer_bytes {
+            self.events.truncate(from);
+            self.state = State::Failed(StreamError::AnswerTooLarge {
+                limit: self.max_answer_bytes,
+            });
         }
     }
 
@@ -367,5 +427,7 @@ impl ChatStream {
     }
 }
 
+#[cfg(test)]
+mod answer_cap_tests;
 #[cfg(test)]
 mod tests;

@@ -176,6 +176,12 @@ pub struct SessionConfig {
     pub seed: u64,
     /// Largest single streamed event accepted.
     pub max_event_size: usize,
+    /// Most bytes of text, reasoning, refusal and tool arguments one answer may have
+    /// together (default [`DEFAULT_MAX_ANSWER_BYTES`](crate::stream::DEFAULT_MAX_ANSWER_BYTES),
+    /// `maxAnswerBytes` in the config file): past it the turn fails at once, without a
+    /// retry, and the partial answer stays out of the history. An endless stream then costs
+    /// seconds and bounded memory, not all of it.
+    pub max_answer_bytes: usize,
     /// The context window and when to prune and compact.
     pub context: crate::context::ContextConfig,
     /// Secrets to redact besides the provider's key and secret headers (which are always
@@ -209,6 +215,7 @@ impl SessionConfig {
             max_repeated_calls: 3,
             seed: 0,
             max_event_size: crate::sse::DEFAULT_MAX_EVENT_SIZE,
+            max_answer_bytes: crate::stream::DEFAULT_MAX_ANSWER_BYTES,
             context: crate::context::ContextConfig::default(),
             tool_timeout: Some(Duration::from_secs(
                 crate::tool::builtin::MAX_COMMAND_TIMEOUT_SECS + 60,

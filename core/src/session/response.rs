@@ -43,7 +43,9 @@ pub(super) fn stream_error_is_retryable(error: &StreamError) -> bool {
             truncation: Truncation::Empty | Truncation::MidEvent | Truncation::Unfinished,
         } => true,
         StreamError::Provider { error } => provider_error_is_retryable(error),
-        StreamError::Malformed { .. } | StreamError::EventTooLarge { .. } => false,
+        StreamError::Malformed { .. }
+        | StreamError::EventTooLarge { .. }
+        | StreamError::AnswerTooLarge { .. } => false,
     }
 }
 
@@ -83,6 +85,8 @@ pub(super) fn redact_stream_error(s: &Shared, error: StreamError) -> StreamError
             error,
             payload: s.redact(payload),
         },
-        e @ (StreamError::Truncated { .. } | StreamError::EventTooLarge { .. }) => e,
+        e @ (StreamError::Truncated { .. }
+        | StreamError::EventTooLarge { .. }
+        | StreamError::AnswerTooLarge { .. }) => e,
     }
 }

@@ -8,6 +8,7 @@ use crate::wire::{ChatRequest, Role};
 use serde_json::{Value, json};
 use std::time::Duration;
 
+mod limits;
 mod ordering;
 
 const KEY: &str = "sk-test-SECRET-0123456789";

@@ -471,7 +471,10 @@ impl Turn {
         self.phase = Phase::Requesting {
             req,
             attempt,
-            answer: Box::new(AnswerReader::new(s.config.max_event_size)),
+            answer: Box::new(AnswerReader::with_limits(
+                s.config.max_event_size,
+                s.config.max_answer_bytes,
+            )),
             shown: false,
         };
     }

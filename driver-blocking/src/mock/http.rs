@@ -524,11 +524,33 @@ pub(super) fn write_reply<W: Write>(
         }
         if chunked {
             pending.extend_from_slice(b"\r\n");
-            if last && !cut_short {
+            if last && !cut_short && reply.endless.is_none() {
                 pending.extend_from_slice(LAST_CHUNK);
             }
         }
         if !pending.is_empty() {
+            out.write_all(&pending)?;
+            pending.clear();
+        }
+    }
+    if let Some(piece) = reply.endless.as_ref().filter(|_| !cut_short) {
+        if !first {
+            out.write_all(&pending)?;
+            pending.clear();
+        }
+        // Until the client goes away (a write fails) or the provider stops (the sleep says so).
+        loop {
+            if !first && !sleep(reply.delay) {
+                return Ok(After::Abort);
+            }
+            first = false;
+            if chunked {
+                pending.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+            }
+            pending.extend_from_slice(piece);
+            if chunked {
+                pending.extend_from_slice(b"\r\n");
+            }
             out.write_all(&pending)?;
             pending.clear();
         }

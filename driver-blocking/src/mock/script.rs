@@ -44,6 +44,9 @@ pub struct Reply {
     pub(super) delay: Duration,
     pub(super) head_delay: Duration,
     pub(super) drop_after: Option<usize>,
+    /// Written again and again after the body, until the client goes away or the provider
+    /// stops: an endless answer.
+    pub(super) endless: Option<Arc<[u8]>>,
 }
 
 /// Where the body is cut into separately written pieces.
@@ -71,6 +74,7 @@ impl Reply {
             delay: Duration::ZERO,
             head_delay: Duration::ZERO,
             drop_after: None,
+            endless: None,
         }
     }
 
@@ -93,6 +97,26 @@ impl Reply {
         }
         body.extend_from_slice(DONE_EVENT);
         Self::sse_raw(body)
+    }
+
+    /// A 200 `text/event-stream` reply that never ends: the `first` events, then the `repeated`
+    /// event again and again (each written as its own piece, [`delay`](Self::delay) apart)
+    /// until the client closes the connection or the provider is dropped. For tests of
+    /// endless answers and of cancelling fast streams; the server holds nothing per piece.
+    pub fn endless_sse(
+        first: impl IntoIterator<Item = impl Into<String>>,
+        repeated: impl Into<String>,
+    ) -> Self {
+        let mut reply = Self::sse(first).without_done();
+        let mut piece = Vec::new();
+        for line in repeated.into().split('\n') {
+            piece.extend_from_slice(b"data: ");
+            piece.extend_from_slice(line.as_bytes());
+            piece.push(b'\n');
+        }
+        piece.push(b'\n');
+        reply.endless = Some(piece.into());
+        reply
     }
 
     /// A 200 `text/event-stream` reply whose body is exactly `body`: no `[DONE]` is added and
@@ -302,6 +326,7 @@ impl fmt::Debug for Reply {
             .field("delay", &self.delay)
             .field("head_delay", &self.head_delay)
             .field("drop_after", &self.drop_after)
+            .field("endless", &self.endless.as_ref().map(|p| p.len()))
             .finish()
     }
 }

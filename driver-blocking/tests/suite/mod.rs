@@ -478,6 +478,36 @@ pub fn an_html_page_with_status_200_fails_at_once(h: &mut impl Harness) {
     assert_no_key(&ev);
 }
 
+pub fn an_endless_answer_fails_at_the_cap(h: &mut impl Harness) {
+    use hrns_blocking::mock::chunk;
+    let endless = Reply::endless_sse(
+        [
+            chunk::role_chunk(),
+            chunk::tool_call_chunk(0, Some("c1"), Some("echo"), r#"{"text":""#),
+        ],
+        chunk::tool_call_chunk(0, None, None, &"x".repeat(1000)),
+    );
+    let mock = MockProvider::start([endless, Reply::text_answer("never asked")]).unwrap();
+    let mut s = with_config(&session(&mock), |c| c.max_answer_bytes = 64 * 1024);
+    let ev = h.run(&mut s, "go");
+    match last(&ev) {
+        Event::TurnFailed {
+            error:
+                TurnError::Stream {
+                    error: StreamError::AnswerTooLarge { limit },
+                },
+        } => assert_eq!(*limit, 64 * 1024),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(mock.request_count(), 1, "not retried");
+    assert_eq!(s.messages().len(), 1, "the partial answer stays out");
+    assert!(
+        !ev.iter()
+            .any(|(_, e)| matches!(e, Event::ToolResult { .. }))
+    );
+    assert_no_key(&ev);
+}
+
 /// Defines one `#[test]` per case of the suite, each running the case with a fresh harness
 /// from `$harness` (an expression). Use it as `behaviour_tests!(MyHarness);` in a test file
 /// that declares `#[macro_use] mod suite;`, so that no driver can skip a case.
@@ -500,6 +530,7 @@ macro_rules! behaviour_tests {
             effects_run_in_the_models_order,
             a_tool_past_the_sessions_deadline_is_stopped,
             an_html_page_with_status_200_fails_at_once,
+            an_endless_answer_fails_at_the_cap,
         );
     };
     (@each $harness:expr; $($case:ident),* $(,)?) => {

@@ -1,0 +1,157 @@
+//! `hrns exec` against providers that do not stop: an endless answer fails at the answer-size
+//! cap with bounded memory, and Ctrl-C during a fast stream ends the run at once.
+
+mod common;
+
+use common::{Env, stderr, stdout};
+use hrns_blocking::mock::{MockProvider, Reply, chunk};
+use serde_json::Value;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// An answer that starts a `write_file` call and then sends argument fragments of 1 KiB
+/// forever.
+fn endless_tool_arguments() -> Reply {
+    Reply::endless_sse(
+        [
+            chunk::role_chunk(),
+            chunk::tool_call_chunk(
+                0,
+                Some("c1"),
+                Some("write_file"),
+                r#"{"path":"big.txt","content":""#,
+            ),
+        ],
+        chunk::tool_call_chunk(0, None, None, &"x".repeat(1024)),
+    )
+}
+
+/// The resident set of `pid` in KiB (from /proc), `None` once it is gone.
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Waits for `child` (at most `limit`), sampling its resident set; returns its status and the
+/// largest resident set seen, in KiB.
+fn wait_sampling(child: &mut Child, limit: Duration) -> (ExitStatus, u64) {
+    let started = Instant::now();
+    let mut peak = 0;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, peak);
+        }
+        peak = peak.max(rss_kib(child.id()).unwrap_or(0));
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("hrns did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn an_endless_answer_fails_at_the_default_cap_with_bounded_memory() {
+    let env = Env::new();
+    let mock = MockProvider::start([endless_tool_arguments()]).unwrap();
+    let mut child = env
+        .cmd(Some(&mock))
+        .args(["exec", "--approval", "auto", "write a big file"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (status, peak_kib) = wait_sampling(&mut child, Duration::from_secs(120));
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("33554432 bytes"), "names the cap: {err}");
+    assert!(err.contains("maxAnswerBytes"), "names the key: {err}");
+    assert_eq!(mock.chat_requests().len(), 1, "not retried");
+    assert!(
+        !env.work().join("big.txt").exists(),
+        "the partial call never ran"
+    );
+    // 32 MiB of arguments are held once (the events are handed on as they come); a run that
+    // kept growing would pass this by far.
+    assert!(peak_kib < 400 * 1024, "peak resident set {peak_kib} KiB");
+}
+
+#[test]
+fn max_answer_bytes_in_the_config_sets_the_cap() {
+    let env = Env::new();
+    let mock = MockProvider::start([endless_tool_arguments()]).unwrap();
+    env.config_with(&mock, r#", "maxAnswerBytes": 100000"#);
+    let out = env
+        .cmd(None)
+        .args(["exec", "--json", "--approval", "auto", "write a big file"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let last: Value = serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "turn_failed", "{last}");
+    assert_eq!(
+        last["error"]["error"]["reason"], "answer_too_large",
+        "{last}"
+    );
+    assert_eq!(last["error"]["error"]["limit"], 100000, "{last}");
+    // The history saved for the session holds the question, not the partial answer.
+    assert!(
+        !stdout(&out).contains(r#""role":"assistant""#),
+        "no partial answer entered the history"
+    );
+}
+
+#[test]
+fn a_wrong_max_answer_bytes_is_a_usage_error_naming_the_key() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("never")]).unwrap();
+    env.config_with(&mock, r#", "maxAnswerBytes": "lots""#);
+    let out = env.cmd(None).args(["exec", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`maxAnswerBytes`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(mock.chat_requests().is_empty());
+}
+
+/// Sends `signal` to `child` with kill(1).
+fn signal(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn ctrl_c_during_a_fast_stream_exits_130_at_once() {
+    let env = Env::new();
+    // A token every millisecond, for as long as anyone listens.
+    let reply = Reply::endless_sse([chunk::role_chunk()], chunk::text_chunk("tok "))
+        .delay(Duration::from_millis(1));
+    let mock = MockProvider::start([reply]).unwrap();
+    let mut child = env
+        .cmd(Some(&mock))
+        .args(["exec", "go"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(mock.wait_for_requests(1, Duration::from_secs(10)));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(child.try_wait().unwrap().is_none(), "still streaming");
+    let sent = Instant::now();
+    signal(&child, "-INT");
+    let (status, _) = wait_sampling(&mut child, Duration::from_secs(30));
+    let waited = sent.elapsed();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
+    // A generous bound: the stream itself never ends, so any exit at all shows the cancel
+    // was seen between feeds.
+    assert!(waited < Duration::from_secs(2), "exited after {waited:?}");
+    assert!(stdout(&out).contains("tok tok"), "the stream was shown");
+}
