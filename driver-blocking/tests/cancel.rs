@@ -57,6 +57,24 @@ fn cancel_mid_stream_returns_at_once_with_a_valid_history() {
 }
 
 #[test]
+fn cancel_during_a_fast_stream_returns_promptly() {
+    use hrns_blocking::mock::chunk;
+    // Tokens as fast as the loopback carries them, forever: the reader always has a piece
+    // ready, so only a cancel checked between feeds can end the turn.
+    let endless = Reply::endless_sse([chunk::role_chunk()], chunk::text_chunk("tok "));
+    let (outcome, took, session) = run_and_cancel_after(endless, Duration::from_millis(300));
+    assert_eq!(outcome, TurnOutcome::Cancelled);
+    assert!(
+        took < Duration::from_millis(300) + Duration::from_secs(1),
+        "cancel was not prompt: {took:?}"
+    );
+    history::validate(session.messages()).unwrap();
+    let last = session.messages().last().unwrap().text();
+    assert!(last.starts_with("tok tok"), "what was shown is kept");
+    assert!(last.ends_with("[interrupted by the user]"));
+}
+
+#[test]
 fn cancel_during_retry_wait() {
     let (outcome, took, session) =
         run_and_cancel_after(Reply::rate_limited("30"), Duration::from_millis(200));

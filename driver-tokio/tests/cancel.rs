@@ -135,6 +135,29 @@ async fn cancel_mid_stream() {
     assert_eq!(outcome, TurnOutcome::Finished);
 }
 
+/// Tokens as fast as the loopback carries them, forever: the body never waits, so only a
+/// cancel checked between feeds can end the turn.
+fn endless_fast_stream() -> Reply {
+    use hrns_blocking::mock::chunk;
+    Reply::endless_sse([chunk::role_chunk()], chunk::text_chunk("tok "))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_during_a_fast_stream_returns_promptly() {
+    let (_mock, mut session, mut runner, _dir) =
+        setup(vec![endless_fast_stream(), Reply::text_answer("next")]);
+    let (outcome, events, took) = run_and_cancel(&mut runner, &mut session, async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    })
+    .await;
+    assert_eq!(outcome, TurnOutcome::Cancelled);
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    check_ending(&session, &events);
+    let last = session.messages().last().unwrap().text();
+    assert!(last.starts_with("tok tok"), "what was shown is kept");
+    assert!(last.ends_with("[interrupted by the user]"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_mid_tool_kills_the_command_and_its_children() {
     let (_mock, mut session, mut runner, dir) = setup(vec![stubborn_command()]);
