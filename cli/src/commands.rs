@@ -159,20 +159,23 @@ pub(crate) fn sessions(command: Option<&SessionsCommand>) -> Result<u8, CliError
                     let first = s
                         .first_user_message
                         .as_deref()
-                        .map(|m| crate::output::one_line(m, 60))
+                        .map(|m| crate::output::one_line(&crate::safe_text::safe(m), 60))
                         .unwrap_or_default();
                     let mark = if current.as_deref() == Some(path.as_path()) {
                         "  ← hrns --continue"
                     } else {
                         ""
                     };
-                    println!(
+                    // Every field comes from a file (the directory's name, the user's text):
+                    // no control sequence of theirs reaches the terminal, piped or not.
+                    let line = format!(
                         "{}  {}  {}  {}  {first}{mark}",
                         s.header.id,
                         crate::output::local_time(&s.header.started),
                         s.header.cwd,
                         crate::output::count(s.messages, "message"),
                     );
+                    println!("{}", crate::safe_text::safe(&line));
                 }
             }
             Ok(0)

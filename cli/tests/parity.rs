@@ -414,6 +414,35 @@ fn control_sequences_never_reach_stderr_and_piped_stdout_stays_exact() {
     assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
 }
 
+#[test]
+fn sessions_lists_a_hostile_cwd_and_first_message_without_control_sequences() {
+    let env = Env::new();
+    let dir = env.path(&format!("work/dir{EVIL}x"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
+    let out = env
+        .cmd(Some(&mock))
+        .current_dir(&dir)
+        .args(["exec", &format!("question {EVIL}\u{9b}31m\u{85}here")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = env
+        .cmd(None)
+        .current_dir(&dir)
+        .arg("sessions")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let list = stdout(&out);
+    assert!(list.contains("question here"), "{list:?}");
+    assert!(list.contains("dirx"), "{list:?}");
+    assert!(
+        !list.chars().any(|c| c.is_control() && c != '\n'),
+        "{list:?}"
+    );
+}
+
 const HDR: &str = "azure-header-SECRET-98765";
 
 /// Every file under `dir`, as text.

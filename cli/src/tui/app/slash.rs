@@ -213,7 +213,7 @@ impl App {
                         let first = s
                             .first_user_message
                             .as_deref()
-                            .map(|m| crate::output::one_line(m, 50))
+                            .map(|m| crate::output::one_line(&crate::safe_text::safe(m), 50))
                             .unwrap_or_default();
                         let current = self.log.as_ref().map(SessionLog::id);
                         let mark = if current == Some(s.header.id.as_str()) {
