@@ -102,6 +102,32 @@ pub(crate) fn task_tool(
         })
 }
 
+/// The async `task` tool for the interactive UI: children run on `client` with every built-in
+/// and MCP tool their agent allows (a read-only agent only the read-only ones), and their
+/// events go to `observer`. Their approval requests are answered "nobody can be asked" (the
+/// model is told): the UI asks only about the parent's calls.
+pub(crate) fn tokio_task_tool(
+    discovered: &Discovered,
+    workspace: &Path,
+    parent: &SessionConfig,
+    mcp: &McpServers,
+    client: hrns_tokio::Client,
+    observer: impl Fn(&ChildEvent) + Send + Sync + 'static,
+) -> hrns_tokio::tools::TaskTool {
+    // `web_fetch` gets a client of its own that always verifies certificates.
+    let http = hrns_tokio::HttpClient::new(&hrns_tokio::ClientConfig::default());
+    let mut all = hrns_tokio::tools::builtin_toolbox(http, discovered.skills.clone());
+    let taken: Vec<String> = all.names().map(str::to_owned).collect();
+    for tool in mcp.tools(taken.iter().map(String::as_str)) {
+        all.add(tool);
+    }
+    let mut parent = parent.clone();
+    parent.tools = all.specs();
+    hrns_tokio::tools::TaskTool::new(client, parent, discovered.agents.clone(), all)
+        .system_prompt(prompt_composer(discovered, workspace))
+        .on_event(observer)
+}
+
 /// A child's event as one JSON line: the event's own object with `parent_call_id` and
 /// `agent`. Deltas are left out, as `exec --json` does for the child's streamed text.
 pub(crate) fn print_json(child: &ChildEvent, out: &mut impl Write) {

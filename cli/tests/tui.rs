@@ -316,3 +316,104 @@ fn connect_adds_a_provider_and_switches_the_live_client() {
     );
     ui.quit();
 }
+
+/// Whether a request is the parent's (it offers `task`), and the text of its last message.
+fn parent_and_last(req: &hrns_blocking::mock::RecordedRequest) -> (bool, serde_json::Value) {
+    let body = req.json();
+    let parent = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| t["function"]["name"] == "task");
+    let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+    (parent, last)
+}
+
+#[test]
+fn subagents_show_one_line_each_expand_with_ctrl_o_and_stop_on_escape() {
+    let mock = MockProvider::start_with(|req| {
+        if req.method != "POST" {
+            return None;
+        }
+        let (parent, last) = parent_and_last(req);
+        let text = last["content"].as_str().unwrap_or_default().to_owned();
+        let task = |prompt: &str| {
+            let a = serde_json::json!({"description": "read", "prompt": prompt}).to_string();
+            let b =
+                serde_json::json!({"description": "plan", "prompt": prompt, "agent": "Planner"})
+                    .to_string();
+            Reply::tool_calls(&[("task_1", "task", &a), ("task_2", "task", &b)])
+        };
+        Some(match (parent, last["role"].as_str()) {
+            (true, Some("user")) if text.contains("slowly") => task("Read notes.txt."),
+            (true, Some("user")) => task("Wait forever."),
+            (true, _) => Reply::text_answer("Both subagents answered."),
+            (false, Some("user")) if text.contains("forever") => Reply::hang(),
+            (false, Some("user")) => {
+                Reply::tool_calls(&[("r1", "read_file", r#"{"path":"notes.txt"}"#)])
+            }
+            // The children take their time to answer, so their lines can be seen.
+            (false, _) => {
+                Reply::text_answer("The notes say hello.").delay_head(Duration::from_secs(3))
+            }
+        })
+    })
+    .unwrap();
+    let mut ui = start(&mock, &[]);
+    std::fs::write(ui.work.join("notes.txt"), "hello\n").unwrap();
+    ui.p.send("delegate slowly\r");
+    // One line per child with its agent and its latest tool call.
+    ui.p.expect_screen("both children's lines", T, |s| {
+        s.contains("▸ Explorer · read_file notes.txt") && s.contains("▸ Planner · read_file")
+    });
+    ui.p.send("\x0f"); // Ctrl-O
+    ui.p.expect_screen("the children's tool calls", T, |s| {
+        s.contains("● read_file notes.txt ✓") && s.contains("Ctrl-O to hide")
+    });
+    ui.p.expect("Both subagents answered.", T);
+    let screen = ui.p.output();
+    assert!(
+        screen.contains("Explorer answered · 1 tool call"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Planner answered · 1 tool call"),
+        "{screen}"
+    );
+
+    // Escape while both children wait for the provider stops them and the turn.
+    let before = mock.chat_requests().len();
+    ui.p.send("delegate and wait\r");
+    ui.p.expect_screen("both waiting children", T, |s| {
+        s.contains("▸ Explorer · thinking") && s.contains("▸ Planner · thinking")
+    });
+    assert!(mock.wait_for_requests(before + 3, T));
+    ui.p.send("\x1b");
+    ui.p.expect("interrupted", T);
+    ui.p.expect_screen("the children's ends", T, |s| {
+        s.contains("Explorer cancelled") && s.contains("Planner cancelled")
+    });
+    // Each child really stopped: its own cancel reached the session file (children's lines
+    // are `{"child": {"parent_call_id", "agent", "event"}}`).
+    let sessions = ui.work.parent().unwrap().join("state/hrns/sessions");
+    let cancelled = |text: &str, call: &str| {
+        text.lines().any(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap_or_default();
+            v["child"]["parent_call_id"] == call && v["child"]["event"]["type"] == "turn_cancelled"
+        })
+    };
+    let deadline = Instant::now() + T;
+    loop {
+        let text: String = std::fs::read_dir(&sessions)
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
+            .collect();
+        // Two turns, two children each: the first two answered, the last two cancelled.
+        if cancelled(&text, "task_1") && cancelled(&text, "task_2") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the children's cancels: {text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    ui.quit();
+}

@@ -396,6 +396,7 @@ pub(crate) fn help_text() -> Vec<Line> {
         "Enter sends · Alt+Enter, Shift+Enter or a trailing \\ starts a new line",
         "↑/↓ walk the history · Tab completes commands and names · Esc interrupts · Ctrl-D quits",
         "Ctrl-T shows the reasoning in full (or collapses it again)",
+        "Ctrl-O shows the subagents' tool calls and answers (or hides them again)",
     ] {
         lines.push(Line::styled(format!("  {keys}"), SpanStyle::PLAIN.dim()));
     }

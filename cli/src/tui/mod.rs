@@ -11,6 +11,7 @@ pub(crate) mod markdown;
 pub(crate) mod mention_complete;
 pub(crate) mod queue;
 mod screen;
+pub(crate) mod tasks;
 pub(crate) mod text;
 pub(crate) mod view;
 

@@ -24,6 +24,22 @@ impl App {
         self.diffs = crate::diff::WriteDiffs::new(crate::diff::wrap_async_writes(&mut toolbox));
         let mut config: SessionConfig = self.setup.session_config_for(toolbox.specs(), self.policy);
         config.secrets.extend(&self.mcp_secrets);
+        if crate::subagents::enabled(&self.setup) {
+            let tx = self.tx.clone();
+            let task = crate::subagents::tokio_task_tool(
+                &self.setup.discovered,
+                &self.setup.workspace,
+                &config,
+                &self.mcp,
+                self.client.clone(),
+                move |child| {
+                    let _ = tx.send(Msg::Child(Box::new(child.clone())));
+                },
+            );
+            config.subagents = Some(task.subagents());
+            toolbox.add(task);
+            config.tools = toolbox.specs();
+        }
         let session = match Session::with_history(config.clone(), history) {
             Ok(s) => s,
             Err(e) => {

@@ -58,6 +58,7 @@ impl App {
         if !self.reasoning.is_empty() {
             lines.push(view::reasoning_summary(&self.reasoning, width));
         }
+        lines.extend(self.tasks.lines(std::time::Instant::now(), width));
         if let Some(since) = self.waiting_since {
             let mut l = Line::new();
             l.push(

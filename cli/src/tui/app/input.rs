@@ -39,6 +39,11 @@ impl App {
             });
             return;
         }
+        if ctrl && key.code == KeyCode::Char('o') {
+            // The subagents' tool calls and answers under their lines, or not.
+            self.tasks.toggle();
+            return;
+        }
         // A pending approval takes y / a / (u /) n before anything else.
         if let Some(ask) = &self.asking {
             if !ask.reason {

@@ -38,6 +38,8 @@ enum Msg {
         url: String,
         result: Result<Vec<String>, String>,
     },
+    /// An event of a subagent, tagged with the parent's `task` call.
+    Child(Box<hrns_core::task::ChildEvent>),
 }
 
 /// A pending approval question; the answer goes straight to the session.
@@ -97,6 +99,8 @@ pub(crate) struct App {
     /// The diffs the write tools take just before they run, shown with results that were not
     /// asked about (an asked call's diff is shown in its approval).
     diffs: crate::diff::WriteDiffs,
+    /// The subagents of the running turn, shown live under the answer.
+    tasks: super::tasks::Tasks,
     /// `run_command` calls the user let out of the sandbox once (`u`), under `ask` only.
     escalations: crate::sandbox::escalate::Escalations,
     tx: mpsc::UnboundedSender<Msg>,
@@ -162,6 +166,7 @@ impl App {
             mcp_secrets: crate::mcp::secrets(&mcp_found),
             diffs: Default::default(),
             escalations: Default::default(),
+            tasks: Default::default(),
             tx,
             rx,
             setup,
@@ -207,7 +212,7 @@ impl App {
                 events = complete_io(&mut self.runner, &mut self.session), if self.busy() => {
                     self.on_events(events);
                 }
-                _ = tick.tick(), if self.waiting_since.is_some() => {}
+                _ = tick.tick(), if self.waiting_since.is_some() || !self.tasks.is_empty() => {}
             }
         }
         if self.busy() {

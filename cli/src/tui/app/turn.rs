@@ -71,6 +71,12 @@ impl App {
                 _ => None,
             };
             let last = event.is_final();
+            if last {
+                // Children the turn no longer waits for end with it.
+                let width = self.screen.wrap_width();
+                let ended = self.tasks.end_all(Instant::now(), width);
+                self.print(&ended);
+            }
             self.on_event(event);
             if let Some(run) = asked {
                 // The call waits for the answer, so the file is still as it was.
@@ -127,6 +133,17 @@ impl App {
             }
             Msg::Models(Err(e)) => self.error(&e),
             Msg::ConnectModels { url, result } => self.connect_models(&url, result),
+            Msg::Child(child) => {
+                if let Some(log) = self.log.as_mut() {
+                    let _ = log.record_child(&child);
+                }
+                // Only a running turn has children to show; a late event is only logged.
+                if self.busy() {
+                    let width = self.screen.wrap_width();
+                    let ended = self.tasks.on_event(&child, Instant::now(), width);
+                    self.print(&ended);
+                }
+            }
             Msg::Window(models) => {
                 self.setup.learn_window(&models);
                 let window = self.setup.context_window();
