@@ -60,6 +60,11 @@ impl App {
     }
 
     pub(super) fn on_events(&mut self, events: Vec<Event>) {
+        // A child's events were sent before its `task` call's result reached the session:
+        // they are shown (and logged) before the parent's events that follow from them.
+        while let Ok(msg) = self.rx.try_recv() {
+            self.on_msg(msg);
+        }
         for event in events {
             let asked = match &event {
                 Event::ApprovalRequested { id, .. } => self
