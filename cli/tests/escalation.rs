@@ -6,6 +6,7 @@ mod common;
 mod pty;
 
 use hrns_blocking::mock::{MockProvider, Reply};
+use hrns_core::sandbox::UNSANDBOXED_NOTE;
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(30);
@@ -56,7 +57,7 @@ fn ask_offers_one_unsandboxed_run_and_auto_offers_none() {
     assert!(first.contains("Permission denied"), "{first}");
     let second = tool_result(&mock, 2);
     assert!(second.starts_with("exit code: 0"), "{second}");
-    assert!(second.contains("ran without the sandbox"), "{second}");
+    assert!(second.contains(UNSANDBOXED_NOTE.trim_end()), "{second}");
     assert!(env.path("outside.txt").exists());
 
     // Under auto nobody is asked: the command stays in the sandbox.
@@ -117,7 +118,7 @@ fn the_tui_offers_one_unsandboxed_run_under_ask_and_none_otherwise() {
     assert!(first.contains("Permission denied"), "{first}");
     let second = tool_result(&mock, 2);
     assert!(second.starts_with("exit code: 0"), "{second}");
-    assert!(second.contains("ran without the sandbox"), "{second}");
+    assert!(second.contains(UNSANDBOXED_NOTE.trim_end()), "{second}");
     assert!(env.path("outside.txt").exists());
     p.send("/quit\r");
     assert_eq!(p.wait(T), 0);

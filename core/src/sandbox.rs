@@ -256,6 +256,11 @@ impl SandboxPolicy {
     }
 }
 
+/// The line hrns adds to the result of a command the user let run once without the sandbox,
+/// so that the model knows it ran unconfined by the user's leave, not by its own policy.
+pub const UNSANDBOXED_NOTE: &str =
+    "hrns: ran without the sandbox (danger-full-access), as the user allowed once\n";
+
 /// The refusal of a confined run on a machine (or with a launcher) that cannot confine it.
 /// Its text names `--sandbox danger-full-access`, the way to run unconfined on purpose.
 pub fn unavailable_refusal(mode: SandboxMode, reason: &str) -> String {

@@ -59,9 +59,9 @@ impl Tool for EscalatableCommand {
         let mut unconfined = ctx.clone();
         unconfined.sandbox.policy = SandboxPolicy::unconfined();
         let mut output = RunCommand.run(arguments, &unconfined);
-        output.content.push_str(
-            "hrns: ran without the sandbox (danger-full-access), as the user allowed once\n",
-        );
+        output
+            .content
+            .push_str(hrns_core::sandbox::UNSANDBOXED_NOTE);
         output
     }
 }
