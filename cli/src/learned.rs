@@ -45,6 +45,11 @@ impl QuirkStore {
         &self,
         change: impl FnOnce(ProviderQuirks) -> Option<ProviderQuirks>,
     ) -> Result<Saved, CliError> {
+        // No config file: the provider came from environment variables, and nothing names it
+        // anywhere to save to (loading the absent path as an explicit one would be an error).
+        if !self.path.exists() {
+            return Ok(Saved::NoEntry);
+        }
         let mut file = ConfigFile::load(Some(&self.path))?;
         let Some(entry) = file.config.providers.get(&self.provider) else {
             return Ok(Saved::NoEntry);

@@ -41,9 +41,15 @@ impl Env {
     }
 
     fn run(&self, args: &[&str]) -> Output {
+        self.run_with(args, &[])
+    }
+
+    /// [`Env::run`] with environment variables `vars` set.
+    fn run_with(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_hrns"))
             .current_dir(self.root.path().join("work"))
             .env_clear()
+            .envs(vars.iter().copied())
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.root.path().join("home"))
             .env("XDG_CONFIG_HOME", self.root.path().join("config"))
@@ -344,4 +350,33 @@ fn a_model_without_tools_still_chats() {
     );
     assert!(verdicts.contains(&("streaming", "ok")), "{verdicts:?}");
     assert_eq!(report["quirks"], json!({}));
+}
+
+#[test]
+fn a_provider_from_environment_variables_learns_without_a_config_file() {
+    let env = Env::new();
+    let mock = provider(Quirks {
+        refuse_stream_options: true,
+        ..Quirks::default()
+    });
+    let url = mock.base_url();
+    let vars = [
+        ("OPENAI_BASE_URL", url.as_str()),
+        ("OPENAI_API_KEY", KEY),
+        ("HRNS_MODEL", "mock-model"),
+    ];
+    let out = env.run_with(&["doctor"], &vars);
+    let (table, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{table}\n{stderr}");
+    assert!(
+        table.contains("not saved: the provider comes from environment variables"),
+        "{table}"
+    );
+    assert!(!stderr.contains("does not exist"), "{stderr}");
+    let out = env.run_with(&["exec", "--approval", "read-only", "hi"], &vars);
+    let (answer, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{answer}\n{stderr}");
+    assert!(!stderr.contains("does not exist"), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert!(!env.config_file().exists(), "no config file was made");
 }
