@@ -21,7 +21,7 @@ struct CommittedSeeds;
 
 impl CommittedSeeds {
     /// `proptest-regressions/[new/]<source path relative to the crate>.txt`, e.g.
-    /// `core/proptest-regressions/src/sse.txt` for `core/src/sse.rs`.
+    /// `core/proptest-regressions/src/sse/tests.txt` for `core/src/sse/tests.rs`.
     fn path(source_file: &str, new: bool) -> Option<PathBuf> {
         let krate = Path::new(env!("CARGO_MANIFEST_DIR"));
         // `file!()` is relative to the workspace root (the crate's parent) or absolute.
@@ -119,11 +119,11 @@ mod tests {
 
     #[test]
     fn committed_seeds_replay_and_new_ones_go_elsewhere() {
-        let sse = concat!(env!("CARGO_MANIFEST_DIR"), "/src/sse.rs");
+        let sse = concat!(env!("CARGO_MANIFEST_DIR"), "/src/sse/tests.rs");
         let committed = CommittedSeeds::path(sse, false).unwrap();
-        assert!(committed.ends_with("core/proptest-regressions/src/sse.txt"));
+        assert!(committed.ends_with("core/proptest-regressions/src/sse/tests.txt"));
         let new = CommittedSeeds::path(sse, true).unwrap();
-        assert!(new.ends_with("core/proptest-regressions/new/src/sse.txt"));
+        assert!(new.ends_with("core/proptest-regressions/new/src/sse/tests.txt"));
         // The seed of the once-flaky SSE property is committed and read back.
         assert!(
             !CommittedSeeds

@@ -1,6 +1,7 @@
 //! Unit tests for DESIGN.md's accumulation rules 3–7, one rule (or quirk) per test.
 
 use super::*;
+use crate::wire;
 use serde_json::json;
 
 /// Applies every chunk (each must be accepted) and returns the completion and the events.
