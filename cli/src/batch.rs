@@ -1,5 +1,6 @@
 //! The output of one batch of events (what one read brought), written with as few system
-//! calls as the order of stdout and stderr allows and flushed at the end of the batch.
+//! calls as the order of stdout and stderr allows, without secrets, and flushed at the end of
+//! the batch.
 //!
 //! A fast provider sends thousands of deltas a second; one `write` per delta costs more CPU
 //! than everything else `exec` does with them. Batching per read keeps the latency a user
@@ -47,24 +48,31 @@ impl<O: Write, E: Write> Batch<O, E> {
         &mut self.pending
     }
 
-    /// Writes what is pending, in one `write_all`, and flushes it (the end of a batch, or
-    /// before asking the user something).
+    /// Writes what is pending without secrets ([`crate::redact::redact`]), in one
+    /// `write_all`, and flushes it (the end of a batch, or before asking the user something).
     pub(crate) fn flush(&mut self) {
         if self.pending.is_empty() {
             return;
         }
+        // The last stop before the terminal or pipe: one pass over the whole batch rather
+        // than one per delta (a delta is a few bytes; the per-call cost was most of exec's
+        // CPU time), and it also catches a secret spread over several deltas of the batch.
+        let text = String::from_utf8_lossy(&self.pending);
+        let clean = crate::redact::redact(&text);
         // Output errors (a closed pipe) are ignored as `print!` would not: the turn goes on
         // and is saved; there is no one left to tell.
         let _ = match self.stream {
             Stream::Out => self
                 .out
-                .write_all(&self.pending)
+                .write_all(clean.as_bytes())
                 .and_then(|()| self.out.flush()),
             Stream::Err => self
                 .err
-                .write_all(&self.pending)
+                .write_all(clean.as_bytes())
                 .and_then(|()| self.err.flush()),
         };
+        drop(clean);
+        drop(text);
         self.pending.clear();
     }
 

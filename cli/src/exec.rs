@@ -261,20 +261,22 @@ pub(crate) fn run_turn(
             // Waiting for an answer that never came: stop rather than hang.
             session.cancel();
         }
-        for event in &events {
-            // Children's events reach the file before the parent's next event (the result of
-            // their `task` call comes after all of them).
-            for child in children.into_iter().flat_map(|rx| rx.try_iter()) {
-                if let Event::Usage { usage } = &child.event {
-                    child_usage.push(usage.clone());
-                }
-                if let Some(log) = log.as_deref_mut() {
-                    if let Err(e) = log.record_child(&child) {
-                        to.flush();
-                        eprintln!("hrns: warning: saving the session failed: {e}");
-                    }
+        // Children's events reach the file before the parent's events of this batch: a child
+        // sends them all before its `task` call returns, so before the batch with the call's
+        // result is read (once per batch: a channel check per delta cost as much as the
+        // printing).
+        for child in children.into_iter().flat_map(|rx| rx.try_iter()) {
+            if let Event::Usage { usage } = &child.event {
+                child_usage.push(usage.clone());
+            }
+            if let Some(log) = log.as_deref_mut() {
+                if let Err(e) = log.record_child(&child) {
+                    to.flush();
+                    eprintln!("hrns: warning: saving the session failed: {e}");
                 }
             }
+        }
+        for event in &events {
             // The turn's tokens include its children's.
             let with_children;
             let event = match event {

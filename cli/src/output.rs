@@ -285,28 +285,20 @@ fn shown(event: &Event) -> bool {
     )
 }
 
-/// The event without secrets (`None` when it holds none): answer text can quote a key the user
-/// typed, and this is the last stop before the terminal.
+/// The event without secrets (`None` when it holds none), for the events whose text is cut
+/// or reflowed before it is shown (a cut secret might be too short to recognise afterwards).
+/// Streamed text is shown as it came: the batch redacts it on its way out
+/// ([`Batch::flush`]).
 fn redacted_event(event: &Event) -> Option<Event> {
-    let text = match event {
-        Event::TextDelta { text }
-        | Event::RefusalDelta { text }
-        | Event::ReasoningDelta { text } => text,
+    match event {
+        Event::TextDelta { .. } | Event::RefusalDelta { .. } | Event::ReasoningDelta { .. } => None,
         _ => {
             let json = serde_json::to_string(event).ok()?;
-            return match crate::redact::redact(&json) {
+            match crate::redact::redact(&json) {
                 std::borrow::Cow::Borrowed(_) => None,
                 std::borrow::Cow::Owned(clean) => serde_json::from_str(&clean).ok(),
-            };
+            }
         }
-    };
-    match crate::redact::redact(text) {
-        std::borrow::Cow::Borrowed(_) => None,
-        std::borrow::Cow::Owned(clean) => Some(match event {
-            Event::TextDelta { .. } => Event::TextDelta { text: clean },
-            Event::RefusalDelta { .. } => Event::RefusalDelta { text: clean },
-            _ => Event::ReasoningDelta { text: clean },
-        }),
     }
 }
 
@@ -359,18 +351,13 @@ pub(crate) fn status_text(status: ToolStatus) -> String {
         .unwrap_or_else(|| "error".into())
 }
 
-/// Appends `event` as one JSON line, without secrets, to `out` (the batch's stdout buffer):
-/// encoded in place, copied again only when a secret had to be cut out.
+/// Appends `event` as one JSON line to `out` (the batch's stdout buffer), encoded in place;
+/// the batch takes secrets out of all its lines at once when it writes them.
 pub(crate) fn print_json(event: &Event, out: &mut Vec<u8>) {
     let start = out.len();
     if serde_json::to_writer(&mut *out, event).is_err() {
         out.truncate(start);
         return;
-    }
-    let line = std::str::from_utf8(&out[start..]).expect("serde_json writes UTF-8");
-    if let std::borrow::Cow::Owned(clean) = crate::redact::redact(line) {
-        out.truncate(start);
-        out.extend_from_slice(clean.as_bytes());
     }
     out.push(b'\n');
 }
@@ -531,6 +518,39 @@ mod tests {
             .flat_map(|(_, b)| b)
             .collect();
         assert!(String::from_utf8(text).unwrap().starts_with("w0 w1 w2 "));
+    }
+
+    #[test]
+    fn a_secret_spread_over_deltas_of_one_batch_is_redacted() {
+        // A value no other test prints: the set of secrets is process-wide.
+        let key = "sk-batch-test-0123456789abcdef";
+        crate::redact::remember(&{
+            let mut s = hrns_core::secrets::Secrets::new();
+            s.add(key);
+            s
+        });
+        // Pieces shorter than a recognisable fragment: only the batch as a whole shows it.
+        let text = format!("key: {key}.\n");
+        let events: Vec<Event> = text
+            .as_bytes()
+            .chunks(5)
+            .map(|t| Event::TextDelta {
+                text: String::from_utf8(t.to_vec()).unwrap(),
+            })
+            .collect();
+        let printed = |events: &[Event], json: bool| {
+            let log = print_in_batches(events, events.len(), json);
+            String::from_utf8(log.into_iter().flat_map(|(_, b)| b).collect()).unwrap()
+        };
+        let out = printed(&events, false);
+        assert_eq!(out, "key: [redacted].\n");
+        // JSON lines hold one delta each; a whole secret in one of them goes too.
+        let whole = [Event::TextDelta { text }];
+        let out = printed(&whole, true);
+        assert_eq!(
+            out,
+            "{\"type\":\"text_delta\",\"text\":\"key: [redacted].\\n\"}\n"
+        );
     }
 
     #[test]

@@ -29,6 +29,29 @@ pub struct Secrets {
     values: Vec<String>,
     /// Every [`FRAGMENT`]-byte window of every value at least that long.
     windows: HashSet<[u8; FRAGMENT]>,
+    /// The first two bytes of every window, one bit per pair: redaction runs on every
+    /// streamed delta, and this rules out nearly every position of ordinary text before the
+    /// window is hashed.
+    pairs: PairSet,
+}
+
+/// A set of byte pairs, one bit each (empty until the first insertion).
+#[derive(Clone, Default, PartialEq, Eq)]
+struct PairSet(Vec<u64>);
+
+impl PairSet {
+    fn insert(&mut self, a: u8, b: u8) {
+        if self.0.is_empty() {
+            self.0 = vec![0; 65536 / 64];
+        }
+        let i = usize::from(a) << 8 | usize::from(b);
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+
+    fn contains(&self, a: u8, b: u8) -> bool {
+        let i = usize::from(a) << 8 | usize::from(b);
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
 }
 
 impl fmt::Debug for Secrets {
@@ -70,6 +93,7 @@ impl Secrets {
             let mut w = [0u8; FRAGMENT];
             w.copy_from_slice(window);
             self.windows.insert(w);
+            self.pairs.insert(w[0], w[1]);
         }
         self.values.push(value.to_owned());
         self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
@@ -111,13 +135,18 @@ impl Secrets {
                 .iter_mut()
                 .for_each(|h| *h = true);
         };
-        for value in &self.values {
+        // A value of `FRAGMENT` bytes or more is covered by its own windows below, which mark
+        // the same bytes; only shorter values are searched for whole.
+        for value in self.values.iter().filter(|v| v.len() < FRAGMENT) {
             for (start, _) in text.match_indices(value.as_str()) {
                 mark(&mut hidden, start, value.len());
             }
         }
         if !self.windows.is_empty() {
             for (start, window) in bytes.windows(FRAGMENT).enumerate() {
+                if !self.pairs.contains(window[0], window[1]) {
+                    continue;
+                }
                 let mut w = [0u8; FRAGMENT];
                 w.copy_from_slice(window);
                 if self.windows.contains(&w) {

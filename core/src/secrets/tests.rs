@@ -65,3 +65,64 @@ fn json_strings_and_keys_are_redacted() {
     assert!(!text.contains("0123456789"), "{text}");
     assert_eq!(v["error"]["type"], REDACTED);
 }
+
+use proptest::strategy::Strategy as _;
+
+/// The bytes `redact` must hide, found the slow way: every occurrence of every value, and
+/// every window of a value, searched for in full.
+fn reference(secrets: &[&str], text: &str) -> Vec<bool> {
+    let mut hidden = vec![false; text.len()];
+    for value in secrets.iter().filter(|v| v.len() >= MIN_SECRET) {
+        let mut parts = vec![*value];
+        parts.extend(
+            (0..=value.len().saturating_sub(FRAGMENT))
+                .filter(|_| value.len() >= FRAGMENT)
+                .filter_map(|i| value.get(i..i + FRAGMENT)),
+        );
+        for part in parts {
+            for start in 0..text.len() {
+                if text.as_bytes()[start..].starts_with(part.as_bytes()) {
+                    hidden[start..start + part.len()].fill(true);
+                }
+            }
+        }
+    }
+    hidden
+}
+
+proptest::proptest! {
+    /// The pair filter and the whole-value shortcut hide exactly what a full search hides:
+    /// redacting keeps every byte the reference keeps, and only those.
+    #[test]
+    fn redaction_hides_what_a_full_search_hides(
+        pieces in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::sample::select(vec!["sk-proj-0123456789abcdef", "abcd", "k3y-\u{e9}t\u{e9}-long-enough"])
+                    .prop_map(String::from),
+                "[a-z0-9 \u{e9}-]{0,12}",
+            ],
+            0..12,
+        ),
+        cut in 0usize..30,
+    ) {
+        let values = ["sk-proj-0123456789abcdef", "abcd", "k3y-\u{e9}t\u{e9}-long-enough"];
+        let mut s = Secrets::new();
+        values.iter().for_each(|v| s.add(v));
+        // Pieces, some of them cut, so fragments of secrets appear too.
+        let text: String = pieces
+            .iter()
+            .enumerate()
+            .map(|(i, p)| if i % 3 == 1 { p.chars().skip(cut % 9).collect() } else { p.to_string() })
+            .collect();
+        let hidden = reference(&values, &text);
+        let kept: String = text
+            .char_indices()
+            .filter(|(i, c)| !(*i..*i + c.len_utf8()).any(|b| hidden[b]))
+            .map(|(_, c)| c)
+            .collect();
+        let redacted = s.redact(&text);
+        let shown: String = redacted.replace(REDACTED, "");
+        proptest::prop_assert_eq!(shown, kept);
+        proptest::prop_assert_eq!(matches!(redacted, Cow::Borrowed(_)), !hidden.contains(&true));
+    }
+}
