@@ -104,8 +104,8 @@ pub(crate) fn task_tool(
 
 /// The async `task` tool for the interactive UI: children run on `client` with every built-in
 /// and MCP tool their agent allows (a read-only agent only the read-only ones), and their
-/// events go to `observer`. Their approval requests are answered "nobody can be asked" (the
-/// model is told): the UI asks only about the parent's calls.
+/// events go to `observer`. Their approval requests are denied as unattended until the caller
+/// sets [`TaskTool::approve_with`](hrns_tokio::tools::TaskTool::approve_with).
 pub(crate) fn tokio_task_tool(
     discovered: &Discovered,
     workspace: &Path,

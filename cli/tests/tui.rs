@@ -417,3 +417,41 @@ fn subagents_show_one_line_each_expand_with_ctrl_o_and_stop_on_escape() {
     }
     ui.quit();
 }
+
+#[test]
+fn a_subagents_call_that_needs_approval_is_asked_about_in_the_ui() {
+    let mock = MockProvider::start_with(|req| {
+        if req.method != "POST" {
+            return None;
+        }
+        let (parent, last) = parent_and_last(req);
+        let args = serde_json::json!({"description": "write", "prompt": "Write out.txt.", "agent": "Builder"});
+        Some(match (parent, last["role"].as_str()) {
+            (true, Some("user")) => Reply::tool_calls(&[("task_1", "task", &args.to_string())]),
+            (true, _) => Reply::text_answer("The builder is done."),
+            (false, Some("user")) => Reply::tool_calls(&[(
+                "w1",
+                "write_file",
+                r#"{"path":"out.txt","content":"from the child\n"}"#,
+            )]),
+            (false, _) => Reply::text_answer("Wrote it."),
+        })
+    })
+    .unwrap();
+    let mut ui = start(&mock, &[]);
+    ui.p.send("delegate a write\r");
+    ui.p.expect_screen("the child's question", T, |s| {
+        s.contains("subagent Builder asks:") && s.contains("[y]es")
+    });
+    assert!(
+        !ui.work.join("out.txt").exists(),
+        "nothing written before the answer"
+    );
+    ui.p.send("y");
+    ui.p.expect("The builder is done.", T);
+    assert_eq!(
+        std::fs::read_to_string(ui.work.join("out.txt")).unwrap(),
+        "from the child\n"
+    );
+    ui.quit();
+}

@@ -21,8 +21,8 @@ use std::sync::Arc;
 pub type PromptFn = Arc<dyn Fn(&Agent, &[String]) -> String + Send + Sync>;
 /// Receives every event of every child, tagged with the parent call id.
 pub type ChildObserver = Arc<dyn Fn(&ChildEvent) + Send + Sync>;
-/// Answers a child's approval requests.
-pub type ApproveFn = Arc<dyn Fn(ToolRun) -> ApprovalFuture + Send + Sync>;
+/// Answers a child's approval requests, given the child's agent and its call.
+pub type ApproveFn = Arc<dyn Fn(String, ToolRun) -> ApprovalFuture + Send + Sync>;
 
 /// The `task` tool of the async driver. Add it to the parent's toolbox, and set the parent's
 /// [`SessionConfig::subagents`] to [`TaskTool::subagents`] so the session orders task calls
@@ -93,14 +93,15 @@ impl TaskTool {
         self
     }
 
-    /// Sets who answers the children's approval requests.
+    /// Sets who answers the children's approval requests: `approve` gets the child's agent
+    /// and the call, and its answer goes to the child's session.
     #[must_use]
     pub fn approve_with<F, Fut>(mut self, approve: F) -> Self
     where
-        F: Fn(ToolRun) -> Fut + Send + Sync + 'static,
+        F: Fn(String, ToolRun) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = hrns_core::session::Approval> + Send + 'static,
     {
-        self.approve = Some(Arc::new(move |run| Box::pin(approve(run))));
+        self.approve = Some(Arc::new(move |agent, run| Box::pin(approve(agent, run))));
         self
     }
 
@@ -124,7 +125,8 @@ impl TaskTool {
         child_ctx.usage = UsageSink::default();
         let mut runner = Runner::new(self.client.clone(), tools, child_ctx);
         if let Some(approve) = self.approve.clone() {
-            runner = runner.approve_with(move |run| approve(run));
+            let agent = plan.agent.name.clone();
+            runner = runner.approve_with(move |run| approve(agent.clone(), run));
         }
         let mut session = Session::new(config);
         let agent = plan.agent.name.clone();

@@ -1,11 +1,12 @@
 //! The conversation's setup: the runner and session for the current provider and agent,
 //! the session log, and resuming a saved session.
 
-use super::{App, Msg, client_for, toolbox_for};
+use super::{App, ChildAsk, Msg, client_for, toolbox_for};
 use crate::sessions::{self, SessionHeader, SessionLog};
 use crate::tui::markdown::MarkdownRenderer;
 use crate::tui::text::{Line, SpanStyle};
 use crate::tui::view;
+use hrns_core::session::Approval;
 use hrns_core::session::{Session, SessionConfig};
 use hrns_core::wire::{Message, Role};
 use hrns_tokio::{Runner, ToolContext};
@@ -26,6 +27,7 @@ impl App {
         config.secrets.extend(&self.mcp_secrets);
         if crate::subagents::enabled(&self.setup) {
             let tx = self.tx.clone();
+            let asks = self.tx.clone();
             let task = crate::subagents::tokio_task_tool(
                 &self.setup.discovered,
                 &self.setup.workspace,
@@ -35,7 +37,13 @@ impl App {
                 move |child| {
                     let _ = tx.send(Msg::Child(Box::new(child.clone())));
                 },
-            );
+            )
+            // A child's question is asked here like the parent's; no answer denies it.
+            .approve_with(move |agent: String, run| {
+                let (reply, answer) = tokio::sync::oneshot::channel();
+                let _ = asks.send(Msg::ChildApproval(ChildAsk { agent, run, reply }));
+                async move { answer.await.unwrap_or(Approval::Unattended) }
+            });
             config.subagents = Some(task.subagents());
             toolbox.add(task);
             config.tools = toolbox.specs();

@@ -69,6 +69,10 @@ impl App {
             lines.push(l);
         }
         if let Some(ask) = &self.asking {
+            if let super::Asker::Child { agent, .. } = &ask.from {
+                let who = format!("subagent {agent} asks:");
+                lines.push(text::truncate(&view::info_line(&who), width));
+            }
             for l in
                 view::approval_prompt(&ask.run.name, &ask.run.arguments, ask.unsandboxed, width)
             {

@@ -1,8 +1,8 @@
 //! Keys, pastes and submitted lines: approval answers, Tab completion, the queue, and what
 //! Enter starts (a turn, a slash command or a custom command).
 
-use super::App;
 use super::connect::Connect;
+use super::{App, Asker};
 use crate::tui::commands::{self, Candidates, CommandId};
 use crate::tui::editor::EditorAction;
 use crate::tui::text::Line;
@@ -133,12 +133,22 @@ impl App {
             if let Some(line) = line {
                 self.print(&[line]);
             }
-            if let Some(session) = self.session.as_mut() {
-                session
-                    .handle_approval(Instant::now(), &ask.run.call_id, approval)
-                    .expect("the session asked about this call");
+            match ask.from {
+                Asker::Session => {
+                    if let Some(session) = self.session.as_mut() {
+                        session
+                            .handle_approval(Instant::now(), &ask.run.call_id, approval)
+                            .expect("the session asked about this call");
+                    }
+                    self.dispatch();
+                }
+                // A child that stopped meanwhile no longer listens.
+                Asker::Child { reply, .. } => {
+                    let _ = reply.send(approval);
+                    self.waiting_since = Some(Instant::now());
+                }
             }
-            self.dispatch();
+            self.ask_child();
         }
     }
 

@@ -40,6 +40,16 @@ enum Msg {
     },
     /// An event of a subagent, tagged with the parent's `task` call.
     Child(Box<hrns_core::task::ChildEvent>),
+    /// A subagent asks whether one of its calls may run; the answer goes to `reply`.
+    ChildApproval(ChildAsk),
+}
+
+/// A subagent's approval question: who asks, and where its answer goes (dropping it denies
+/// the call as unattended).
+struct ChildAsk {
+    agent: String,
+    run: ToolRun,
+    reply: tokio::sync::oneshot::Sender<hrns_core::session::Approval>,
 }
 
 /// A pending approval question; the answer goes straight to the session.
@@ -49,6 +59,19 @@ struct Asking {
     unsandboxed: crate::sandbox::escalate::Unsandboxed,
     /// The user pressed `n` and is typing a reason.
     reason: bool,
+    /// Who asks: the session, or a subagent (the answer goes back to it).
+    from: Asker,
+}
+
+/// Who an approval question is from.
+enum Asker {
+    /// The conversation's own session.
+    Session,
+    /// A subagent, by its agent's name; the answer goes to `reply`.
+    Child {
+        agent: String,
+        reply: tokio::sync::oneshot::Sender<hrns_core::session::Approval>,
+    },
 }
 
 /// Options the UI was started with.
@@ -101,6 +124,8 @@ pub(crate) struct App {
     diffs: crate::diff::WriteDiffs,
     /// The subagents of the running turn, shown live under the answer.
     tasks: super::tasks::Tasks,
+    /// Subagents' approval questions waiting for the one on screen to be answered.
+    child_asks: std::collections::VecDeque<ChildAsk>,
     /// `run_command` calls the user let out of the sandbox once (`u`), under `ask` only.
     escalations: crate::sandbox::escalate::Escalations,
     tx: mpsc::UnboundedSender<Msg>,
@@ -167,6 +192,7 @@ impl App {
             diffs: Default::default(),
             escalations: Default::default(),
             tasks: Default::default(),
+            child_asks: Default::default(),
             tx,
             rx,
             setup,

@@ -1,6 +1,6 @@
 //! A turn: sending the prompt, driving the runner, and showing its events as they arrive.
 
-use super::{App, Asking, Msg};
+use super::{App, Asker, Asking, Msg};
 use crate::tui::text::{Line, SpanStyle};
 use crate::tui::view;
 use hrns_core::session::{Event, Session};
@@ -100,11 +100,13 @@ impl App {
                     run,
                     unsandboxed,
                     reason: false,
+                    from: Asker::Session,
                 });
             }
             if last {
                 self.waiting_since = None;
                 self.asking = None;
+                self.child_asks.clear(); // their children are gone: unanswered is denied
                 self.escalations.clear();
             }
         }
@@ -149,6 +151,10 @@ impl App {
                     self.print(&ended);
                 }
             }
+            Msg::ChildApproval(ask) => {
+                self.child_asks.push_back(ask);
+                self.ask_child();
+            }
             Msg::Window(models) => {
                 self.setup.learn_window(&models);
                 let window = self.setup.context_window();
@@ -156,6 +162,31 @@ impl App {
                     session.set_context_window(window);
                 }
             }
+        }
+    }
+
+    /// Shows the next subagent's question when no other question is on screen (a question
+    /// of a turn that has ended is dropped, which denies it).
+    pub(super) fn ask_child(&mut self) {
+        if self.asking.is_some() {
+            return;
+        }
+        while let Some(ask) = self.child_asks.pop_front() {
+            if !self.busy() || ask.reply.is_closed() {
+                continue;
+            }
+            self.waiting_since = None;
+            self.asking = Some(Asking {
+                run: ask.run,
+                // Only the parent's commands may leave the sandbox.
+                unsandboxed: crate::sandbox::escalate::Unsandboxed::NotOffered,
+                reason: false,
+                from: Asker::Child {
+                    agent: ask.agent,
+                    reply: ask.reply,
+                },
+            });
+            return;
         }
     }
 
