@@ -230,8 +230,9 @@ impl ResolvedProvider {
 pub enum ResolveError {
     /// A provider was asked for by name and the config has none of that name.
     #[error(
-        "there is no provider named `{name}` in the config ({}): pick one of those, or add it with /connect",
-        list(known)
+        "there is no provider named `{name}` in the config ({}): {}",
+        list(known),
+        unknown_provider_hint(known)
     )]
     UnknownProvider {
         /// The name asked for.
@@ -336,6 +337,15 @@ fn list(names: &[String]) -> String {
         "none are configured".to_owned()
     } else {
         format!("configured: {}", names.join(", "))
+    }
+}
+
+/// What to do about an unknown provider name: pick a configured one, if there are any.
+fn unknown_provider_hint(known: &[String]) -> &'static str {
+    if known.is_empty() {
+        "add one to the config, or with /connect in the interactive UI"
+    } else {
+        "pick one of those, or add it with /connect"
     }
 }
 
@@ -524,6 +534,11 @@ impl Config {
         requested: Option<&str>,
     ) -> Result<Option<(&str, &ProviderEntry)>, ResolveError> {
         if let Some(name) = non_empty(requested) {
+            // `hrns providers` lists the provider made from environment variables by this name,
+            // so it can be asked for by it (a configured provider of the same name wins).
+            if name == ENV_PROVIDER_NAME && self.find(name).is_none() {
+                return Ok(None);
+            }
             return self
                 .find(name)
                 .map(Some)

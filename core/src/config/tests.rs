@@ -246,6 +246,35 @@ fn unknown_providers_list_the_configured_ones() {
         .resolve(&pick(Some("groq"), None), &env_of(&[(ENV_API_KEY, "k")]))
         .unwrap_err();
     assert!(e.to_string().contains("(none are configured)"), "{e}");
+    assert!(
+        !e.to_string().contains("one of those"),
+        "nothing to pick from: {e}"
+    );
+    assert!(e.to_string().contains("add one to the config"), "{e}");
+}
+
+#[test]
+fn the_provider_from_the_environment_can_be_named() {
+    // `hrns providers` lists it as `env`; `--provider env` picks it.
+    let vars = env_of(&[(ENV_API_KEY, "k"), (ENV_MODEL, "m")]);
+    let r = Config::default()
+        .resolve(&pick(Some(ENV_PROVIDER_NAME), None), &vars)
+        .unwrap();
+    assert_eq!(
+        (r.name.as_str(), r.model.as_str()),
+        (ENV_PROVIDER_NAME, "m")
+    );
+    // Beside configured ones too, and without the variables it is the usual error.
+    let c = Config::parse(GO_FILE).unwrap();
+    let r = c.resolve(&pick(Some("env"), None), &vars).unwrap();
+    assert_eq!(r.name, ENV_PROVIDER_NAME);
+    let e = c.resolve(&pick(Some("env"), None), &no_env).unwrap_err();
+    assert_eq!(e, ResolveError::NotConfigured);
+    // A configured provider of that name wins.
+    let c =
+        Config::parse(r#"{"providers": {"env": {"url": "http://u", "model": "own"}}}"#).unwrap();
+    let r = c.resolve(&pick(Some("env"), None), &vars).unwrap();
+    assert_eq!((r.base_url.as_str(), r.model.as_str()), ("http://u", "own"));
 }
 
 #[test]
