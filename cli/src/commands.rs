@@ -240,11 +240,17 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     eprintln!(
         "{}",
         s.harness(&format!(
-            "replaying {} ({recorded} recorded requests)",
-            args.file.display()
+            "replaying {} ({})",
+            crate::safe_text::safe(&args.file.display().to_string()),
+            crate::output::count(recorded, "recorded request")
         ))
     );
-    eprintln!("{} {}", s.harness(">"), header.prompt);
+    // A recording may come from anyone: its prompt is untrusted text.
+    eprintln!(
+        "{} {}",
+        s.harness(">"),
+        crate::safe_text::safe(&header.prompt)
+    );
     if args.json {
         let cwd = cwd.display().to_string();
         crate::output::SessionStarted::new(None, "replay", &header.model, &header.agent, &cwd)
@@ -274,13 +280,18 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     if differences.is_empty() && left == 0 {
         eprintln!(
             "{}",
-            s.ok(&format!("replay: {served} requests, all as recorded"))
+            s.ok(&format!(
+                "replay: {}, all as recorded",
+                crate::output::count(served, "request")
+            ))
         );
     } else {
         eprintln!(
             "{}",
             s.harness(&format!(
-                "replay: {served} requests served, {left} recorded requests unused"
+                "replay: {} served, {} unused",
+                crate::output::count(served, "request"),
+                crate::output::count(left, "recorded request")
             ))
         );
         for d in &differences {

@@ -316,6 +316,26 @@ fn replay_defaults_to_read_only() {
 }
 
 #[test]
+fn replay_strips_control_sequences_from_the_recorded_prompt_and_counts_in_words() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("done")]).unwrap();
+    let record = env.path("run.record");
+    let prompt = format!("say {EVIL}done");
+    let out = env.run(
+        Some(&mock),
+        &["exec", "--record", record.to_str().unwrap(), &prompt],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = env.run(None, &["replay", record.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("> say done"), "{err:?}");
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    assert!(err.contains("(1 recorded request)"), "{err}");
+    assert!(err.contains("replay: 1 request, all as recorded"), "{err}");
+}
+
+#[test]
 fn the_shipped_demo_replays() {
     let env = Env::new();
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
