@@ -5,17 +5,18 @@
 //! fragment finds its call through hash maps, and unknown fields are parsed only when present.
 
 mod completion;
+mod event;
 #[cfg(test)]
 mod tests;
 
 pub use completion::{Choice, Completion, FinishReason, FunctionCallParts, ToolCallParts};
+pub use event::StreamEvent;
 
 use crate::chunk::{
     self, ArgumentsView, ChoiceView, ContentView, DeltaView, PartView, Str, ThinkingView,
     ToolCallView,
 };
 use crate::envelope::{Envelopes, Slot};
-use crate::stream::StreamEvent;
 use crate::wire::{ApiError, Extra, Usage};
 use serde_json::Value;
 use serde_json::value::RawValue;

@@ -68,7 +68,7 @@ pub enum ClientError {
 
 /// The `GET /models` request of `provider`.
 pub fn models_request(provider: &Provider) -> HttpRequest {
-    provider.models_request(RequestId(0))
+    provider.get_models(RequestId(0))
 }
 
 /// The `POST /chat/completions` request for `request`, with `stream` set as asked. A
@@ -80,7 +80,7 @@ pub fn chat_request(provider: &Provider, request: &ChatRequest, stream: bool) ->
         request.stream_options = None;
     }
     let body = serde_json::to_vec(&request).expect("a chat request always serializes");
-    provider.chat_request(RequestId(0), body)
+    provider.post_chat(RequestId(0), body)
 }
 
 /// `Ok` for a 2xx status; otherwise the provider's error read from `body`.

@@ -131,8 +131,8 @@ impl Probe {
         let id = RequestId(self.next_id);
         self.next_id += 1;
         let req = match step {
-            Step::Models => self.provider.models_request(id),
-            _ => self.provider.chat_request(id, self.body(step)),
+            Step::Models => self.provider.get_models(id),
+            _ => self.provider.post_chat(id, self.body(step)),
         };
         self.in_flight = Some(InFlight {
             id,

@@ -5,11 +5,13 @@
 //! `feed` / `feed_eof` / `poll_event` trio. DESIGN.md's rule 2 lives here: `event: error` is an
 //! error, data `[DONE]` ends the stream (later bytes are ignored), empty data is a keep-alive.
 
-use crate::accumulate::{Accumulator, ChunkError, Completion, FinishReason};
+use crate::accumulate::{Accumulator, ChunkError, Completion};
 use crate::sse::{self, DecodeError};
-use crate::wire::{ApiError, Usage};
+use crate::wire::ApiError;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+
+pub use crate::accumulate::StreamEvent;
 
 /// The size of the slices a large feed is decoded in, events drained after each: the decoder's
 /// buffer then stays in the first-level cache (a 64 KiB read decoded at once runs at about
@@ -23,65 +25,6 @@ pub const DEFAULT_MAX_ANSWER_BYTES: usize = 32 * 1024 * 1024;
 
 /// The config key that sets the answer-size cap, named in [`StreamError::AnswerTooLarge`].
 pub const MAX_ANSWER_BYTES_KEY: &str = "maxAnswerBytes";
-
-/// Something new in the stream, for a UI to show as it arrives.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum StreamEvent {
-    /// Text was appended to a choice.
-    ContentDelta {
-        /// The choice index.
-        choice: u32,
-        /// The new text.
-        text: String,
-    },
-    /// Reasoning text was appended to a choice.
-    ReasoningDelta {
-        /// The choice index.
-        choice: u32,
-        /// The new reasoning text.
-        text: String,
-    },
-    /// Refusal text was appended to a choice.
-    RefusalDelta {
-        /// The choice index.
-        choice: u32,
-        /// The new refusal text.
-        text: String,
-    },
-    /// A new tool call started.
-    ToolCallBegin {
-        /// The choice index.
-        choice: u32,
-        /// The call's position among the choice's calls, in order of arrival; later events
-        /// about the call carry the same number.
-        call: usize,
-        /// The call id, if the first fragment had one.
-        id: Option<String>,
-        /// The tool name, if the first fragment had one.
-        name: Option<String>,
-    },
-    /// A fragment of a tool call's arguments arrived.
-    ToolCallArgumentsDelta {
-        /// The choice index.
-        choice: u32,
-        /// The call's position (see [`StreamEvent::ToolCallBegin`]).
-        call: usize,
-        /// The new piece of the arguments text.
-        fragment: String,
-    },
-    /// A choice got its finish reason.
-    ChoiceFinished {
-        /// The choice index.
-        choice: u32,
-        /// Why it finished.
-        reason: FinishReason,
-    },
-    /// The provider reported token usage.
-    Usage(Usage),
-    /// The provider sent `[DONE]`.
-    Done,
-}
 
 /// How a stream ended too early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! What a session is set up with: the provider, the model, the tools and the policies.
 
-use crate::http::{HttpRequest, Method, RequestId, Secret};
+use crate::http::{HeaderValue, HttpRequest, Method, RequestId, Secret, is_sensitive_header};
 use crate::quirks::ProviderQuirks;
 use crate::tool::{Effect, ToolSpec};
 use crate::wire::Extra;
@@ -38,23 +38,23 @@ impl Provider {
     /// A `POST {base_url}/chat/completions` request carrying `body` (a JSON chat request),
     /// with the key and extra headers. For drivers' own non-session calls (`chat`,
     /// `stream_chat`).
-    pub fn chat_request(&self, id: RequestId, body: Vec<u8>) -> HttpRequest {
+    pub fn post_chat(&self, id: RequestId, body: Vec<u8>) -> HttpRequest {
         HttpRequest {
             id,
             method: Method::Post,
-            url: super::request::endpoint(&self.base_url, "chat/completions"),
-            headers: super::request::headers(self, true),
+            url: endpoint(&self.base_url, "chat/completions"),
+            headers: headers(self, true),
             body,
         }
     }
 
     /// A `GET {base_url}/models` request.
-    pub fn models_request(&self, id: RequestId) -> HttpRequest {
+    pub fn get_models(&self, id: RequestId) -> HttpRequest {
         HttpRequest {
             id,
             method: Method::Get,
-            url: super::request::endpoint(&self.base_url, "models"),
-            headers: super::request::headers(self, false),
+            url: endpoint(&self.base_url, "models"),
+            headers: headers(self, false),
             body: Vec::new(),
         }
     }
@@ -223,4 +223,42 @@ impl SessionConfig {
             subagents: None,
         }
     }
+}
+
+/// `base_url` joined with `path`, with exactly one slash between them.
+pub fn endpoint(base_url: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base_url.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+/// The headers of every request to `provider`: JSON content type (when there is a body), the
+/// key as a bearer token, and the provider's extra headers.
+pub(crate) fn headers(provider: &Provider, json_body: bool) -> Vec<(String, HeaderValue)> {
+    let plain = |n: &str, v: &str| (n.to_owned(), HeaderValue::Plain(v.to_owned()));
+    let mut headers = if json_body {
+        vec![
+            plain("content-type", "application/json"),
+            plain("accept", "text/event-stream, application/json"),
+        ]
+    } else {
+        vec![plain("accept", "application/json")]
+    };
+    if let Some(key) = provider.api_key.as_ref().filter(|k| !k.is_empty()) {
+        headers.push((
+            "authorization".to_owned(),
+            HeaderValue::Secret(Secret::new(format!("Bearer {}", key.expose()))),
+        ));
+    }
+    for (name, value) in &provider.headers {
+        let value = if is_sensitive_header(name) {
+            HeaderValue::Secret(Secret::new(value.clone()))
+        } else {
+            HeaderValue::Plain(value.clone())
+        };
+        headers.push((name.clone(), value));
+    }
+    headers
 }

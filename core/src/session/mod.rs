@@ -33,6 +33,7 @@ mod shared;
 mod tests;
 mod turn;
 
+pub use config::endpoint;
 pub use config::{
     Approval, ApprovalPolicy, PolicyDecision, Provider, RequestOptions, RetryPolicy, SessionConfig,
 };
@@ -41,7 +42,6 @@ pub use event::{
     CompactMethod, CompactReason, EVENT_SCHEMA_VERSION, Event, ToolStatus, TransportError,
     TransportErrorKind, TurnError, TurnOutcome,
 };
-pub use request::endpoint;
 pub(crate) use retry::retry_after;
 
 use crate::history::{self, HistoryError};

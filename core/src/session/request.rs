@@ -1,12 +1,12 @@
 //! Building the HTTP request for one model call.
 
-use super::config::{Provider, SessionConfig};
-use crate::http::{HeaderValue, HttpRequest, RequestId, Secret, is_sensitive_header};
+use super::config::SessionConfig;
+use crate::http::{HttpRequest, RequestId};
 use crate::quirks::ProviderQuirks;
 use crate::wire::{ChatRequest, Message, StreamOptions};
 
-/// Builds the streaming chat request for `history`.
-pub(crate) fn chat_request(
+/// Builds the streaming chat request of a turn: the system prompt, `history` and the tools.
+pub(crate) fn turn_request(
     id: RequestId,
     config: &SessionConfig,
     history: &[Message],
@@ -39,7 +39,7 @@ pub(crate) fn chat_request(
         quirks.apply_to_body(obj);
     }
     let body = serde_json::to_vec(&body).expect("a JSON value always serializes");
-    config.provider.chat_request(id, body)
+    config.provider.post_chat(id, body)
 }
 
 /// Builds the summary request of a compaction: the same model and options, no tools.
@@ -68,43 +68,5 @@ pub(crate) fn summary_request(
         quirks.apply_to_body(obj);
     }
     let body = serde_json::to_vec(&body).expect("a JSON value always serializes");
-    config.provider.chat_request(id, body)
-}
-
-/// `base_url` joined with `path`, with exactly one slash between them.
-pub fn endpoint(base_url: &str, path: &str) -> String {
-    format!(
-        "{}/{}",
-        base_url.trim_end_matches('/'),
-        path.trim_start_matches('/')
-    )
-}
-
-/// The headers of every request to `provider`: JSON content type (when there is a body), the
-/// key as a bearer token, and the provider's extra headers.
-pub(crate) fn headers(provider: &Provider, json_body: bool) -> Vec<(String, HeaderValue)> {
-    let plain = |n: &str, v: &str| (n.to_owned(), HeaderValue::Plain(v.to_owned()));
-    let mut headers = if json_body {
-        vec![
-            plain("content-type", "application/json"),
-            plain("accept", "text/event-stream, application/json"),
-        ]
-    } else {
-        vec![plain("accept", "application/json")]
-    };
-    if let Some(key) = provider.api_key.as_ref().filter(|k| !k.is_empty()) {
-        headers.push((
-            "authorization".to_owned(),
-            HeaderValue::Secret(Secret::new(format!("Bearer {}", key.expose()))),
-        ));
-    }
-    for (name, value) in &provider.headers {
-        let value = if is_sensitive_header(name) {
-            HeaderValue::Secret(Secret::new(value.clone()))
-        } else {
-            HeaderValue::Plain(value.clone())
-        };
-        headers.push((name.clone(), value));
-    }
-    headers
+    config.provider.post_chat(id, body)
 }

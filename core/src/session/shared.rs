@@ -103,7 +103,7 @@ impl Shared {
             Some(compaction) => self.summary_request(id, compaction),
             None => {
                 self.context.sent_bytes = self.context.request_bytes();
-                request::chat_request(id, &self.config, &self.history, &self.quirks)
+                request::turn_request(id, &self.config, &self.history, &self.quirks)
             }
         };
         self.emit(Event::RequestStarted { step, attempt });

@@ -172,7 +172,7 @@ impl Turn {
             return self.fail(s, TurnError::StreamBroken { message });
         }
         // Name the URL that could not be reached: a typo in it is the usual cause.
-        let url = super::request::endpoint(&s.config.provider.base_url, "chat/completions");
+        let url = super::config::endpoint(&s.config.provider.base_url, "chat/completions");
         let failure = TurnError::Transport {
             kind: error.kind,
             message: format!("{url}: {message}"),

@@ -5,7 +5,7 @@
 //! nulls, keep-alives, quirks); ids and numbers are made up.
 
 use super::*;
-use crate::accumulate::Choice;
+use crate::accumulate::{Choice, FinishReason};
 use serde_json::{Value, json};
 
 // ---- the runner ----
