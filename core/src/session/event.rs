@@ -249,7 +249,7 @@ pub enum ToolStatus {
 pub enum TurnError {
     /// The provider answered with an error status (bad key, unknown model, rate limit after
     /// all retries, …). The provider's message says what to fix.
-    #[error("the provider answered {status}: {error}")]
+    #[error("the provider answered {status}: {error}{}", status_hint(*status))]
     Api {
         /// The HTTP status.
         status: u16,
@@ -401,6 +401,17 @@ impl TransportError {
     }
 }
 
+/// What to check after an error status whose cause is nearly always on the user's side: a
+/// provider's own message for these (`Not Found`, `Unauthorized`) rarely says it.
+fn status_hint(status: u16) -> &'static str {
+    match status {
+        401 => " (check the API key)",
+        403 => " (check the API key and its permissions)",
+        404 => " (check the base URL and the model name)",
+        _ => "",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,5 +444,25 @@ mod tests {
             assert!(!e.is_final());
             assert_eq!(TurnOutcome::from_event(&e), None);
         }
+    }
+
+    #[test]
+    fn an_api_error_says_what_its_status_usually_means() {
+        let error: crate::wire::ApiError =
+            serde_json::from_value(serde_json::json!({"message": "Not Found"})).unwrap();
+        let text = |status| {
+            TurnError::Api {
+                status,
+                error: error.clone(),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            text(401),
+            "the provider answered 401: Not Found (check the API key)"
+        );
+        assert!(text(403).ends_with("(check the API key and its permissions)"));
+        assert!(text(404).ends_with("(check the base URL and the model name)"));
+        assert_eq!(text(500), "the provider answered 500: Not Found");
     }
 }
