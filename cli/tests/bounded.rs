@@ -1,5 +1,6 @@
-//! `hrns exec` against providers that do not stop: an endless answer fails at the answer-size
-//! cap with bounded memory, and Ctrl-C during a fast stream ends the run at once.
+//! `hrns exec` against providers that do not stop or ask to wait: an endless answer fails at
+//! the answer-size cap with bounded memory, Ctrl-C during a fast stream ends the run at once,
+//! and a `Retry-After` past the retry budget fails at once saying how long.
 
 mod common;
 
@@ -154,4 +155,32 @@ fn ctrl_c_during_a_fast_stream_exits_130_at_once() {
     // was seen between feeds.
     assert!(waited < Duration::from_secs(2), "exited after {waited:?}");
     assert!(stdout(&out).contains("tok tok"), "the stream was shown");
+}
+
+#[test]
+fn a_long_retry_after_fails_at_once_saying_how_long() {
+    let env = Env::new();
+    let in_an_hour =
+        httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(3600));
+    for (retry_after, waits) in [
+        ("3600", &["3600"][..]),
+        (in_an_hour.as_str(), &["3599", "3600"][..]),
+    ] {
+        let mock =
+            MockProvider::start([Reply::rate_limited(retry_after), Reply::text_answer("no")])
+                .unwrap();
+        let started = Instant::now();
+        let out = env.run(Some(&mock), &["exec", "go"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            waits
+                .iter()
+                .any(|w| err.contains(&format!("the provider asked to wait {w} s before retrying"))),
+            "{retry_after}: {err}"
+        );
+        assert!(err.contains("more than the retry budget of 300 s"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(30), "did not wait");
+        assert_eq!(mock.chat_requests().len(), 1, "not retried");
+    }
 }

@@ -10,7 +10,7 @@ use crate::accumulate::{Choice, Completion, FinishReason, ToolCallParts};
 use crate::stream::{ChatStream, StreamError, StreamEvent, StreamFailure};
 use crate::wire::{ApiError, ChatResponse};
 use std::collections::VecDeque;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// Most of an error body that is kept for the error message.
 pub const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -131,11 +131,32 @@ impl AnswerReader {
 
     /// The status line and headers arrived. A 2xx whose content type says JSON is read as a
     /// whole answer; any other 2xx as an event stream; other statuses as an error body.
-    /// A second head is ignored.
+    /// A second head is ignored. A `Retry-After` date is ignored here (there is no wall time
+    /// to count from); [`handle_head_at`](Self::handle_head_at) reads it.
     pub fn handle_head<'a>(
         &mut self,
         status: u16,
         headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    ) {
+        self.head(status, headers, None);
+    }
+
+    /// [`handle_head`](Self::handle_head) for a head that arrived at the wall time `wall`, so
+    /// that a `Retry-After` HTTP date becomes a delay.
+    pub fn handle_head_at<'a>(
+        &mut self,
+        wall: SystemTime,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    ) {
+        self.head(status, headers, Some(wall));
+    }
+
+    fn head<'a>(
+        &mut self,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+        wall: Option<SystemTime>,
     ) {
         if !matches!(self.body, Body::AwaitingHead) {
             return;
@@ -162,7 +183,7 @@ impl AnswerReader {
         } else {
             Body::Error {
                 status,
-                retry_after: crate::session::retry_after(headers.iter().copied()),
+                retry_after: crate::session::retry_after(headers.iter().copied(), wall),
                 body: Vec::new(),
             }
         };

@@ -18,7 +18,7 @@ use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// How often blocked waits look at the cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(20);
@@ -257,8 +257,10 @@ impl<'a> Runner<'a> {
     fn feed(&mut self, session: &mut Session, io: Io) {
         let now = Instant::now();
         let fed = match io {
-            Io::Head(id, status, headers) => session.handle_response_head(
+            // The wall time lets the session read a `Retry-After` date.
+            Io::Head(id, status, headers) => session.handle_response_head_at(
                 now,
+                SystemTime::now(),
                 id,
                 status,
                 headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())),

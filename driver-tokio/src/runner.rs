@@ -21,7 +21,7 @@ use std::future::{Future, pending, poll_fn};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::Semaphore;
 use tokio::task::{AbortHandle, Id, JoinSet};
 use tokio_util::sync::CancellationToken;
@@ -235,7 +235,8 @@ impl Runner {
             Step::Head => {
                 let resp = x.response().expect("a head step leaves the response");
                 let headers = resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
-                session.handle_response_head(now, id, resp.status, headers)
+                // The wall time lets the session read a `Retry-After` date.
+                session.handle_response_head_at(now, SystemTime::now(), id, resp.status, headers)
             }
             Step::Data(bytes) => session.handle_response_data(now, id, &bytes),
             Step::End => {

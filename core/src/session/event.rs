@@ -295,6 +295,21 @@ pub enum TurnError {
     /// The provider answered, but with no choice in it.
     #[error("the provider's answer had no choices")]
     NoChoices,
+    /// The provider is rate limited or overloaded and asked (`Retry-After`) to wait longer than
+    /// the retry budget ([`RetryPolicy::max_retry_after`](super::RetryPolicy)), so the turn
+    /// fails at once rather than seem to hang. Try again later.
+    #[error(
+        "the provider asked to wait {wait_secs} s before retrying; more than the retry budget of \
+         {budget_secs} s, so hrns did not wait. Try again later. ({failure})"
+    )]
+    RetryAfterTooLong {
+        /// How long the provider asked to wait, in seconds (rounded up).
+        wait_secs: u64,
+        /// The longest wait the session accepts, in seconds.
+        budget_secs: u64,
+        /// The failure that asked for the wait (a 429 or 503 with the provider's error).
+        failure: Box<TurnError>,
+    },
     /// The provider still said the request was too long for the model's context window after
     /// hrns shrank the history. Start a new session, or use a model with a larger window.
     #[error(

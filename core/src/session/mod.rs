@@ -5,7 +5,8 @@
 //!
 //! - getters (`&self`): [`Session::messages`], [`Session::is_idle`], [`Session::poll_timeout`],
 //!   [`Session::wants_response`], [`Session::usage`];
-//! - inputs: [`Session::handle_response_head`], [`Session::handle_response_data`],
+//! - inputs: [`Session::handle_response_head`] (or [`Session::handle_response_head_at`]),
+//!   [`Session::handle_response_data`],
 //!   [`Session::handle_response_end`], [`Session::handle_transport_error`],
 //!   [`Session::handle_tool_output`], [`Session::handle_approval`], [`Session::handle_timeout`];
 //! - commands: [`Session::submit`], [`Session::cancel`];
@@ -50,7 +51,7 @@ use crate::quirks::ProviderQuirks;
 use crate::tool::{Effect, ToolOutput};
 use crate::wire::{Message, Usage};
 use shared::Shared;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 use turn::Turn;
 
 /// What the driver should do next.
@@ -284,16 +285,42 @@ impl Session {
     // or data before a head. Input that comes late (for a request or call that finished or
     // was cancelled meanwhile) is accepted and ignored.
 
-    /// The status line and headers of the response to `req` arrived.
+    /// The status line and headers of the response to `req` arrived. Without the wall time a
+    /// `Retry-After` HTTP date cannot be read (backoff applies instead); drivers call
+    /// [`Session::handle_response_head_at`].
     pub fn handle_response_head<'a>(
         &mut self,
+        now: Instant,
+        req: RequestId,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    ) -> Result<(), SessionError> {
+        self.response_head(now, None, req, status, headers)
+    }
+
+    /// [`Session::handle_response_head`] with the wall time the head arrived at (the core has
+    /// no clock), so that `Retry-After: <HTTP-date>` is honoured like `Retry-After: <seconds>`.
+    pub fn handle_response_head_at<'a>(
+        &mut self,
+        now: Instant,
+        wall: SystemTime,
+        req: RequestId,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    ) -> Result<(), SessionError> {
+        self.response_head(now, Some(wall), req, status, headers)
+    }
+
+    fn response_head<'a>(
+        &mut self,
         _now: Instant,
+        wall: Option<SystemTime>,
         req: RequestId,
         status: u16,
         headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
     ) -> Result<(), SessionError> {
         if let Some(turn) = awaiting(&self.shared, &mut self.turn, req)? {
-            turn.on_head(status, headers);
+            turn.on_head(wall, status, headers);
         }
         Ok(())
     }

@@ -1,7 +1,7 @@
 //! Retry timing: exponential backoff with seeded jitter, and the provider's `Retry-After`.
 
 use super::config::RetryPolicy;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// Statuses worth another attempt: rate limits, server errors, overload (529).
 pub(crate) fn is_retryable_status(status: u16) -> bool {
@@ -49,10 +49,15 @@ impl Jitter {
 }
 
 /// The delay a provider asks for, from `retry-after-ms` (milliseconds, OpenAI) or
-/// `Retry-After` (seconds). The HTTP-date form of `Retry-After` needs a wall clock, which the
-/// core does not have, so it is ignored and backoff applies.
+/// `Retry-After` (seconds, or an HTTP date).
+///
+/// RFC 9110, section 10.2.3: "Retry-After = HTTP-date / delay-seconds". The date form needs
+/// the wall time, which the core has no clock for: the driver hands it in as `wall` with the
+/// response head. Without it (or with a date that does not parse) the date is ignored and
+/// backoff applies; a date in the past means "now".
 pub(crate) fn retry_after<'a>(
     headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    wall: Option<SystemTime>,
 ) -> Option<Duration> {
     let mut secs = None;
     let mut millis = None;
@@ -63,10 +68,20 @@ pub(crate) fn retry_after<'a>(
         if name.eq_ignore_ascii_case("retry-after-ms") {
             millis = parse_non_negative(value).map(|ms| Duration::from_secs_f64(ms / 1000.0));
         } else if name.eq_ignore_ascii_case("retry-after") {
-            secs = parse_non_negative(value).map(Duration::from_secs_f64);
+            secs = parse_non_negative(value)
+                .map(Duration::from_secs_f64)
+                .or_else(|| wall.and_then(|wall| until_date(value, wall)));
         }
     }
     millis.or(secs)
+}
+
+/// How long from `wall` until the HTTP date `value` (IMF-fixdate, or the obsolete RFC 850 and
+/// asctime forms a recipient must accept); zero for a date already past, `None` for text
+/// that is not a date.
+fn until_date(value: &str, wall: SystemTime) -> Option<Duration> {
+    let date = httpdate::parse_http_date(value.trim()).ok()?;
+    Some(date.duration_since(wall).unwrap_or(Duration::ZERO))
 }
 
 fn parse_non_negative(value: &str) -> Option<f64> {
@@ -85,26 +100,91 @@ mod tests {
     #[test]
     fn retry_after_variants() {
         assert_eq!(
-            retry_after(h(&[("Retry-After", "3")])),
+            retry_after(h(&[("Retry-After", "3")]), None),
             Some(Duration::from_secs(3))
         );
         assert_eq!(
-            retry_after(h(&[("retry-after", " 1.5 ")])),
+            retry_after(h(&[("retry-after", " 1.5 ")]), None),
             Some(Duration::from_millis(1500))
         );
         assert_eq!(
-            retry_after(h(&[("retry-after", "3"), ("retry-after-ms", "250")])),
+            retry_after(h(&[("retry-after", "3"), ("retry-after-ms", "250")]), None),
             Some(Duration::from_millis(250))
         );
         assert_eq!(
-            retry_after(h(&[("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")])),
+            retry_after(h(&[("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")]), None),
+            None,
+            "a date needs the wall time"
+        );
+        for bad in ["-1", "NaN", "1e300", "", "soon"] {
+            assert_eq!(retry_after(h(&[("retry-after", bad)]), None), None, "{bad}");
+            assert_eq!(retry_after(h(&[("retry-after", bad)]), Some(wall())), None);
+        }
+        assert_eq!(retry_after(h(&[("x", "1")]), None), None);
+        assert_eq!(
+            retry_after([("retry-after", &[0xff, 0xfe][..])], None),
             None
         );
-        assert_eq!(retry_after(h(&[("retry-after", "-1")])), None);
-        assert_eq!(retry_after(h(&[("retry-after", "NaN")])), None);
-        assert_eq!(retry_after(h(&[("retry-after", "1e300")])), None);
-        assert_eq!(retry_after(h(&[("x", "1")])), None);
-        assert_eq!(retry_after([("retry-after", &[0xff, 0xfe][..])]), None);
+    }
+
+    /// Wed, 21 Oct 2015 07:28:00 GMT.
+    fn wall() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_480)
+    }
+
+    #[test]
+    fn http_dates_count_from_the_wall_time_handed_in() {
+        let at = |v: &str| retry_after(h(&[("Retry-After", v)]), Some(wall()));
+        assert_eq!(
+            at("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO),
+            "now"
+        );
+        assert_eq!(
+            at("Wed, 21 Oct 2015 08:28:00 GMT"),
+            Some(Duration::from_secs(3600))
+        );
+        assert_eq!(
+            at(" Wed, 21 Oct 2015 07:28:30 GMT "),
+            Some(Duration::from_secs(30))
+        );
+        // The obsolete forms a recipient must still accept (RFC 9110, section 5.6.7).
+        assert_eq!(
+            at("Wednesday, 21-Oct-15 07:29:00 GMT"),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(
+            at("Wed Oct 21 07:30:00 2015"),
+            Some(Duration::from_secs(120))
+        );
+        assert_eq!(
+            at("Tue, 20 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO),
+            "past"
+        );
+        // Seconds win over nothing else; `retry-after-ms` wins over a date.
+        assert_eq!(
+            retry_after(
+                h(&[
+                    ("retry-after", "Wed, 21 Oct 2015 08:28:00 GMT"),
+                    ("retry-after-ms", "5")
+                ]),
+                Some(wall())
+            ),
+            Some(Duration::from_millis(5))
+        );
+        for malformed in [
+            "Wed, 21 Oct 2015 07:28:00",
+            "Wed, 32 Oct 2015 07:28:00 GMT",
+            "Wed, 21 Foo 2015 07:28:00 GMT",
+            "Wed, 21 Oct 2015 25:28:00 GMT",
+            "Wed, 21 Oct 15 07:28:00 GMT",
+            "21 Oct 2015 07:28:00 GMT",
+            "Wed, 21 Oct 2015 07:28:00 GMT; and more",
+            "Wed, 21 Oct 2015 07:28:00 GMTWed, 21 Oct 2015 07:28:00 GMT",
+        ] {
+            assert_eq!(at(malformed), None, "{malformed}");
+        }
     }
 
     #[test]

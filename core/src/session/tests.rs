@@ -742,7 +742,10 @@ fn client_errors_fail_at_once_and_long_retry_after_is_not_awaited() {
     assert!(matches!(
         h.events.last(),
         Some(Event::TurnFailed {
-            error: TurnError::Api { status: 429, .. }
+            error: TurnError::RetryAfterTooLong {
+                wait_secs: 3600,
+                ..
+            }
         })
     ));
 }

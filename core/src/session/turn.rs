@@ -24,7 +24,7 @@ use crate::http::RequestId;
 use crate::stream::{StreamError, StreamFailure};
 use crate::tool::ToolOutput;
 use crate::wire::{ApiError, Message, Usage};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 #[derive(Debug)]
 pub(super) struct Turn {
@@ -117,11 +117,15 @@ impl Turn {
 
     pub(super) fn on_head<'a>(
         &mut self,
+        wall: Option<SystemTime>,
         status: u16,
         headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
     ) {
         if let Phase::Requesting { answer, .. } = &mut self.phase {
-            answer.handle_head(status, headers);
+            match wall {
+                Some(wall) => answer.handle_head_at(wall, status, headers),
+                None => answer.handle_head(status, headers),
+            }
         }
     }
 
@@ -319,8 +323,16 @@ impl Turn {
         failure: TurnError,
     ) {
         let policy = &s.config.retry;
-        if attempt >= policy.max_attempts || retry_after.is_some_and(|d| d > policy.max_retry_after)
-        {
+        if let Some(wait) = retry_after.filter(|d| *d > policy.max_retry_after) {
+            // Waiting that long would look like a hang: fail now and say how long.
+            let error = TurnError::RetryAfterTooLong {
+                wait_secs: whole_secs(wait),
+                budget_secs: whole_secs(policy.max_retry_after),
+                failure: Box::new(failure),
+            };
+            return self.fail(s, error);
+        }
+        if attempt >= policy.max_attempts {
             return self.fail(s, failure);
         }
         let delay = match retry_after {
@@ -513,4 +525,9 @@ impl Turn {
         }
         s.emit(Event::TurnCancelled);
     }
+}
+
+/// Seconds, rounded up: a wait of 0.2 s is "1 s", never "0 s".
+fn whole_secs(d: Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
 }

@@ -508,6 +508,54 @@ pub fn an_endless_answer_fails_at_the_cap(h: &mut impl Harness) {
     assert_no_key(&ev);
 }
 
+pub fn a_retry_after_past_the_budget_fails_at_once(h: &mut impl Harness) {
+    let mock =
+        MockProvider::start([Reply::rate_limited("3600"), Reply::text_answer("never")]).unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "go");
+    match last(&ev) {
+        Event::TurnFailed {
+            error:
+                error @ TurnError::RetryAfterTooLong {
+                    wait_secs: 3600,
+                    budget_secs: 5,
+                    ..
+                },
+        } => {
+            let shown = error.to_string();
+            assert!(shown.contains("asked to wait 3600 s"), "{shown}");
+            assert!(shown.contains("retry budget of 5 s"), "{shown}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(mock.request_count(), 1, "not retried");
+    assert!(!events(&ev).iter().any(|e| matches!(e, Event::Retry { .. })));
+}
+
+pub fn an_http_date_retry_after_is_honoured(h: &mut impl Harness) {
+    // Three seconds ahead, to the second: a wait of two to three seconds, where the suite's
+    // own backoff would be at most 50 ms.
+    let date = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(3));
+    let mock =
+        MockProvider::start([Reply::rate_limited(&date), Reply::text_answer("fine")]).unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "go");
+    assert!(
+        matches!(last(&ev), Event::TurnFinished { .. }),
+        "{:?}",
+        last(&ev)
+    );
+    let delay = events(&ev)
+        .iter()
+        .find_map(|e| match e {
+            Event::Retry { delay_ms, .. } => Some(*delay_ms),
+            _ => None,
+        })
+        .expect("a retry");
+    assert!((1000..=3000).contains(&delay), "{date}: waited {delay} ms");
+    assert_eq!(mock.request_count(), 2);
+}
+
 /// Defines one `#[test]` per case of the suite, each running the case with a fresh harness
 /// from `$harness` (an expression). Use it as `behaviour_tests!(MyHarness);` in a test file
 /// that declares `#[macro_use] mod suite;`, so that no driver can skip a case.
@@ -531,6 +579,8 @@ macro_rules! behaviour_tests {
             a_tool_past_the_sessions_deadline_is_stopped,
             an_html_page_with_status_200_fails_at_once,
             an_endless_answer_fails_at_the_cap,
+            a_retry_after_past_the_budget_fails_at_once,
+            an_http_date_retry_after_is_honoured,
         );
     };
     (@each $harness:expr; $($case:ident),* $(,)?) => {

@@ -85,3 +85,127 @@ fn a_whole_json_answer_past_the_cap_fails_too() {
     ));
     assert_eq!(h.s.messages().len(), 1);
 }
+
+/// Wed, 21 Oct 2015 07:28:00 GMT.
+fn wall() -> std::time::SystemTime {
+    std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_480)
+}
+
+impl H {
+    /// An error status whose head arrived at the wall time `wall()`.
+    fn dated_status(&mut self, status: u16, headers: &[(&str, &str)], body: &str) {
+        let req = self.req();
+        self.s
+            .handle_response_head_at(
+                self.now,
+                wall(),
+                req,
+                status,
+                headers.iter().map(|(n, v)| (*n, v.as_bytes())),
+            )
+            .unwrap();
+        self.drain();
+        self.data(body);
+        self.end();
+    }
+}
+
+fn over_budget(h: &H) -> (u64, u64, String) {
+    let [Event::TurnFailed { error }] = &h.finals()[..] else {
+        panic!("{:?}", h.finals());
+    };
+    let TurnError::RetryAfterTooLong {
+        wait_secs,
+        budget_secs,
+        failure,
+    } = error
+    else {
+        panic!("{error:?}");
+    };
+    assert!(matches!(**failure, TurnError::Api { .. }), "{failure:?}");
+    (*wait_secs, *budget_secs, error.to_string())
+}
+
+#[test]
+fn a_retry_after_past_the_budget_fails_at_once_saying_how_long() {
+    let mut h = H::new(config(ApprovalPolicy::Auto));
+    h.submit("x");
+    h.status(
+        429,
+        &[("retry-after", "3600")],
+        r#"{"error":{"message":"Rate limit reached","type":"requests"}}"#,
+    );
+    let (wait, budget, shown) = over_budget(&h);
+    assert_eq!((wait, budget), (3600, 300));
+    assert!(
+        shown.contains(
+            "the provider asked to wait 3600 s before retrying; more than the retry budget of 300 s"
+        ),
+        "{shown}"
+    );
+    assert!(shown.contains("Rate limit reached"), "{shown}");
+    assert_eq!(h.sent.len(), 1, "no retry");
+    assert!(h.s.poll_timeout().is_none(), "nothing waits");
+    assert!(!h.events.iter().any(|e| matches!(e, Event::Retry { .. })));
+    assert!(h.s.is_idle());
+}
+
+#[test]
+fn an_http_date_retry_after_is_honoured_with_the_wall_time() {
+    // An hour ahead, from a 503: over the budget.
+    let mut h = H::new(config(ApprovalPolicy::Auto));
+    h.submit("x");
+    h.dated_status(
+        503,
+        &[("Retry-After", "Wed, 21 Oct 2015 08:28:00 GMT")],
+        "{}",
+    );
+    let (wait, _, shown) = over_budget(&h);
+    assert_eq!(wait, 3600);
+    assert!(shown.contains("asked to wait 3600 s"), "{shown}");
+
+    // Two seconds ahead: the retry waits exactly that long, then goes out.
+    h.submit("y");
+    h.dated_status(
+        429,
+        &[("Retry-After", "Wed, 21 Oct 2015 07:28:02 GMT")],
+        "{}",
+    );
+    match h.events.last() {
+        Some(Event::Retry { delay_ms, .. }) => assert_eq!(*delay_ms, 2000),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(h.s.poll_timeout(), Some(h.now + Duration::from_secs(2)));
+    let sent = h.sent.len();
+    h.s.handle_timeout(h.now + Duration::from_secs(2));
+    h.drain();
+    assert_eq!(h.sent.len(), sent + 1, "retried at the date");
+    h.sse(&text_answer("fine"));
+    assert!(matches!(
+        h.finals().last(),
+        Some(Event::TurnFinished { .. })
+    ));
+}
+
+#[test]
+fn an_http_date_without_the_wall_time_or_malformed_falls_back_to_backoff() {
+    for (date, dated) in [
+        ("Wed, 21 Oct 2015 08:28:00 GMT", false),
+        ("Wed, 21 Oct 2015 08:28:00", true),
+        ("Wed, 99 Oct 2015 08:28:00 GMT", true),
+        ("in a while", true),
+    ] {
+        let mut h = H::new(config(ApprovalPolicy::Auto));
+        h.submit("x");
+        if dated {
+            h.dated_status(429, &[("Retry-After", date)], "{}");
+        } else {
+            h.status(429, &[("Retry-After", date)], "{}");
+        }
+        match h.events.last() {
+            // The first backoff is at most the base delay (1 s).
+            Some(Event::Retry { delay_ms, .. }) => assert!(*delay_ms <= 1000, "{date}: {delay_ms}"),
+            other => panic!("{date}: {other:?}"),
+        }
+    }
+}
