@@ -216,12 +216,11 @@ fn resize_redraws_and_ctrl_d_exits_restored() {
     });
     ui.p.send("\x15hello\r");
     ui.p.expect("sized", T);
-    let screen = ui.p.screen();
-    assert_eq!(
-        screen.matches("mock-model").count(),
-        2,
-        "banner and one status line:\n{screen}"
-    );
+    // The status line is drawn after the answer's text: wait for the banner and exactly one
+    // status line (a status line drawn twice after the resize never settles to two).
+    ui.p.expect_screen("the banner and one status line", T, |s| {
+        s.matches("mock-model").count() == 2
+    });
     ui.p.send("\x04");
     assert_eq!(ui.p.wait(T), 0);
     assert!(ui.p.cursor_visible());
