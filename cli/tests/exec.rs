@@ -1,5 +1,7 @@
 //! `hrns` end to end: the built binary against the mock provider over loopback.
 
+mod common;
+
 use hrns_blocking::mock::{MockProvider, Reply};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -550,15 +552,18 @@ fn ctrl_c_cancels_the_turn_and_exits_130() {
     let mid = reply.body().len() / 2;
     let mock =
         MockProvider::start([reply.split_at(&[mid]).delay(Duration::from_secs(30))]).unwrap();
-    let child = env
+    let mut child = env
         .cmd(Some(&mock))
         .args(["exec", "--json", "go"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    assert!(mock.wait_for_requests(1, Duration::from_secs(10)));
-    std::thread::sleep(Duration::from_millis(300));
+    // The first half of the answer arrived: the turn is streaming, stalled mid-answer.
+    let mut lines = common::Lines::read(child.stdout.take().unwrap());
+    lines.wait_for("first delta", Duration::from_secs(10), |l| {
+        l.contains(r#""type":"text_delta""#)
+    });
     let started = std::time::Instant::now();
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -571,7 +576,8 @@ fn ctrl_c_cancels_the_turn_and_exits_130() {
         "cancel was not prompt"
     );
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    let last: Value = serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    let printed = lines.finish();
+    let last: Value = serde_json::from_str(printed.lines().last().unwrap()).unwrap();
     assert_eq!(last["type"], "turn_cancelled");
 }
 

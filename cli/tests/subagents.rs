@@ -1,6 +1,8 @@
 //! Subagents end to end: `hrns exec` whose model calls `task`, against a mock provider that
 //! answers parent and child requests by what they carry.
 
+mod common;
+
 use hrns_blocking::mock::{MockProvider, RecordedRequest, Reply};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -282,15 +284,20 @@ fn ctrl_c_during_a_child_cancels_it_and_the_turn() {
         let mid = reply.body().len() / 2;
         reply.split_at(&[mid]).delay(Duration::from_secs(30))
     });
-    let child = env
+    let mut child = env
         .cmd(&mock)
         .args(["exec", "--json", "go"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // The child is running: its request was printed as started and reached the provider (its
+    // deltas are not printed with --json, so there is no later moment to see).
+    let mut lines = common::Lines::read(child.stdout.take().unwrap());
+    lines.wait_for("the child's request", Duration::from_secs(10), |l| {
+        l.contains(r#""parent_call_id":"call_task_1""#) && l.contains(r#""type":"request_started""#)
+    });
     assert!(mock.wait_for_requests(2, Duration::from_secs(10)));
-    std::thread::sleep(Duration::from_millis(300));
     let started = std::time::Instant::now();
     assert!(
         Command::new("kill")
@@ -304,7 +311,9 @@ fn ctrl_c_during_a_child_cancels_it_and_the_turn() {
         started.elapsed() < Duration::from_secs(5),
         "cancel was not prompt"
     );
-    let (stdout, stderr) = text(&out);
+    let (_, stderr) = text(&out);
+    let stdout = lines.finish();
+    assert!(!stdout.contains(KEY), "the key leaked");
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     let events: Vec<Value> = stdout
         .lines()

@@ -112,3 +112,73 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// A child's output read line by line on a thread of its own, so that a test can wait for an
+/// observable moment (a line printed) before it acts, and still get the whole output at the end.
+pub struct Lines {
+    rx: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Lines {
+    /// Starts reading `from` (a child's piped stdout or stderr).
+    pub fn read(from: impl std::io::Read + Send + 'static) -> Self {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(from).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Lines {
+            rx,
+            seen: Vec::new(),
+            reader,
+        }
+    }
+
+    /// Waits until a line `ready` says yes to was printed; panics with the lines so far when
+    /// none came within `timeout` or the output ended first.
+    pub fn wait_for(
+        &mut self,
+        what: &str,
+        timeout: std::time::Duration,
+        ready: impl Fn(&str) -> bool,
+    ) {
+        let deadline = std::time::Instant::now() + timeout;
+        if self.seen.iter().any(|l| ready(l)) {
+            return;
+        }
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    let found = ready(&line);
+                    self.seen.push(line);
+                    if found {
+                        return;
+                    }
+                }
+                Err(e) => panic!(
+                    "no {what} ({e:?}); the output so far:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// All the output, once it ended (the child exited or closed it).
+    pub fn finish(mut self) -> String {
+        self.reader.join().unwrap();
+        self.seen.extend(self.rx.try_iter());
+        let mut text = self.seen.join("\n");
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text
+    }
+}
