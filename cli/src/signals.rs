@@ -1,6 +1,7 @@
-//! SIGINT, SIGTERM and SIGHUP during `hrns exec`: each cancels the turn (commands are killed
-//! with their process groups, the session is saved) and hrns then exits with the status of the
-//! signal (130, 143, 129); a second signal exits at once.
+//! SIGINT, SIGTERM and SIGHUP during `hrns exec`, and SIGTERM and SIGHUP in the TUI (where
+//! Ctrl-C is a key): each cancels the turn (commands are killed with their process groups, the
+//! session is saved, the terminal restored) and hrns then exits with the status of the signal
+//! (130, 143, 129); a second signal exits at once.
 
 use hrns_blocking::CancelFlag;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -28,12 +29,37 @@ pub(crate) fn install(cancel: &CancelFlag) {
         });
 }
 
+/// Hands the first SIGTERM or SIGHUP to `on_signal` (from a thread of its own), for the TUI to
+/// cancel its turn, save the session and leave the screen before it exits with
+/// [`status_of`] the signal; a second one exits at once.
+pub(crate) fn watch_termination(on_signal: impl Fn(i32) + Send + 'static) {
+    use signal_hook::consts::{SIGHUP, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP]) else {
+        return;
+    };
+    let _ = std::thread::Builder::new()
+        .name("hrns-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if RECEIVED.swap(signal, Ordering::SeqCst) != 0 {
+                    std::process::exit(128 + signal);
+                }
+                on_signal(signal);
+            }
+        });
+}
+
+/// The conventional exit status after `signal`: 128 + its number.
+pub(crate) fn status_of(signal: i32) -> u8 {
+    u8::try_from(128 + signal).unwrap_or(crate::exit::INTERRUPTED)
+}
+
 /// The exit status of a cancelled turn: 128 + the signal that cancelled it, 130 (SIGINT)
 /// otherwise.
 pub(crate) fn cancelled_status() -> u8 {
     match RECEIVED.load(Ordering::SeqCst) {
         0 => crate::exit::INTERRUPTED,
-        signal => u8::try_from(128 + signal).unwrap_or(crate::exit::INTERRUPTED),
+        signal => status_of(signal),
     }
 }
 

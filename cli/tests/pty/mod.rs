@@ -145,6 +145,11 @@ impl Pty {
             .set_size(rows, cols);
     }
 
+    /// The program's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.process_id().expect("a running child has a pid")
+    }
+
     /// Waits for the program to exit and returns its exit code.
     pub fn wait(&mut self, timeout: Duration) -> u32 {
         let start = Instant::now();

@@ -29,6 +29,8 @@ use connect::Connect;
 
 /// What reaches the loop from other tasks.
 enum Msg {
+    /// SIGTERM or SIGHUP arrived: cancel, save, restore the terminal, exit 128 + the signal.
+    Terminate(i32),
     /// A `/models` answer.
     Models(Result<Vec<String>, String>),
     /// The model list looked up at the start for the context window.
@@ -107,6 +109,8 @@ pub(crate) struct App {
     tokens_before: u64,
     ctrl_c_at: Option<Instant>,
     quit: bool,
+    /// The exit status: 0, or 128 + the signal that ended the UI.
+    exit_status: u8,
     models: Vec<String>,
     /// The model whose window was last asked of `/models`.
     window_looked_up: Option<String>,
@@ -182,6 +186,7 @@ impl App {
             tokens_before: 0,
             ctrl_c_at: None,
             quit: false,
+            exit_status: 0,
             models: Vec::new(),
             window_looked_up: None,
             candidates: None,
@@ -229,6 +234,10 @@ impl App {
                 }
             }
         });
+        let signals = self.tx.clone();
+        crate::signals::watch_termination(move |signal| {
+            let _ = signals.send(Msg::Terminate(signal));
+        });
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         while !self.quit {
             self.draw();
@@ -254,7 +263,10 @@ impl App {
         if self.close_log() {
             eprintln!("to continue this conversation: hrns --continue");
         }
-        Ok(0)
+        // Running commands end with their process groups as the runtime shuts down: each
+        // call's cancel flag is set when its task is dropped, and the runtime waits for the
+        // blocking threads that kill and reap them.
+        Ok(self.exit_status)
     }
 }
 

@@ -119,6 +119,11 @@ impl App {
 
     pub(super) fn on_msg(&mut self, msg: Msg) {
         match msg {
+            Msg::Terminate(signal) => {
+                // Leaving mid-turn cancels it (the loop's end does that), as Ctrl-C would.
+                self.exit_status = crate::signals::status_of(signal);
+                self.quit = true;
+            }
             Msg::Models(Ok(models)) => {
                 let current = self.setup.provider.model.clone();
                 let lines: Vec<Line> = models

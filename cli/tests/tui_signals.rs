@@ -1,0 +1,161 @@
+//! SIGTERM and SIGHUP in the interactive UI: the turn is cancelled as Ctrl-C would (running
+//! commands end with their process groups), the session is saved, the terminal restored, and
+//! hrns exits with 143 or 129.
+
+mod pty;
+
+use hrns_blocking::mock::{MockProvider, Reply};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(20);
+
+/// A command that records the shell's pid and a background child's pid, then waits.
+const STUBBORN: &str = "echo $$ > shell.pid; sleep 60 & echo $! > child.pid; wait";
+
+struct Ui {
+    root: tempfile::TempDir,
+    p: pty::Pty,
+}
+
+fn start(mock: &MockProvider) -> Ui {
+    let root = tempfile::tempdir().unwrap();
+    for d in ["home", "config", "state", "work"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+    }
+    let env = vec![
+        ("HOME", root.path().join("home").display().to_string()),
+        (
+            "XDG_CONFIG_HOME",
+            root.path().join("config").display().to_string(),
+        ),
+        (
+            "XDG_STATE_HOME",
+            root.path().join("state").display().to_string(),
+        ),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("OPENAI_BASE_URL", mock.base_url()),
+        ("OPENAI_API_KEY", "sk-tui-SECRET".to_owned()),
+        ("HRNS_MODEL", "mock-model".to_owned()),
+    ];
+    let work = root.path().join("work");
+    let p = pty::Pty::spawn(
+        env!("CARGO_BIN_EXE_hrns"),
+        &["--approval", "auto"],
+        &work,
+        &env,
+        30,
+        100,
+    );
+    p.expect("mock-model", T);
+    Ui { root, p }
+}
+
+impl Ui {
+    fn work(&self) -> PathBuf {
+        self.root.path().join("work")
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.p.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// The saved session files' text.
+    fn sessions(&self) -> String {
+        let dir = self.root.path().join("state/hrns/sessions");
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// Waits until the command wrote both pid files; returns the pids.
+fn pids(dir: &Path) -> Vec<i32> {
+    let read = |name: &str| -> Option<i32> {
+        std::fs::read_to_string(dir.join(name))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    for _ in 0..1000 {
+        if let (Some(shell), Some(child)) = (read("shell.pid"), read("child.pid")) {
+            return vec![shell, child];
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("the command never started");
+}
+
+/// Whether `pid` is a live process (a zombie counts as gone).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        Ok(stat) => !stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+    }
+}
+
+fn assert_gone(pids: &[i32]) {
+    for _ in 0..250 {
+        if !pids.iter().any(|&p| alive(p)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("still running: {pids:?}");
+}
+
+#[test]
+fn sigterm_during_a_command_kills_it_saves_the_session_and_exits_143() {
+    let args = serde_json::json!({ "command": STUBBORN }).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("call_1", "run_command", &args)]),
+        Reply::text_answer("never asked"),
+    ])
+    .unwrap();
+    let mut ui = start(&mock);
+    ui.p.send("start the long job\r");
+    let running = pids(&ui.work());
+    ui.signal("-TERM");
+    assert_eq!(ui.p.wait(T), 143, "{}", ui.p.output());
+    assert_gone(&running);
+    assert!(ui.p.cursor_visible(), "the terminal is restored");
+    let saved = ui.sessions();
+    assert!(saved.contains("start the long job"), "saved: {saved}");
+    assert!(
+        saved.contains("cancelled"),
+        "the cancelled call is answered: {saved}"
+    );
+    assert!(!saved.contains("sk-tui-SECRET"));
+    assert_eq!(mock.chat_requests().len(), 1, "no further request");
+}
+
+#[test]
+fn sighup_during_a_stream_cancels_and_exits_129() {
+    let reply = Reply::text_answer("Words before the hangup, then a long pause.");
+    let mid = reply.body().len() / 2;
+    let mock =
+        MockProvider::start([reply.split_at(&[mid]).delay(Duration::from_secs(30))]).unwrap();
+    let mut ui = start(&mock);
+    ui.p.send("say something\r");
+    ui.p.expect("Words before", T);
+    ui.signal("-HUP");
+    assert_eq!(ui.p.wait(T), 129, "{}", ui.p.output());
+    assert!(ui.p.cursor_visible(), "the terminal is restored");
+    let saved = ui.sessions();
+    assert!(saved.contains("say something"), "saved: {saved}");
+    assert!(
+        saved.contains("interrupted"),
+        "what was shown is kept: {saved}"
+    );
+}
