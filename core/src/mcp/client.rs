@@ -26,23 +26,21 @@
 //! longer than the call timeout (progress notifications restart it) is cancelled and ends
 //! with an error result the model can act on.
 
-use super::content::call_result_output;
+mod incoming;
+mod listing;
+
 pub use super::error::{ClientError, Failure};
-use super::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, Message, RequestId};
+use super::jsonrpc::{Message, RequestId};
 pub use super::roots::{Root, file_uri};
 use crate::tool::ToolOutput;
+use listing::Listing;
+pub use listing::{MAX_LIST_PAGES, MAX_TOOLS, McpTool};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// The protocol versions hrns speaks, newest first; the first is offered.
 pub const SUPPORTED_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
-
-/// Pages of `tools/list` accepted in one listing, against a server that pages forever.
-pub const MAX_LIST_PAGES: usize = 100;
-
-/// Tools accepted from one server.
-pub const MAX_TOOLS: usize = 1000;
 
 /// Ids of cancelled or timed-out requests remembered, so their late answers are dropped
 /// quietly.
@@ -78,21 +76,6 @@ impl ClientConfig {
             call_timeout: Duration::from_secs(600),
         }
     }
-}
-
-/// A tool as the server lists it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct McpTool {
-    /// The server's name for it, used in `tools/call`.
-    pub name: String,
-    /// A title for people, if any.
-    pub title: Option<String>,
-    /// What it does, for the model.
-    pub description: Option<String>,
-    /// The JSON Schema of its arguments.
-    pub input_schema: Value,
-    /// `annotations.readOnlyHint`: the server says the tool changes nothing.
-    pub read_only_hint: Option<bool>,
 }
 
 /// Where the connection is.
@@ -174,14 +157,6 @@ enum Purpose {
 struct Pending {
     purpose: Purpose,
     deadline: Instant,
-}
-
-/// A `tools/list` in progress.
-#[derive(Debug, Default)]
-struct Listing {
-    tools: Vec<McpTool>,
-    pages: usize,
-    cursors: BTreeSet<String>,
 }
 
 /// The MCP client state machine for one server. See the module docs.
@@ -390,7 +365,9 @@ impl Client {
                 self.emit(Event::CallFinished {
                     call,
                     output: ToolOutput::error(format!(
-                        "The MCP server {server} lost its session during the call, which may or                          may not have had an effect; the session is being restarted, so the call                          can be tried again."
+                        "The MCP server {server} lost its session during the call, which may or \
+                         may not have had an effect; the session is being restarted, so the call \
+                         can be tried again."
                     )),
                 });
             }
@@ -519,268 +496,6 @@ impl Client {
         }
         self.emit(Event::Failed(failure));
     }
-
-    /// A listing failed: during the handshake the server has failed; a later refresh only
-    /// keeps the tools listed before, with a warning.
-    fn listing_failed(&mut self, failure: Failure) {
-        self.listing = None;
-        match self.phase {
-            Phase::Ready => {
-                self.list_again = false;
-                self.log("warning", format!("kept the earlier tool list: {failure}"));
-            }
-            Phase::New | Phase::Initializing | Phase::Listing | Phase::Failed(_) => {
-                self.fail(failure)
-            }
-        }
-    }
-
-    fn on_request(&mut self, id: RequestId, method: &str, _params: Option<Value>) {
-        let answer = match method {
-            "ping" => Message::Response {
-                id,
-                result: json!({}),
-            },
-            "roots/list" => {
-                let roots: Vec<Value> = self
-                    .config
-                    .roots
-                    .iter()
-                    .map(|root| match &root.name {
-                        Some(name) => json!({"uri": root.uri, "name": name}),
-                        None => json!({"uri": root.uri}),
-                    })
-                    .collect();
-                Message::Response {
-                    id,
-                    result: json!({"roots": roots}),
-                }
-            }
-            _ => Message::Error {
-                id: Some(id),
-                error: ErrorObject {
-                    code: METHOD_NOT_FOUND,
-                    message: format!("hrns does not support {method:?}"),
-                    data: None,
-                },
-            },
-        };
-        self.out.push_back(Action::Send(answer));
-    }
-
-    fn on_notification(&mut self, now: Instant, method: &str, params: Option<Value>) {
-        let params = params.unwrap_or(Value::Null);
-        match method {
-            "notifications/tools/list_changed" => match self.phase {
-                Phase::Ready if self.listing.is_none() => self.list_tools(now, None),
-                Phase::Ready | Phase::Listing => self.list_again = true,
-                Phase::New | Phase::Initializing | Phase::Failed(_) => {}
-            },
-            "notifications/progress" => {
-                let Some(token) = params.get("progressToken").and_then(Value::as_i64) else {
-                    return;
-                };
-                let Some(pending) = self.pending.get_mut(&token) else {
-                    return;
-                };
-                let Purpose::Call(call) = pending.purpose else {
-                    return;
-                };
-                // "Receivers MAY reset the timeout clock for a request upon receiving a
-                // progress notification."
-                pending.deadline = now + self.config.call_timeout;
-                let progress = params
-                    .get("progress")
-                    .and_then(Value::as_f64)
-                    .unwrap_or(0.0);
-                let total = params.get("total").and_then(Value::as_f64);
-                let message = params
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                self.emit(Event::Progress {
-                    call,
-                    progress,
-                    total,
-                    message,
-                });
-            }
-            "notifications/message" => {
-                let level = params
-                    .get("level")
-                    .and_then(Value::as_str)
-                    .unwrap_or("info")
-                    .to_owned();
-                let text = match params.get("data") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                    None => String::new(),
-                };
-                self.emit(Event::Log { level, text });
-            }
-            // Cancellations of the server's own requests (hrns answers at once), resource and
-            // prompt notifications: nothing to do.
-            _ => {}
-        }
-    }
-
-    fn on_answer(&mut self, now: Instant, id: RequestId, answer: Result<Value, ErrorObject>) {
-        let pending = match &id {
-            RequestId::Number(n) => self.pending.remove(n),
-            RequestId::String(_) => None,
-        };
-        let Some(pending) = pending else {
-            let known = matches!(id, RequestId::Number(n) if self.cancelled.contains(&n));
-            if !known {
-                self.log(
-                    "warning",
-                    format!("dropped an answer to an unknown request id {id}"),
-                );
-            }
-            return;
-        };
-        match pending.purpose {
-            Purpose::Initialize => self.on_initialized(now, answer),
-            Purpose::ListTools => self.on_tools_page(now, answer),
-            Purpose::Call(call) => {
-                let output = match answer {
-                    Ok(result) => call_result_output(&self.config.server, &result),
-                    Err(error) => ToolOutput::error(format!(
-                        "The MCP server {} refused the call: {} (code {}).",
-                        self.config.server, error.message, error.code
-                    )),
-                };
-                self.emit(Event::CallFinished { call, output });
-            }
-        }
-    }
-
-    fn on_initialized(&mut self, now: Instant, answer: Result<Value, ErrorObject>) {
-        let result = match answer {
-            Ok(result) => result,
-            Err(error) => {
-                return self.fail(Failure::Refused {
-                    method: "initialize",
-                    code: error.code,
-                    message: error.message,
-                });
-            }
-        };
-        let Some(version) = result.get("protocolVersion").and_then(Value::as_str) else {
-            return self.fail(Failure::Malformed {
-                method: "initialize",
-                reason: "no protocolVersion".into(),
-            });
-        };
-        if !SUPPORTED_VERSIONS.contains(&version) {
-            return self.fail(Failure::UnsupportedVersion {
-                version: version.into(),
-            });
-        }
-        self.protocol_version = Some(version.into());
-        self.server_info = result.get("serverInfo").cloned();
-        self.instructions = result
-            .get("instructions")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        self.out.push_back(Action::Send(Message::Notification {
-            method: "notifications/initialized".into(),
-            params: None,
-        }));
-        let has_tools = result
-            .get("capabilities")
-            .and_then(|c| c.get("tools"))
-            .is_some_and(|t| !t.is_null());
-        if has_tools {
-            self.phase = Phase::Listing;
-            self.list_tools(now, None);
-        } else {
-            self.phase = Phase::Ready;
-            self.emit(Event::Ready);
-        }
-    }
-
-    fn list_tools(&mut self, now: Instant, cursor: Option<String>) {
-        if self.listing.is_none() {
-            self.listing = Some(Listing::default());
-        }
-        let params = match cursor {
-            Some(cursor) => json!({"cursor": cursor}),
-            None => json!({}),
-        };
-        let timeout = self.config.request_timeout;
-        self.request(now, timeout, Purpose::ListTools, "tools/list", params);
-    }
-
-    fn on_tools_page(&mut self, now: Instant, answer: Result<Value, ErrorObject>) {
-        let result = match answer {
-            Ok(result) => result,
-            Err(error) => {
-                return self.listing_failed(Failure::Refused {
-                    method: "tools/list",
-                    code: error.code,
-                    message: error.message,
-                });
-            }
-        };
-        let Some(listing) = self.listing.as_mut() else {
-            return;
-        };
-        let Some(tools) = result.get("tools").and_then(Value::as_array) else {
-            return self.listing_failed(Failure::Malformed {
-                method: "tools/list",
-                reason: "no tools list".into(),
-            });
-        };
-        let mut skipped = 0;
-        for tool in tools {
-            match parse_tool(tool) {
-                Some(tool) if listing.tools.len() < MAX_TOOLS => listing.tools.push(tool),
-                Some(_) | None => skipped += 1,
-            }
-        }
-        listing.pages += 1;
-        let cursor = result
-            .get("nextCursor")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        if let Some(cursor) = cursor {
-            if listing.pages >= MAX_LIST_PAGES || !listing.cursors.insert(cursor.clone()) {
-                return self.listing_failed(Failure::Malformed {
-                    method: "tools/list",
-                    reason: format!(
-                        "the listing does not end (more than {MAX_LIST_PAGES} pages, or a cursor repeated)"
-                    ),
-                });
-            }
-            if skipped > 0 {
-                self.log(
-                    "warning",
-                    format!("left out {skipped} malformed or surplus tools"),
-                );
-            }
-            return self.list_tools(now, Some(cursor));
-        }
-        let listing = self.listing.take().unwrap_or_default();
-        if skipped > 0 {
-            self.log(
-                "warning",
-                format!("left out {skipped} malformed or surplus tools"),
-            );
-        }
-        self.tools = listing.tools;
-        match self.phase {
-            Phase::Listing => {
-                self.phase = Phase::Ready;
-                self.emit(Event::Ready);
-            }
-            Phase::Ready => self.emit(Event::ToolsChanged),
-            Phase::New | Phase::Initializing | Phase::Failed(_) => {}
-        }
-        if std::mem::take(&mut self.list_again) {
-            self.list_tools(now, None);
-        }
-    }
 }
 
 fn method_of(purpose: Purpose) -> &'static str {
@@ -789,30 +504,6 @@ fn method_of(purpose: Purpose) -> &'static str {
         Purpose::ListTools => "tools/list",
         Purpose::Call(_) => "tools/call",
     }
-}
-
-/// Reads one tool of a `tools/list` page; `None` when it has no name.
-fn parse_tool(tool: &Value) -> Option<McpTool> {
-    let string = |name: &str| tool.get(name).and_then(Value::as_str).map(str::to_owned);
-    let name = string("name").filter(|n| !n.is_empty())?;
-    Some(McpTool {
-        name,
-        title: string("title").or_else(|| {
-            tool.get("annotations")
-                .and_then(|a| a.get("title"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        }),
-        description: string("description"),
-        input_schema: tool
-            .get("inputSchema")
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "object"})),
-        read_only_hint: tool
-            .get("annotations")
-            .and_then(|a| a.get("readOnlyHint"))
-            .and_then(Value::as_bool),
-    })
 }
 
 #[cfg(test)]
