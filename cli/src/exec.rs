@@ -53,7 +53,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     }
     let mcp_found = crate::mcp::configured(&setup.file.config, &setup.workspace);
     let (mcp_servers, mcp_failures) =
-        crate::mcp::start(&mcp_found, &setup.workspace, setup.sandbox.env.clone());
+        crate::mcp::start(&mcp_found, &setup.workspace, &setup.sandbox);
     for line in mcp_found.warnings.iter().chain(&mcp_failures) {
         eprintln!("hrns: warning: {}", crate::safe_text::safe(line));
     }

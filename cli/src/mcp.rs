@@ -14,7 +14,7 @@ use hrns_blocking::mcp::{McpServer, McpServers, ServerStatus, StartOptions};
 use hrns_core::agent::Agent;
 use hrns_core::config::Config;
 use hrns_core::mcp::config::{ServerConfig, Transport, parse_servers};
-use hrns_core::sandbox::{EnvPolicy, SafetySettings};
+use hrns_core::sandbox::SandboxMode;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -63,10 +63,15 @@ pub(crate) fn configured(config: &Config, workspace: &Path) -> Configured {
             match serde_json::from_str::<serde_json::Value>(&text) {
                 Ok(value) => {
                     let servers = value.get("mcpServers").cloned().unwrap_or_default();
-                    let (servers, errors) = parse_servers(&servers);
+                    let (mut servers, errors) = parse_servers(&servers);
                     found
                         .warnings
                         .extend(errors.iter().map(|e| format!("{}: {e}", path.display())));
+                    for server in &mut servers {
+                        if let Some(why) = project_may_not_loosen(server) {
+                            found.warnings.push(format!("{}: {why}", path.display()));
+                        }
+                    }
                     by_name.extend(servers.into_iter().map(|s| (s.name.clone(), s)));
                 }
                 Err(e) => found
@@ -85,6 +90,22 @@ pub(crate) fn configured(config: &Config, workspace: &Path) -> Configured {
     // Env and header values are secrets: never printed, logged or saved from here on.
     crate::redact::remember(&secrets(&found));
     found
+}
+
+/// A repository cannot loosen its own sandbox: a `"sandbox"` in `.mcp.json` other than
+/// `read-only` is dropped (the server runs under the session's policy), with the warning
+/// returned. The user's config.json may name any policy.
+fn project_may_not_loosen(server: &mut ServerConfig) -> Option<String> {
+    let mode = server.sandbox?;
+    if mode == SandboxMode::ReadOnly {
+        return None;
+    }
+    server.sandbox = None;
+    Some(format!(
+        "MCP server {}: \"sandbox\": \"{mode}\" is honoured only in your config.json (a \
+         project file cannot loosen its own sandbox); it runs under the session's sandbox",
+        server.name
+    ))
 }
 
 /// The secrets of every configured server, for the session's redaction.
@@ -123,17 +144,18 @@ fn log_dir() -> PathBuf {
 
 /// Starts the enabled servers for a session (concurrently, with a deadline). Returns them
 /// with one line per server that failed (its name and why), for the caller to report once.
+/// Stdio servers run under `sandbox`, as commands do.
 pub(crate) fn start(
     found: &Configured,
     workspace: &Path,
-    env: EnvPolicy,
+    sandbox: &hrns_blocking::Sandbox,
 ) -> (McpServers, Vec<String>) {
     let dir = log_dir();
     if found.servers.iter().any(|s| !s.disabled) {
         let _ = paths::private_dir(&dir);
     }
     let mut options = StartOptions::new(workspace, &dir);
-    options.env = env;
+    options.sandbox = sandbox.clone();
     let servers = McpServers::start(&found.servers, &options);
     let failures = servers
         .servers()
@@ -214,7 +236,7 @@ pub(crate) fn command(global: &Global, command: &McpCommand) -> Result<u8, CliEr
     match command {
         McpCommand::List { json, .. } => {
             let file = ConfigFile::load(global.config.as_deref())?;
-            list(&file.config, &workspace, *json)
+            list(&file, &workspace, *json)
         }
         McpCommand::Approve => approve(&workspace),
     }
@@ -246,7 +268,8 @@ fn approve(workspace: &Path) -> Result<u8, CliError> {
     Ok(0)
 }
 
-fn list(config: &Config, workspace: &Path, json: bool) -> Result<u8, CliError> {
+fn list(file: &ConfigFile, workspace: &Path, json: bool) -> Result<u8, CliError> {
+    let config = &file.config;
     let found = configured(config, workspace);
     for w in &found.warnings {
         eprintln!("hrns: warning: {}", safe(w));
@@ -256,14 +279,10 @@ fn list(config: &Config, workspace: &Path, json: bool) -> Result<u8, CliError> {
             "no MCP servers configured (mcpServers in config.json or an approved ./.mcp.json)"
         );
     }
-    // The environment rules of commands: secret-looking names withheld, `envAllow` passed.
-    let settings =
-        SafetySettings::from_config(&config.extra, workspace).map_err(CliError::usage)?;
-    let env = EnvPolicy {
-        withheld: Vec::new(),
-        allowed: settings.env_allow,
-    };
-    let (servers, _) = start(&found, workspace, env);
+    // The servers run as in a session: under the config's sandbox of commands, with its
+    // environment rules (secret-looking names withheld, `envAllow` passed).
+    let sandbox = crate::sandbox::for_run(None, &file.path, config, workspace, None)?;
+    let (servers, _) = start(&found, workspace, &sandbox);
     let mut out = std::io::stdout().lock();
     if !json {
         for line in status_lines(&servers) {

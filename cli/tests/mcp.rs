@@ -154,6 +154,19 @@ fn a_project_mcp_json_is_used_only_once_approved_as_it_is() {
     assert_eq!(line["name"], "proj");
     assert_eq!(line["status"], "ready");
 
+    // A project file cannot take its servers out of the sandbox.
+    let loose = json!({"mcpServers": {"proj": {"command": "sh", "args": [script],
+                                               "sandbox": "danger-full-access"}}})
+    .to_string();
+    env.write("work/.mcp.json", &loose);
+    env.run(None, &["mcp", "approve"]);
+    let out = env.run(None, &["mcp", "list", "--json"]);
+    assert!(
+        stderr(&out).contains("is honoured only in your config.json"),
+        "{}",
+        stderr(&out)
+    );
+
     // A changed file needs approving again.
     env.write("work/.mcp.json", &project.replace("proj", "other"));
     let out = env.run(None, &["mcp", "list", "--json"]);
@@ -232,4 +245,57 @@ fn a_read_only_child_gets_the_read_only_mcp_tools_and_runs_them() {
         err.contains("mcp__two__look"),
         "the child's call is shown: {err}"
     );
+}
+
+/// `mcpServers` as the extra top-level fields `Env::config_with` takes.
+fn servers_extra(servers: &Value) -> String {
+    let text = json!({ "mcpServers": servers }).to_string();
+    format!(", {}", &text[1..text.len() - 1])
+}
+
+/// The content of the tool message answering call `call_id` in the request `body`.
+fn tool_result(body: &Value, call_id: &str) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_else(|| panic!("no result for {call_id} in {body}"))
+}
+
+#[test]
+fn stdio_servers_run_under_the_sandbox_unless_their_entry_opts_out() {
+    let env = Env::outside_tmp();
+    let outside = env.path("outside.txt");
+    let write = |path: &str| json!({"path": path, "text": "x"}).to_string();
+    for opt_out in [false, true] {
+        let _ = std::fs::remove_file(&outside);
+        let mock = MockProvider::start([
+            Reply::tool_calls(&[
+                ("out", "mcp__box__write", &write(outside.to_str().unwrap())),
+                ("in", "mcp__box__write", &write("inside.txt")),
+            ]),
+            Reply::text_answer("Done."),
+        ])
+        .unwrap();
+        let mut server = json!({"command": "python3", "args": [common::mcp_test_server()]});
+        if opt_out {
+            server["sandbox"] = json!("danger-full-access");
+        }
+        env.config_with(&mock, &servers_extra(&json!({ "box": server })));
+        let out = env.run(None, &["exec", "write both"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let requests = mock.requests();
+        let body = requests[1].json();
+        assert_eq!(tool_result(&body, "in"), "wrote inside.txt");
+        assert!(env.work().join("inside.txt").exists());
+        let result = tool_result(&body, "out");
+        if opt_out {
+            assert!(outside.exists(), "{result}");
+        } else {
+            assert!(!outside.exists(), "the server wrote outside the workspace");
+            assert!(result.contains("Permission denied"), "{result}");
+        }
+    }
 }

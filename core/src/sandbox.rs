@@ -246,6 +246,28 @@ impl SandboxPolicy {
         )
     }
 
+    /// The policy for a program that asks for `mode` instead of this one (an MCP server's
+    /// own `"sandbox"` key): the same policy for the same mode, no confinement for
+    /// `danger-full-access`, no writes for `read-only`. `workspace-write` needs writable roots
+    /// only a `workspace-write` policy knows, so asking for it under another mode is an error
+    /// that says so.
+    pub fn for_mode(&self, mode: SandboxMode) -> Result<SandboxPolicy, String> {
+        match mode {
+            _ if mode == self.mode => Ok(self.clone()),
+            SandboxMode::DangerFullAccess => Ok(SandboxPolicy::unconfined()),
+            SandboxMode::ReadOnly => Ok(SandboxPolicy::new(
+                SandboxMode::ReadOnly,
+                &Places::default(),
+                NetworkAccess::Denied,
+            )),
+            SandboxMode::WorkspaceWrite => Err(format!(
+                "the sandbox workspace-write applies only when the session runs under it (it \
+                 runs under {})",
+                self.mode
+            )),
+        }
+    }
+
     /// Whether `path` (absolute, normalised) is below a writable root.
     pub fn may_write(&self, path: &Path) -> bool {
         match self.mode {

@@ -182,3 +182,9 @@ impl Lines {
         text
     }
 }
+
+/// The path of the Python stdio MCP server of the tests (`common/mcp_server.py`; its tools
+/// are described at its top).
+pub fn mcp_test_server() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/common/mcp_server.py").to_owned()
+}

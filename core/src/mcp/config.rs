@@ -13,7 +13,13 @@
 //! when present, must agree: `stdio`, `http`, `streamable-http` or `sse`). `timeout` is the
 //! per-call timeout in milliseconds (as in Gemini CLI). Values in `env` and `headers` are
 //! secrets: they are redacted in `Debug` and never printed.
+//!
+//! A stdio server runs under the session's sandbox policy, like `run_command`, unless its
+//! entry names another with `"sandbox"` (`"danger-full-access"` for a server that must write
+//! outside the workspace or use the network; see
+//! [`SandboxPolicy::for_mode`](crate::sandbox::SandboxPolicy::for_mode)).
 
+use crate::sandbox::SandboxMode;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -78,6 +84,8 @@ pub struct ServerConfig {
     pub disabled: bool,
     /// The per-call timeout (`"timeout"`, milliseconds), if set.
     pub timeout: Option<Duration>,
+    /// `"sandbox"`: the policy its process runs under instead of the session's (stdio only).
+    pub sandbox: Option<SandboxMode>,
 }
 
 impl ServerConfig {
@@ -235,11 +243,19 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
             _ => return Err("timeout is not a positive number of milliseconds".into()),
         },
     };
+    let sandbox = match text("sandbox")? {
+        None => None,
+        Some(_) if matches!(transport, Transport::Http { .. }) => {
+            return Err("sandbox applies to command (stdio) servers only".into());
+        }
+        Some(mode) => Some(mode.parse::<SandboxMode>().map_err(|e| e.to_string())?),
+    };
     Ok(ServerConfig {
         name: name.into(),
         transport,
         disabled,
         timeout,
+        sandbox,
     })
 }
 
@@ -259,10 +275,17 @@ mod tests {
             "badenv": {"command": "a", "env": {"A": 1}},
             "badtype": {"type": "sse", "command": "a"},
             "badtimeout": {"command": "a", "timeout": -1},
-            "badurl": {"url": "ftp://h"}
+            "badurl": {"url": "ftp://h"},
+            "free": {"command": "a", "sandbox": "danger-full-access"},
+            "badsandbox": {"command": "a", "sandbox": "none"},
+            "httpsandbox": {"url": "http://h/mcp", "sandbox": "read-only"}
         }));
-        assert_eq!(servers.len(), 2);
+        assert_eq!(servers.len(), 3);
+        assert_eq!(servers[0].name, "free");
+        assert_eq!(servers[0].sandbox, Some(SandboxMode::DangerFullAccess));
+        let servers = &servers[1..];
         assert_eq!(servers[0].name, "time");
+        assert_eq!(servers[0].sandbox, None);
         assert_eq!(
             servers[0].transport,
             Transport::Stdio {
@@ -277,7 +300,16 @@ mod tests {
         let names: Vec<&str> = errors.iter().map(|e| e.server.as_str()).collect();
         assert_eq!(
             names,
-            ["badenv", "badtimeout", "badtype", "badurl", "both", "none"]
+            [
+                "badenv",
+                "badsandbox",
+                "badtimeout",
+                "badtype",
+                "badurl",
+                "both",
+                "httpsandbox",
+                "none"
+            ]
         );
         // Secrets never show in Debug.
         let debug = format!("{servers:?}");

@@ -195,3 +195,23 @@ fn bad_settings_name_the_key() {
         assert!(err.contains(key), "{text}: {err}");
     }
 }
+
+#[test]
+fn a_program_may_ask_for_another_mode() {
+    let session = SandboxPolicy::new(
+        SandboxMode::WorkspaceWrite,
+        &places(),
+        NetworkAccess::Denied,
+    );
+    assert_eq!(
+        session.for_mode(SandboxMode::WorkspaceWrite),
+        Ok(session.clone())
+    );
+    let free = session.for_mode(SandboxMode::DangerFullAccess).unwrap();
+    assert!(!free.is_confined());
+    let read_only = session.for_mode(SandboxMode::ReadOnly).unwrap();
+    assert_eq!(read_only.mode(), SandboxMode::ReadOnly);
+    assert!(read_only.writable_roots().is_empty());
+    let err = read_only.for_mode(SandboxMode::WorkspaceWrite).unwrap_err();
+    assert!(err.contains("runs under read-only"), "{err}");
+}

@@ -24,12 +24,12 @@ mod connection;
 mod http;
 mod stdio;
 
+use crate::sandbox::Sandbox;
 use crate::tool::{Tool, ToolContext};
 use connection::Connection;
 use hrns_core::mcp::config::{ServerConfig, Transport};
 use hrns_core::mcp::naming::{assign_names, tool_spec};
 use hrns_core::mcp::{Client, ClientConfig, McpTool, Phase, Root, file_uri};
-use hrns_core::sandbox::EnvPolicy;
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -45,19 +45,21 @@ pub struct StartOptions {
     pub log_dir: PathBuf,
     /// How long all servers together may take to become ready.
     pub deadline: Duration,
-    /// Which of this process's environment variables servers never see (as for commands);
-    /// each server's own `env` is added after.
-    pub env: EnvPolicy,
+    /// The sandbox stdio servers run under, as commands do: its policy (unless a server's
+    /// `"sandbox"` names another), its launcher, and its environment rules (which of this
+    /// process's variables servers never see; each server's own `env` is added after).
+    pub sandbox: Sandbox,
 }
 
 impl StartOptions {
-    /// Options with a 30-second start-up deadline and the default environment rules.
+    /// Options with a 30-second start-up deadline and [`Sandbox::unconfined`] (the library's
+    /// default, as for [`ToolContext`]; the `hrns` program passes its `--sandbox`).
     pub fn new(workspace: impl Into<PathBuf>, log_dir: impl Into<PathBuf>) -> Self {
         StartOptions {
             workspace: workspace.into(),
             log_dir: log_dir.into(),
             deadline: Duration::from_secs(30),
-            env: EnvPolicy::default(),
+            sandbox: Sandbox::unconfined(),
         }
     }
 }
@@ -192,8 +194,14 @@ impl McpServer {
                 let cwd = cwd
                     .as_ref()
                     .map_or_else(|| options.workspace.clone(), PathBuf::from);
-                let spawned = stdio::spawn(command, args, (&options.env, env), &cwd, open_log()?)
-                    .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+                let sandbox = match self.config.sandbox {
+                    Some(mode) => Sandbox {
+                        policy: options.sandbox.policy.for_mode(mode)?,
+                        ..options.sandbox.clone()
+                    },
+                    None => options.sandbox.clone(),
+                };
+                let spawned = stdio::spawn(command, args, &sandbox, env, &cwd, open_log()?)?;
                 let connection = Connection::new(
                     client,
                     Box::new(stdio::StdinWriter(Some(spawned.stdin))),

@@ -1,21 +1,22 @@
 //! The stdio transport: the server as a child process speaking newline-delimited JSON-RPC.
 //!
-//! The child runs in a process group of its own, with this process's environment less what
-//! the [`EnvPolicy`] withholds (as for commands) plus its own `env`, stdin and stdout piped, and stderr
-//! appended to its log file. Shutting down closes stdin (the specification's polite
+//! The child runs under the sandbox, through its launcher, as commands do
+//! ([`Sandbox::command`]), in a process group of its own, with this process's environment
+//! less what the sandbox's environment rules withhold plus its own `env`, stdin and stdout
+//! piped, and stderr appended to its log file. Shutting down closes stdin (the specification's polite
 //! request), waits briefly, then kills the whole group.
 
 use super::connection::Outgoing;
-use crate::sandbox::scrubbed_env;
+use crate::sandbox::Sandbox;
 use hrns_core::mcp::jsonrpc::Message;
-use hrns_core::sandbox::EnvPolicy;
 use rustix::process::{Pid, Signal, kill_process_group};
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -58,32 +59,44 @@ pub(crate) struct Spawned {
     pub(crate) stdout: ChildStdout,
 }
 
-/// Starts `command` with `args` in `cwd`, its stderr appended to `log`.
+/// Starts `command` with `args` under `sandbox` in `cwd`, with `env` added, its stderr
+/// appended to `log`. The error says why, for the user (a refusal of the sandbox included).
 pub(crate) fn spawn(
     command: &str,
     args: &[String],
-    (policy, env): (&EnvPolicy, &BTreeMap<String, String>),
+    sandbox: &Sandbox,
+    env: &BTreeMap<String, String>,
     cwd: &Path,
     log: File,
-) -> std::io::Result<Spawned> {
-    let mut child = Command::new(command)
-        .args(args)
-        .env_clear()
-        .envs(scrubbed_env(policy))
+) -> Result<Spawned, String> {
+    // A launcher starts even when the program is missing and fails only after: look first,
+    // so the reason names the program rather than a launcher's exit status.
+    if !program_exists(command, cwd) {
+        return Err(format!(
+            "cannot run {command:?}: no such program (not found on PATH or not executable)"
+        ));
+    }
+    let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+    let mut child = sandbox
+        .command(command, &args)
+        .map_err(|refusal| format!("cannot run {command:?}: {refusal}"))?
         .envs(env)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(log))
         .process_group(0)
-        .spawn()?;
+        .spawn()
+        .map_err(|e| format!("cannot run {command:?}: {e}"))?;
     let group = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         if let Some(pid) = group {
             let _ = kill_process_group(pid, Signal::KILL);
         }
         let _ = child.wait();
-        return Err(std::io::Error::other("the child's pipes were not created"));
+        return Err(format!(
+            "cannot run {command:?}: the child's pipes were not created"
+        ));
     };
     Ok(Spawned {
         process: ChildProcess {
@@ -93,6 +106,20 @@ pub(crate) fn spawn(
         stdin,
         stdout,
     })
+}
+
+/// Whether `command` names an executable file: a path (relative to `cwd`) when it holds a
+/// `/`, else a name found in a directory of `PATH`, as `execvp` looks it up.
+fn program_exists(command: &str, cwd: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |path: &Path| {
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if command.contains('/') {
+        return executable(&cwd.join(command));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&path).any(|dir| executable(&cwd.join(dir).join(command)))
 }
 
 impl ChildProcess {

@@ -158,8 +158,7 @@ impl App {
         let policy = options.approval.unwrap_or(ApprovalPolicy::Ask);
         // Started before the screen is taken, so a slow server delays only the first paint.
         let mcp_found = crate::mcp::configured(&setup.file.config, &setup.workspace);
-        let (mcp, mcp_failures) =
-            crate::mcp::start(&mcp_found, &setup.workspace, setup.sandbox.env.clone());
+        let (mcp, mcp_failures) = crate::mcp::start(&mcp_found, &setup.workspace, &setup.sandbox);
         let screen = Screen::enter(colors())
             .map_err(|e| CliError::failure(format!("cannot use the terminal: {e}")))?;
         let history = History::default_path()
