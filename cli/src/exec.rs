@@ -58,7 +58,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         eprintln!("hrns: warning: {}", crate::safe_text::safe(line));
     }
     let mut toolbox = setup.toolbox();
-    crate::mcp::add_tools(&mcp_servers, &mut toolbox, &setup.agent);
+    crate::mcp::add_tools(&mcp_servers, &mut toolbox, &setup.agent, policy);
     let mut config =
         setup.session_config_for(crate::subagents::parent_specs(&setup, &toolbox), policy);
     config.subagents = crate::subagents::subagents(&setup, &mcp_servers);
@@ -453,11 +453,12 @@ fn show_proposed_diff(run: &ToolRun) -> bool {
 fn ask_on_terminal(run: &ToolRun, offer_unsandboxed: bool) -> (Approval, bool) {
     let s = crate::style::Style::stderr();
     let mut err = std::io::stderr();
-    let _ = write!(
+    let _ =
+        write!(
         err,
         "{} {} {}\n{} ",
         s.harness("allow"),
-        s.tool(&crate::safe_text::safe(&run.name)),
+        s.tool(&crate::safe_text::safe(&crate::output::tool_label(&run.name))),
         s.args(&crate::output::one_line(
             &crate::safe_text::safe(&run.arguments),
             200

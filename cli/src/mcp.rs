@@ -14,7 +14,9 @@ use hrns_blocking::mcp::{McpServer, McpServers, ServerStatus, StartOptions};
 use hrns_core::agent::Agent;
 use hrns_core::config::Config;
 use hrns_core::mcp::config::{ServerConfig, Transport, parse_servers};
+use hrns_core::mcp::naming::offered;
 use hrns_core::sandbox::SandboxMode;
+use hrns_core::session::ApprovalPolicy;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -172,11 +174,17 @@ pub(crate) fn start(
     (servers, failures)
 }
 
-/// The MCP tools the agent allows, for the blocking driver's toolbox.
-pub(crate) fn add_tools(servers: &McpServers, toolbox: &mut hrns_blocking::Toolbox, agent: &Agent) {
+/// The MCP tools offered to the agent under `policy` ([`offered`]: a read-only agent or
+/// policy gets only the tools marked read-only), for the blocking driver's toolbox.
+pub(crate) fn add_tools(
+    servers: &McpServers,
+    toolbox: &mut hrns_blocking::Toolbox,
+    agent: &Agent,
+    policy: ApprovalPolicy,
+) {
     let taken: Vec<String> = toolbox.names().map(str::to_owned).collect();
     for tool in servers.tools(taken.iter().map(String::as_str)) {
-        if agent.tools.allows(&hrns_blocking::Tool::spec(&tool).name) {
+        if offered(&hrns_blocking::Tool::spec(&tool), agent, policy) {
             toolbox.add(tool);
         }
     }
@@ -188,10 +196,11 @@ pub(crate) fn add_tokio_tools(
     servers: &McpServers,
     toolbox: &mut hrns_tokio::Toolbox,
     agent: &Agent,
+    policy: ApprovalPolicy,
 ) {
     let taken: Vec<String> = toolbox.names().map(str::to_owned).collect();
     for tool in servers.tools(taken.iter().map(String::as_str)) {
-        if agent.tools.allows(&hrns_blocking::Tool::spec(&tool).name) {
+        if offered(&hrns_blocking::Tool::spec(&tool), agent, policy) {
             toolbox.add(tool);
         }
     }
@@ -203,6 +212,12 @@ pub(crate) fn status_lines(servers: &McpServers) -> Vec<String> {
     for server in servers.servers() {
         let (word, reason) = status_of(server);
         let mut line = format!("{}  {word}  {}", server.name(), transport_of(server));
+        if word == "ready" {
+            line.push_str(&format!(
+                "  {}",
+                crate::output::count(server.tools().len(), "tool")
+            ));
+        }
         if let Some(why) = reason {
             line.push_str(&format!("  {why}"));
         }

@@ -81,6 +81,15 @@ fn in_zone(saved: &str, tz: &jiff::tz::TimeZone) -> String {
 }
 
 /// `1 line`, `2 lines`: a count with its noun in the right number.
+/// How a tool is named to people: `github › create_issue` for the tool of an MCP server, else
+/// its name.
+pub(crate) fn tool_label(name: &str) -> std::borrow::Cow<'_, str> {
+    match hrns_core::mcp::naming::split_name(name) {
+        Some((server, tool)) => format!("{server} › {tool}").into(),
+        None => name.into(),
+    }
+}
+
 pub(crate) fn count(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
@@ -173,7 +182,7 @@ impl HumanPrinter {
                     to.err(),
                     "{} {} {}",
                     s.harness("●"),
-                    s.tool(&safe(name)),
+                    s.tool(&safe(&tool_label(name))),
                     s.args(&one_line(&safe(arguments), 100))
                 );
             }

@@ -162,7 +162,7 @@ pub(crate) fn print_human(child: &ChildEvent, s: Style, err: &mut impl Write) {
         } => format!(
             "{bar} {} {} {}",
             s.harness("●"),
-            s.tool(&clean(name)),
+            s.tool(&clean(&crate::output::tool_label(name))),
             s.args(&crate::output::one_line(&clean(arguments), 80))
         ),
         Event::ToolResult { status, output, .. }

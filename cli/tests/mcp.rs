@@ -242,7 +242,7 @@ fn a_read_only_child_gets_the_read_only_mcp_tools_and_runs_them() {
     assert!(!child.contains(&"task".to_owned()));
     let err = stderr(&out);
     assert!(
-        err.contains("mcp__two__look"),
+        err.contains("two › look"),
         "the child's call is shown: {err}"
     );
 }
@@ -286,6 +286,8 @@ fn stdio_servers_run_under_the_sandbox_unless_their_entry_opts_out() {
         env.config_with(&mock, &servers_extra(&json!({ "box": server })));
         let out = env.run(None, &["exec", "write both"]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        // The call names its server.
+        assert!(stderr(&out).contains("box › write"), "{}", stderr(&out));
         let requests = mock.requests();
         let body = requests[1].json();
         assert_eq!(tool_result(&body, "in"), "wrote inside.txt");
@@ -297,5 +299,31 @@ fn stdio_servers_run_under_the_sandbox_unless_their_entry_opts_out() {
             assert!(!outside.exists(), "the server wrote outside the workspace");
             assert!(result.contains("Permission denied"), "{result}");
         }
+    }
+}
+
+#[test]
+fn read_only_agents_and_policies_see_only_read_only_mcp_tools() {
+    let env = Env::new();
+    let server = json!({"box": {"command": "python3", "args": [common::mcp_test_server()]}});
+    for (args, effectful) in [
+        (&["exec"][..], true),
+        (&["exec", "--agent", "Explorer"][..], false),
+        (&["exec", "--approval", "read-only"][..], false),
+    ] {
+        let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
+        env.config_with(&mock, &servers_extra(&server));
+        let out = env.cmd(None).args(args).arg("look").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let names = tool_names(&mock.requests()[0].json());
+        assert!(
+            names.contains(&"mcp__box__look".to_owned()),
+            "{args:?}: {names:?}"
+        );
+        assert_eq!(
+            names.contains(&"mcp__box__write".to_owned()),
+            effectful,
+            "{args:?}: {names:?}"
+        );
     }
 }

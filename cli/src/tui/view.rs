@@ -156,7 +156,7 @@ pub(crate) fn short_arguments(arguments: &str) -> String {
 /// `● name arguments`: the name red, the arguments yellow, shortened to one line of `width`.
 pub(crate) fn tool_call_line(name: &str, arguments: &str, width: usize) -> Line {
     let mut line = Line::styled("● ", HARNESS);
-    line.push(name, TOOL);
+    line.push(crate::output::tool_label(name), TOOL);
     let args = short_arguments(arguments);
     if !args.is_empty() {
         line.push(" ", PLAIN);
@@ -246,7 +246,7 @@ pub(crate) fn approval_prompt(
         }
     }
     let mut q = Line::styled("  Allow ", HARNESS);
-    q.push(name, TOOL);
+    q.push(crate::output::tool_label(name), TOOL);
     q.push("? ", HARNESS);
     let keys: &[(&str, &str)] = match unsandboxed {
         Unsandboxed::Offered => &[

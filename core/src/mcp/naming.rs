@@ -8,6 +8,8 @@
 //! servers and tools always give the same names.
 
 use super::client::McpTool;
+use crate::agent::Agent;
+use crate::session::ApprovalPolicy;
 use crate::tool::{Effect, ToolSpec};
 use std::collections::BTreeSet;
 
@@ -36,6 +38,14 @@ pub fn qualified_name(server: &str, tool: &str) -> String {
     let mut name = format!("{PREFIX}{}__{}", sanitise(server), sanitise(tool));
     name.truncate(MAX_TOOL_NAME_LEN);
     name
+}
+
+/// The server and tool parts of an offered name `mcp__SERVER__TOOL` (as sanitised), or `None`
+/// for a name that is not an MCP tool's. It splits at the first `__` after the prefix, so a
+/// server name holding `__` shows part of it with the tool.
+pub fn split_name(name: &str) -> Option<(&str, &str)> {
+    let (server, tool) = name.strip_prefix(PREFIX)?.split_once("__")?;
+    (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
 }
 
 /// Gives each `(server, tool)` pair a unique offered name, in order, avoiding the names in
@@ -70,6 +80,24 @@ pub fn effect(tool: &McpTool) -> Effect {
         Effect::ReadOnly
     } else {
         Effect::Exec
+    }
+}
+
+/// Whether the MCP tool `spec` is offered to `agent` under the approval `policy`.
+///
+/// A tool the server marks read-only is offered when the agent's tool map allows it. Any other
+/// may change things as a command can ([`effect`]), so it is offered only where it could run:
+/// never under the `read-only` approval policy, and never to a read-only agent
+/// ([`Agent::is_read_only`]: Explorer, Planner, Pirate), whose map cannot name every such tool —
+/// the same rule a read-only subagent's tools follow.
+pub fn offered(spec: &ToolSpec, agent: &Agent, policy: ApprovalPolicy) -> bool {
+    if !agent.tools.allows(&spec.name) {
+        return false;
+    }
+    match (spec.effect, policy) {
+        (Effect::ReadOnly, _) => true,
+        (_, ApprovalPolicy::ReadOnly) => false,
+        (_, ApprovalPolicy::Ask | ApprovalPolicy::Auto) => !agent.is_read_only(),
     }
 }
 
@@ -133,6 +161,18 @@ mod tests {
     }
 
     #[test]
+    fn offered_names_split_into_server_and_tool() {
+        assert_eq!(
+            split_name("mcp__github__create_issue"),
+            Some(("github", "create_issue"))
+        );
+        assert_eq!(split_name("mcp__a__b__c"), Some(("a", "b__c")));
+        assert_eq!(split_name("read_file"), None);
+        assert_eq!(split_name("mcp__x"), None);
+        assert_eq!(split_name("mcp____t"), None);
+    }
+
+    #[test]
     fn collisions_get_deterministic_suffixes() {
         let long = "y".repeat(80);
         let tools = [
@@ -171,6 +211,56 @@ mod tests {
         let spec = tool_spec("mcp__s__get", "s", &tool);
         assert_eq!(spec.effect, Effect::Exec);
         assert_eq!(spec.parameters, json!({"type": "object"}));
+    }
+
+    #[test]
+    fn read_only_agents_and_policies_get_only_read_only_tools() {
+        use crate::agent::ToolFilter;
+        let spec = |effect| ToolSpec {
+            name: "mcp__gh__make".into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+            effect,
+        };
+        let agents = crate::agent::builtin_agents();
+        let (builder, explorer) = (&agents[0], &agents[1]);
+        let with = |tools: ToolFilter| Agent {
+            tools,
+            ..builder.clone()
+        };
+        let named = with(ToolFilter::from_map(Some(
+            [
+                ("run_command", false),
+                ("write_file", false),
+                ("mcp__gh__*", true),
+            ]
+            .map(|(k, v)| (k.to_owned(), v))
+            .into(),
+        )));
+        let denied = with(ToolFilter::all_except(&["mcp__gh__make"]));
+        use ApprovalPolicy::*;
+        let cases = [
+            // (agent, policy, read-only tool offered, effectful tool offered)
+            (builder, Auto, true, true),
+            (builder, Ask, true, true),
+            (builder, ReadOnly, true, false),
+            (explorer, Auto, true, false),
+            (explorer, ReadOnly, true, false),
+            (&named, Auto, true, false),
+            (&denied, Auto, false, false),
+        ];
+        for (i, (agent, policy, read_only, effectful)) in cases.into_iter().enumerate() {
+            assert_eq!(
+                offered(&spec(Effect::ReadOnly), agent, policy),
+                read_only,
+                "case {i}"
+            );
+            assert_eq!(
+                offered(&spec(Effect::Exec), agent, policy),
+                effectful,
+                "case {i}"
+            );
+        }
     }
 
     #[test]

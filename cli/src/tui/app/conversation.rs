@@ -18,7 +18,7 @@ impl App {
     pub(super) fn rebuild(&mut self, history: Vec<Message>) {
         self.client = client_for(&self.setup);
         let mut toolbox = toolbox_for(&self.setup);
-        crate::mcp::add_tokio_tools(&self.mcp, &mut toolbox, &self.setup.agent);
+        crate::mcp::add_tokio_tools(&self.mcp, &mut toolbox, &self.setup.agent, self.policy);
         if crate::sandbox::escalate::possible(self.policy, &self.setup.sandbox.policy) {
             crate::sandbox::escalate::make_async_escalatable(&mut toolbox, &self.escalations);
         }
