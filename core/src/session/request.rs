@@ -6,39 +6,28 @@ use crate::quirks::ProviderQuirks;
 use crate::wire::{ChatRequest, Message, StreamOptions};
 
 /// Builds the streaming chat request of a turn: the system prompt, `history` and the tools.
+///
+/// The history is written straight into the body, borrowed: a tool round trip with a long
+/// history must not copy it or turn it into a JSON tree first (see BENCHMARKS.md, round trips).
 pub(crate) fn turn_request(
     id: RequestId,
     config: &SessionConfig,
     history: &[Message],
     quirks: &ProviderQuirks,
 ) -> HttpRequest {
-    let mut messages = Vec::with_capacity(history.len() + 1);
-    if let Some(system) = config.system_prompt.as_deref().filter(|s| !s.is_empty()) {
-        messages.push(Message::system(system));
-    }
-    messages.extend(history.iter().cloned());
-    let opts = &config.options;
-    let request = ChatRequest {
-        model: config.model.clone(),
-        messages,
-        tools: config.tools.iter().map(|t| t.to_wire()).collect(),
-        stream: true,
-        stream_options: Some(StreamOptions {
-            include_usage: true,
-        }),
-        temperature: opts.temperature,
-        max_tokens: opts.max_tokens,
-        reasoning_effort: opts.reasoning_effort.clone(),
-        extra: Default::default(),
-    };
-    let mut body = serde_json::to_value(&request).expect("a chat request always serializes");
-    if let Some(obj) = body.as_object_mut() {
-        for (k, v) in &opts.extra {
-            obj.insert(k.clone(), v.clone());
-        }
-        quirks.apply_to_body(obj);
-    }
-    let body = serde_json::to_vec(&body).expect("a JSON value always serializes");
+    let system = config
+        .system_prompt
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .map(Message::system);
+    let tools = config.tools.iter().map(|t| t.to_wire()).collect();
+    let body = chat_body(
+        config,
+        system.iter().chain(history),
+        tools,
+        Extras::Options,
+        quirks,
+    );
     config.provider.post_chat(id, body)
 }
 
@@ -49,11 +38,32 @@ pub(crate) fn summary_request(
     messages: Vec<Message>,
     quirks: &ProviderQuirks,
 ) -> HttpRequest {
+    let body = chat_body(config, messages.iter(), Vec::new(), Extras::None, quirks);
+    config.provider.post_chat(id, body)
+}
+
+/// Whether the configured extra body keys go into a request.
+#[derive(Clone, Copy)]
+enum Extras {
+    Options,
+    None,
+}
+
+/// The JSON body of a streaming chat request. Everything but the messages is small and goes
+/// through a JSON object (so extra keys and provider quirks apply to it); the messages are
+/// serialised once, in place, in the order given.
+fn chat_body<'a>(
+    config: &SessionConfig,
+    messages: impl Iterator<Item = &'a Message>,
+    tools: Vec<serde_json::Value>,
+    extras: Extras,
+    quirks: &ProviderQuirks,
+) -> Vec<u8> {
     let opts = &config.options;
-    let request = ChatRequest {
+    let head = ChatRequest {
         model: config.model.clone(),
-        messages,
-        tools: Vec::new(),
+        messages: Vec::new(),
+        tools,
         stream: true,
         stream_options: Some(StreamOptions {
             include_usage: true,
@@ -63,10 +73,140 @@ pub(crate) fn summary_request(
         reasoning_effort: opts.reasoning_effort.clone(),
         extra: Default::default(),
     };
-    let mut body = serde_json::to_value(&request).expect("a chat request always serializes");
-    if let Some(obj) = body.as_object_mut() {
-        quirks.apply_to_body(obj);
+    let value = serde_json::to_value(&head).expect("a chat request always serializes");
+    let serde_json::Value::Object(mut obj) = value else {
+        unreachable!("a chat request serializes to a JSON object")
+    };
+    obj.remove("messages");
+    if let Extras::Options = extras {
+        for (k, v) in &opts.extra {
+            obj.insert(k.clone(), v.clone());
+        }
     }
-    let body = serde_json::to_vec(&body).expect("a JSON value always serializes");
-    config.provider.post_chat(id, body)
+    quirks.apply_to_body(&mut obj);
+    let mut body = Vec::new();
+    body.push(b'{');
+    if !obj.contains_key("messages") {
+        // An extra key named `messages` replaces the history, as it always has.
+        body.extend_from_slice(b"\"messages\":[");
+        for (i, message) in messages.enumerate() {
+            if i > 0 {
+                body.push(b',');
+            }
+            serde_json::to_writer(&mut body, message).expect("a message always serializes");
+        }
+        body.push(b']');
+    }
+    for (key, value) in &obj {
+        if body.len() > 1 {
+            body.push(b',');
+        }
+        serde_json::to_writer(&mut body, key).expect("a key always serializes");
+        body.push(b':');
+        serde_json::to_writer(&mut body, value).expect("a JSON value always serializes");
+    }
+    body.push(b'}');
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quirks::{MaxTokensField, ToolChoice};
+    use crate::session::config::Provider;
+    use serde_json::{Value, json};
+
+    fn config() -> SessionConfig {
+        let mut c = SessionConfig::new(Provider::new("http://127.0.0.1:1/v1/", None), "m1");
+        c.system_prompt = Some("You are \"hrns\".\n".into());
+        c.tools = crate::tool::builtin::builtin_specs();
+        c.options.max_tokens = Some(64);
+        c.options.extra.insert("top_p".into(), json!(0.5));
+        c
+    }
+
+    fn history() -> Vec<Message> {
+        vec![
+            Message::user("read \u{1F980} \\ \"quoted\""),
+            Message::assistant("on it"),
+            Message::tool("call_1", "line\n\tnext \u{0}"),
+        ]
+    }
+
+    /// The body as a JSON tree built the straightforward way: the whole request as a value,
+    /// then extras and quirks on top.
+    fn reference(config: &SessionConfig, history: &[Message], quirks: &ProviderQuirks) -> Value {
+        let mut messages = Vec::new();
+        if let Some(system) = config.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+            messages.push(Message::system(system));
+        }
+        messages.extend(history.iter().cloned());
+        let opts = &config.options;
+        let request = ChatRequest {
+            model: config.model.clone(),
+            messages,
+            tools: config.tools.iter().map(|t| t.to_wire()).collect(),
+            stream: true,
+            stream_options: Some(StreamOptions {
+                include_usage: true,
+            }),
+            temperature: opts.temperature,
+            max_tokens: opts.max_tokens,
+            reasoning_effort: opts.reasoning_effort.clone(),
+            extra: Default::default(),
+        };
+        let mut body = serde_json::to_value(&request).unwrap();
+        let obj = body.as_object_mut().unwrap();
+        for (k, v) in &opts.extra {
+            obj.insert(k.clone(), v.clone());
+        }
+        quirks.apply_to_body(obj);
+        body
+    }
+
+    fn sent(config: &SessionConfig, history: &[Message], quirks: &ProviderQuirks) -> Value {
+        let request = turn_request(RequestId(1), config, history, quirks);
+        serde_json::from_slice(&request.body).expect("the body is JSON")
+    }
+
+    #[test]
+    fn the_body_is_the_request_with_extras_and_quirks() {
+        let mut quirks = ProviderQuirks::default();
+        let c = config();
+        assert_eq!(
+            sent(&c, &history(), &quirks),
+            reference(&c, &history(), &quirks)
+        );
+        quirks.max_tokens_field = MaxTokensField::MaxCompletionTokens;
+        quirks.tool_choice = ToolChoice::Auto;
+        let body = sent(&c, &history(), &quirks);
+        assert_eq!(body, reference(&c, &history(), &quirks));
+        assert_eq!(body["max_completion_tokens"], 64);
+        assert_eq!(body["messages"][0]["role"], "system");
+        assert_eq!(body["messages"].as_array().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn an_empty_history_and_no_system_prompt_give_an_empty_message_list() {
+        let mut c = config();
+        c.system_prompt = Some(String::new());
+        let quirks = ProviderQuirks::default();
+        let body = sent(&c, &[], &quirks);
+        assert_eq!(body["messages"], json!([]));
+        assert_eq!(body, reference(&c, &[], &quirks));
+    }
+
+    #[test]
+    fn an_extra_messages_key_replaces_the_history_as_before() {
+        let mut c = config();
+        c.options
+            .extra
+            .insert("messages".into(), json!([{"role": "user", "content": "x"}]));
+        let quirks = ProviderQuirks::default();
+        let request = turn_request(RequestId(1), &c, &history(), &quirks);
+        let text = String::from_utf8(request.body.clone()).unwrap();
+        assert_eq!(text.matches("\"messages\"").count(), 1, "{text}");
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        assert_eq!(body, reference(&c, &history(), &quirks));
+    }
 }
