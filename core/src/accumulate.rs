@@ -52,6 +52,9 @@ struct CallIndex {
 struct ChoiceState {
     choice: Choice,
     calls: CallIndex,
+    /// Bytes this choice kept that no stream event carries (legacy `function_call` arguments,
+    /// unknown fields that grow), so the answer-size cap sees them too.
+    untracked: usize,
 }
 
 /// Merges chunks into choices; see the module docs.
@@ -65,6 +68,8 @@ pub struct Accumulator {
     usage: Option<Usage>,
     nested_usage: Option<Usage>,
     extra: Extra,
+    /// Bytes kept in `extra` that grow the answer (see [`Accumulator::untracked_bytes`]).
+    untracked: usize,
     /// Envelopes of the stream's one-string chunks, for the fast path.
     envelopes: Envelopes,
     /// Tests compare the fast path with full parsing.
@@ -164,7 +169,7 @@ impl Accumulator {
                     }
                 }
             }
-            merge_raw(&mut self.extra, key, raw);
+            self.untracked += merge_raw(&mut self.extra, key, raw);
         }
         let _ = (view.created, view.system_fingerprint, view.message);
         if let Some(choices) = view.choices {
@@ -229,6 +234,7 @@ impl Accumulator {
                 self.choices.push(ChoiceState {
                     choice: Choice::new(index),
                     calls: CallIndex::default(),
+                    untracked: 0,
                 });
                 self.choices.len() - 1
             }
@@ -268,9 +274,15 @@ impl Accumulator {
             if raw.get() != "null" {
                 let v: Value =
                     serde_json::from_str(raw.get()).map_err(|e| malformed(e.to_string(), json))?;
-                match &mut state.choice.logprobs {
+                let growth = match &mut state.choice.logprobs {
                     Some(existing) => merge_value(existing, v),
-                    slot @ None => *slot = Some(v),
+                    slot @ None => {
+                        *slot = Some(v);
+                        Growth::Grew
+                    }
+                };
+                if growth == Growth::Grew {
+                    state.untracked += raw.get().len();
                 }
             }
         }
@@ -286,7 +298,7 @@ impl Accumulator {
         }
         let state = &mut self.choices[pos];
         for (key, raw) in &view.extra {
-            merge_raw(&mut state.choice.meta, key, raw);
+            state.untracked += merge_raw(&mut state.choice.meta, key, raw);
         }
         // Rule 4: finish_reason is the last non-null value; a later null (or "") never erases it.
         if let Some(reason) = view.finish_reason.as_deref().and_then(FinishReason::parse) {
@@ -314,6 +326,15 @@ impl Accumulator {
     /// Whether any choice, usage or other content arrived.
     pub fn is_empty(&self) -> bool {
         self.choices.is_empty() && self.usage().is_none()
+    }
+
+    /// Bytes of the answer that no [`StreamEvent`] carries: legacy `function_call` arguments and
+    /// unknown fields that grew (appended arrays, new keys). The answer-size cap adds them to
+    /// the events' bytes, so no part of an answer grows without bound.
+    pub fn untracked_bytes(&self) -> usize {
+        self.choices
+            .iter()
+            .fold(self.untracked, |n, c| n.saturating_add(c.untracked))
     }
 
     /// Finishes accumulation: choices ordered by index and their tool calls by index.
@@ -399,14 +420,16 @@ fn apply_delta(state: &mut ChoiceState, delta: DeltaView<'_>, events: &mut VecDe
                 fc.name = n.to_owned();
             }
         }
-        match &f.arguments {
-            Some(ArgumentsView::Text(t)) => fc.arguments.push_str(t),
-            Some(ArgumentsView::Json(raw)) => fc.arguments.push_str(raw.get()),
-            None => {}
-        }
+        let arguments = match &f.arguments {
+            Some(ArgumentsView::Text(t)) => &**t,
+            Some(ArgumentsView::Json(raw)) => raw.get(),
+            None => "",
+        };
+        fc.arguments.push_str(arguments);
+        state.untracked += arguments.len();
     }
     for (key, raw) in &delta.extra {
-        merge_raw(&mut choice.extra, key, raw);
+        state.untracked += merge_raw(&mut choice.extra, key, raw);
     }
 }
 
@@ -472,6 +495,7 @@ fn apply_tool_fragment(
 ) {
     let choice = &mut state.choice;
     let calls = &mut state.calls;
+    let untracked = &mut state.untracked;
     let id = non_empty(&frag.id);
     let (name, arguments, function_extra) = match &frag.function {
         Some(f) => (non_empty(&f.name), f.arguments.as_ref(), Some(&f.extra)),
@@ -566,46 +590,76 @@ fn apply_tool_fragment(
     }
     if let Some(fx) = function_extra {
         for (key, raw) in fx {
-            merge_raw(&mut call.function_extra, key, raw);
+            *untracked += merge_raw(&mut call.function_extra, key, raw);
         }
     }
     for (key, raw) in &frag.extra {
-        merge_raw(&mut call.extra, key, raw);
+        *untracked += merge_raw(&mut call.extra, key, raw);
     }
 }
 
 /// Rule 7: unknown fields are kept. A field seen again merges with what is there: arrays are
 /// appended (streamed lists such as `reasoning_details`), objects merged key by key, anything
 /// else replaced; `null` never erases a value.
-fn merge_raw(extra: &mut Extra, key: &Str<'_>, raw: &RawValue) {
+///
+/// Returns how many bytes the merge may have added for good (the field's JSON length when it
+/// was new or something was appended; 0 when a value was only replaced), for the answer cap.
+fn merge_raw(extra: &mut Extra, key: &Str<'_>, raw: &RawValue) -> usize {
     if raw.get() == "null" {
-        return;
+        return 0;
     }
     let Ok(value) = serde_json::from_str::<Value>(raw.get()) else {
-        return;
+        return 0;
     };
-    match extra.get_mut(&**key) {
+    let grew = match extra.get_mut(&**key) {
         Some(existing) => merge_value(existing, value),
         None => {
             extra.insert((**key).to_owned(), value);
+            Growth::Grew
         }
+    };
+    match grew {
+        Growth::Grew => key.len() + raw.get().len(),
+        Growth::Replaced => 0,
     }
 }
 
-fn merge_value(existing: &mut Value, new: Value) {
+/// Whether a merge appended or added something, or only replaced values.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Growth {
+    Grew,
+    Replaced,
+}
+
+fn merge_value(existing: &mut Value, new: Value) -> Growth {
     match (existing, new) {
-        (_, Value::Null) => {}
-        (Value::Array(a), Value::Array(b)) => a.extend(b),
+        (_, Value::Null) => Growth::Replaced,
+        (Value::Array(a), Value::Array(b)) => {
+            if b.is_empty() {
+                return Growth::Replaced;
+            }
+            a.extend(b);
+            Growth::Grew
+        }
         (Value::Object(a), Value::Object(b)) => {
+            let mut growth = Growth::Replaced;
             for (k, v) in b {
-                match a.get_mut(&k) {
+                let g = match a.get_mut(&k) {
                     Some(e) => merge_value(e, v),
                     None => {
                         a.insert(k, v);
+                        Growth::Grew
                     }
+                };
+                if g == Growth::Grew {
+                    growth = Growth::Grew;
                 }
             }
+            growth
         }
-        (slot, new) => *slot = new,
+        (slot, new) => {
+            *slot = new;
+            Growth::Replaced
+        }
     }
 }

@@ -345,7 +345,7 @@ impl ChatStream {
             };
             self.answer_bytes = self.answer_bytes.saturating_add(n);
         }
-        if self.answer_bytes > self.max_answer_bytes {
+        if self.answer_bytes.saturating_add(self.acc.untracked_bytes()) > self.max_answer_bytes {
             self.events.truncate(from);
             self.state = State::Failed(StreamError::AnswerTooLarge {
                 limit: self.max_answer_bytes,

@@ -134,3 +134,65 @@ fn the_default_cap_is_in_the_tens_of_mib() {
     while let Ok(Some(_)) = stream.poll_event() {}
     assert!(stream.finish().is_ok());
 }
+
+/// A body of `n` chunks, each made by `chunk`, after a role chunk (no finish, no `[DONE]`: the
+/// stream is still going when the cap must have stopped it).
+fn endless(n: usize, chunk: impl Fn(usize) -> serde_json::Value) -> String {
+    let mut body = event(json!({"role": "assistant"}));
+    for i in 0..n {
+        body.push_str(&event(chunk(i)));
+    }
+    body
+}
+
+/// `body` with a finish reason and `[DONE]`: an answer that ended.
+fn finished(mut body: String) -> String {
+    body.push_str(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+    );
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+#[test]
+fn legacy_function_call_arguments_count_toward_the_cap() {
+    // 2 000 chunks of 10 bytes of arguments: 20 000 bytes, no stream event carries them.
+    let body = endless(
+        2_000,
+        |_| json!({"function_call": {"arguments": "0123456789"}}),
+    );
+    let (error, _) = run(body.as_bytes(), body.len(), 10_000);
+    assert_eq!(error, Some(StreamError::AnswerTooLarge { limit: 10_000 }));
+    assert_eq!(run(finished(body).as_bytes(), 4096, 30_000).0, None);
+}
+
+#[test]
+fn unknown_fields_that_grow_count_toward_the_cap() {
+    // An appended array (as OpenRouter's `reasoning_details`) and logprobs keep growing.
+    let details = endless(
+        2_000,
+        |i| json!({"reasoning_details": [{"type": "reasoning.text", "text": format!("step {i}")}]}),
+    );
+    let (error, _) = run(details.as_bytes(), 4096, 10_000);
+    assert_eq!(error, Some(StreamError::AnswerTooLarge { limit: 10_000 }));
+
+    let mut logprobs = event(json!({"role": "assistant"}));
+    for _ in 0..2_000 {
+        let chunk = json!({"choices": [{"index": 0, "delta": {},
+            "logprobs": {"content": [{"token": "a", "logprob": -0.5, "bytes": [97]}]}}]});
+        logprobs.push_str(&format!("data: {chunk}\n\n"));
+    }
+    let (error, _) = run(logprobs.as_bytes(), 4096, 10_000);
+    assert_eq!(error, Some(StreamError::AnswerTooLarge { limit: 10_000 }));
+}
+
+#[test]
+fn unknown_fields_that_are_only_replaced_do_not_count() {
+    // Each chunk repeats a scalar and an object of scalars: the answer holds one copy of each.
+    let body = endless(2_000, |i| {
+        json!({"content": "x", "native_finish_reason": null,
+            "provider": {"name": "p", "seq": i}, "status": format!("s{i}")})
+    });
+    // The first chunk adds each key once (well under 200 bytes); the 2 000 repeats add nothing.
+    assert_eq!(run(finished(body).as_bytes(), 4096, 2_200), (None, 2_000));
+}
