@@ -21,6 +21,8 @@ pub(crate) fn install(cancel: &CancelFlag) {
         .spawn(move || {
             for signal in signals.forever() {
                 if cancel.is_cancelled() {
+                    // The drops that would end them are skipped by the exit.
+                    kill_children();
                     std::process::exit(128 + signal);
                 }
                 RECEIVED.store(signal, Ordering::SeqCst);
@@ -42,6 +44,7 @@ pub(crate) fn watch_termination(on_signal: impl Fn(i32) + Send + 'static) {
         .spawn(move || {
             for signal in signals.forever() {
                 if RECEIVED.swap(signal, Ordering::SeqCst) != 0 {
+                    kill_children();
                     std::process::exit(128 + signal);
                 }
                 on_signal(signal);
@@ -69,4 +72,65 @@ pub(crate) fn cancelled_status() -> u8 {
 pub(crate) fn become_subreaper() {
     #[cfg(target_os = "linux")]
     let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+}
+
+/// Kills hrns's children, each with its process group when it leads one of its own (commands
+/// and MCP stdio servers do, so what they started dies too); a child in hrns's own group is
+/// killed alone. For the hard exit of a second signal, which skips the drops that end them.
+fn kill_children() {
+    use rustix::process::{Pid, Signal, getpgid, getpid, kill_process, kill_process_group};
+    let own_group = getpgid(None).ok();
+    for child in children_of(getpid().as_raw_nonzero().get()) {
+        let Some(pid) = Pid::from_raw(child) else {
+            continue;
+        };
+        match getpgid(Some(pid)) {
+            Ok(group) if Some(group) != own_group => {
+                let _ = kill_process_group(group, Signal::KILL);
+            }
+            _ => {
+                let _ = kill_process(pid, Signal::KILL);
+            }
+        }
+    }
+}
+
+/// The processes whose parent is `parent`, from `/proc` (none where there is no `/proc`).
+fn children_of(parent: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| parent_in_stat(&stat))
+                == Some(parent)
+        })
+        .collect()
+}
+
+/// The parent pid in a `/proc/<pid>/stat` line: the second field after the command name,
+/// which is in parentheses and may itself hold spaces and parentheses.
+fn parent_in_stat(stat: &str) -> Option<i32> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_parent_is_read_past_a_hostile_command_name() {
+        let stat = "4242 (a) b (c) 1 S) S 77 4242 4242 0 -1";
+        assert_eq!(super::parent_in_stat(stat), Some(77));
+        assert_eq!(super::parent_in_stat("4242 (x"), None);
+        assert_eq!(super::parent_in_stat("4242 (x) S"), None);
+        let own = std::fs::read_to_string("/proc/self/stat").unwrap();
+        assert_eq!(
+            super::parent_in_stat(&own),
+            Some(rustix::process::getppid().unwrap().as_raw_nonzero().get())
+        );
+    }
 }

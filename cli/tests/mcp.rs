@@ -327,3 +327,73 @@ fn read_only_agents_and_policies_see_only_read_only_mcp_tools() {
         );
     }
 }
+
+/// Whether the process `pid` is gone (or a zombie waiting to be reaped).
+fn dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn a_second_signal_exits_at_once_and_kills_the_servers_process_groups() {
+    let env = Env::new();
+    // A server that starts a process of its own (in its group) and writes its pid: the server
+    // itself ends when its stdin closes, the process would not.
+    let server = script_server(&env, "helper", "x");
+    let pidfile = env.path("sleeper.pid");
+    let script = env.write(
+        "scripts/spawning.sh",
+        &format!(
+            "sleep 300 &\necho $! > '{}'\n. '{server}'\n",
+            pidfile.display()
+        ),
+    );
+    let reply = Reply::text_answer("Some text, then the provider stalls for a long time.");
+    let mid = reply.body().len() / 2;
+    let mock = MockProvider::start([reply
+        .split_at(&[mid])
+        .delay(std::time::Duration::from_secs(30))])
+    .unwrap();
+    let servers = json!({"mcpServers": {"helper": {"command": "sh", "args": [script]}}});
+    let extra = format!(
+        ", {}",
+        &servers.to_string()[1..servers.to_string().len() - 1]
+    );
+    env.config_with(&mock, &extra);
+    let mut child = env
+        .cmd(None)
+        .args(["exec", "--json", "go"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Duration::from_secs(10);
+    let mut lines = common::Lines::read(child.stdout.take().unwrap());
+    lines.wait_for("first delta", t, |l| l.contains(r#""type":"text_delta""#));
+    let sleeper = std::fs::read_to_string(&pidfile).unwrap().trim().to_owned();
+    assert!(!dead(&sleeper));
+    // Two different signals, so that they are not merged into one: the first cancels the
+    // turn, the second exits before the normal end would have stopped the server.
+    let pid = child.id().to_string();
+    let status = std::process::Command::new("sh")
+        .args(["-c", &format!("kill -INT {pid}; kill -TERM {pid}")])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let code = out.status.code();
+    assert!(matches!(code, Some(130 | 143)), "{code:?} {}", stderr(&out));
+    let _ = lines.finish();
+    let deadline = std::time::Instant::now() + t;
+    while !dead(&sleeper) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server's process survived hrns"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
