@@ -1,7 +1,8 @@
 //! SIGINT, SIGTERM and SIGHUP during `hrns exec`, and SIGTERM and SIGHUP in the TUI (where
 //! Ctrl-C is a key): each cancels the turn (commands are killed with their process groups, the
 //! session is saved, the terminal restored) and hrns then exits with the status of the signal
-//! (130, 143, 129); a second signal exits at once.
+//! (130, 143, 129); a second signal exits at once, after killing hrns's children (running
+//! commands, MCP stdio servers) with their process groups.
 
 use hrns_blocking::CancelFlag;
 use std::sync::atomic::{AtomicI32, Ordering};
