@@ -467,7 +467,7 @@ impl hrns_blocking::Transport for Keeping {
     fn send(
         &self,
         req: &hrns_core::http::HttpRequest,
-    ) -> Result<hrns_blocking::Response, hrns_core::session::TransportError> {
+    ) -> Result<hrns_blocking::HttpResponse, hrns_core::session::TransportError> {
         self.bodies.lock().unwrap().push(req.body.clone());
         self.client.send(req)
     }

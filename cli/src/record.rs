@@ -2,7 +2,7 @@
 //! never enters the file); `hrns replay FILE` serves the recorded responses to a fresh session,
 //! runs the tools for real, and reports where the requests now differ from the recorded ones.
 
-use hrns_blocking::{Response, Transport};
+use hrns_blocking::{HttpResponse, Transport};
 use hrns_core::http::{HeaderValue, HttpRequest, Method};
 use hrns_core::session::{TransportError, TransportErrorKind};
 use serde::{Deserialize, Serialize};
@@ -100,7 +100,7 @@ impl Recorder {
 }
 
 impl Transport for Recorder {
-    fn send(&self, req: &HttpRequest) -> Result<Response, TransportError> {
+    fn send(&self, req: &HttpRequest) -> Result<HttpResponse, TransportError> {
         let id = req.id.0;
         let headers = req
             .headers
@@ -376,7 +376,7 @@ impl Replayer {
 }
 
 impl Transport for Replayer {
-    fn send(&self, req: &HttpRequest) -> Result<Response, TransportError> {
+    fn send(&self, req: &HttpRequest) -> Result<HttpResponse, TransportError> {
         let mut s = self.state.lock().expect("replay state");
         let Some(ex) = s.queue.pop_front() else {
             let n = s.served + 1;
@@ -423,7 +423,7 @@ impl Transport for Replayer {
             }
             None => Box::new(io::Cursor::new(ex.data)),
         };
-        Ok(Response {
+        Ok(HttpResponse {
             status,
             headers,
             body,

@@ -12,7 +12,8 @@ use crate::wire::{ApiError, ChatResponse};
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime};
 
-/// Most of an error body that is kept for the error message.
+/// Most of an error body that is read: its start says what went wrong, and the answer is
+/// complete once this much arrived (the rest is never read).
 pub const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// How many characters of an unreadable body an error quotes.
@@ -194,6 +195,16 @@ impl AnswerReader {
         !matches!(self.body, Body::AwaitingHead)
     }
 
+    /// Whether the head announced a failure (an error status, or a 2xx that is neither a
+    /// stream nor JSON) whose body is still to come: the answer will be an error, and its
+    /// body only says which.
+    pub fn announces_failure(&self) -> bool {
+        match self.body {
+            Body::Error { .. } | Body::Unexpected { .. } => true,
+            Body::AwaitingHead | Body::Stream(_) | Body::Json(_) | Body::Ended(_) => false,
+        }
+    }
+
     /// Body bytes arrived (any split, any size: large pieces are sliced inside). Bytes after
     /// the answer is complete are ignored. Returns `false` (and ignores them) if the head has
     /// not arrived yet — a caller's mistake.
@@ -212,6 +223,10 @@ impl AnswerReader {
             Body::Error { body, .. } => {
                 let room = MAX_ERROR_BODY.saturating_sub(body.len());
                 body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                // The start says what went wrong: the answer is complete, the rest unread.
+                if body.len() == MAX_ERROR_BODY {
+                    self.handle_end();
+                }
             }
             Body::Unexpected { .. } => {
                 // The first bytes say enough: it fails at once, without waiting for the end.

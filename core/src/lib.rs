@@ -47,7 +47,8 @@
 //!   cancellation — as a state machine.
 //! - [`tool`]: tool specs and the pure parts of the built-in tools; [`history`]: validity
 //!   checks of a conversation; [`http`]: the request description with the key redacted;
-//!   [`client`]: the pure parts of the drivers' provider clients; [`mcp`]: the Model Context
+//!   [`client`]: the pure parts of the drivers' provider clients (requests, errors, and
+//!   [`client::StreamedChat`], the answer of a `stream_chat`); [`mcp`]: the Model Context
 //!   Protocol client.
 //! - [`quirks`]: what a provider deviates in, as requests must respect it; [`probe`]: the
 //!   requests and judgements of `hrns doctor`, which finds the quirks out.

@@ -1,15 +1,19 @@
 //! The HTTP client on ureq: one agent per provider, requests from hrns-core's descriptions,
 //! errors mapped to the core's types.
 
+use crate::ClientConfig;
 use hrns_core::Completion;
-use hrns_core::client::{self as pure, MAX_CHAT_BODY, MAX_ERROR_BODY, MAX_MODELS_BODY};
+use hrns_core::answer::AnswerError;
+use hrns_core::client::{
+    self as pure, MAX_CHAT_BODY, MAX_MODELS_BODY, Next, Opening, StreamedChat,
+};
 use hrns_core::http::{HttpRequest, Method};
 use hrns_core::session::{Provider, TransportError, TransportErrorKind};
-use hrns_core::stream::{ChatStream, StreamEvent, StreamFailure};
+use hrns_core::stream::StreamEvent;
 use hrns_core::wire::{ChatRequest, ChatResponse, ModelInfo};
 use std::io::Read;
 
-pub use hrns_core::client::{ClientConfig, ClientError};
+pub use hrns_core::client::ClientError;
 
 /// Size of one body read of [`ChatEvents`] (the stream decodes large pieces in slices).
 const READ_SIZE: usize = 64 * 1024;
@@ -47,7 +51,7 @@ impl Client {
     }
 
     /// Sends a request described by hrns-core and returns the response head and body reader.
-    pub fn send(&self, req: &HttpRequest) -> Result<Response, TransportError> {
+    pub fn send(&self, req: &HttpRequest) -> Result<HttpResponse, TransportError> {
         let response = match req.method {
             Method::Get => {
                 let mut r = self.agent.get(&req.url);
@@ -71,7 +75,7 @@ impl Client {
             .iter()
             .map(|(n, v)| (n.as_str().to_owned(), v.as_bytes().to_vec()))
             .collect();
-        Ok(Response {
+        Ok(HttpResponse {
             status,
             headers,
             body: Box::new(response.into_body().into_reader()),
@@ -94,22 +98,28 @@ impl Client {
 
     /// A streaming chat completion: an iterator of stream events, each yielded as soon as its
     /// bytes arrive. After the last event, [`ChatEvents::finish`] gives the complete answer.
+    ///
+    /// An answer that fails before its first event — an error status, a page that is not an
+    /// event stream — fails here, with the provider's message; a provider that sends one whole
+    /// JSON answer instead of a stream gives its text as one event.
     pub fn stream_chat(&self, request: &ChatRequest) -> Result<ChatEvents, ClientError> {
-        let mut resp = self.send(&pure::chat_request(&self.provider, request, true))?;
-        if !(200..300).contains(&resp.status) {
-            let status = resp.status;
-            let body = resp.read_all(MAX_ERROR_BODY)?;
-            pure::check_status(status, &body)?;
-        }
-        Ok(ChatEvents {
-            body: Box::new(crate::read_ahead::ReadAhead::new(std::mem::replace(
-                &mut resp.body,
-                Box::new(std::io::empty()),
-            ))),
-            stream: ChatStream::new(),
+        let resp = self.send(&pure::chat_request(&self.provider, request, true))?;
+        let answer = StreamedChat::new(
+            resp.status,
+            resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())),
+        );
+        let mut events = ChatEvents {
+            body: Box::new(crate::read_ahead::ReadAhead::new(resp.body)),
+            answer,
             buf: vec![0; READ_SIZE],
-            ended: false,
-        })
+        };
+        loop {
+            match events.answer.opening() {
+                Opening::Open => return Ok(events),
+                Opening::Failed(error) => return Err(error),
+                Opening::NeedsBody => events.read()?,
+            }
+        }
     }
 }
 
@@ -117,17 +127,17 @@ impl Client {
 /// replay of one (the CLI's `--record` and `hrns replay`).
 pub trait Transport: Send + Sync {
     /// Sends `req` and returns the response head with a reader of its body.
-    fn send(&self, req: &HttpRequest) -> Result<Response, TransportError>;
+    fn send(&self, req: &HttpRequest) -> Result<HttpResponse, TransportError>;
 }
 
 impl Transport for Client {
-    fn send(&self, req: &HttpRequest) -> Result<Response, TransportError> {
+    fn send(&self, req: &HttpRequest) -> Result<HttpResponse, TransportError> {
         Client::send(self, req)
     }
 }
 
-/// A response head and its body, as the runner reads it.
-pub struct Response {
+/// A response head and its body reader, as a [`Transport`] hands it back.
+pub struct HttpResponse {
     /// The status code.
     pub status: u16,
     /// The headers (names lower-case).
@@ -136,16 +146,16 @@ pub struct Response {
     pub body: Box<dyn Read + Send>,
 }
 
-impl std::fmt::Debug for Response {
+impl std::fmt::Debug for HttpResponse {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Response")
+        f.debug_struct("HttpResponse")
             .field("status", &self.status)
             .field("headers", &self.headers.len())
             .finish_non_exhaustive()
     }
 }
 
-impl Response {
+impl HttpResponse {
     fn read_all(&mut self, limit: u64) -> Result<Vec<u8>, TransportError> {
         let mut out = Vec::new();
         (&mut self.body)
@@ -156,18 +166,18 @@ impl Response {
     }
 }
 
-/// The events of a streamed answer; see [`Client::stream_chat`].
+/// The events of a streamed answer; see [`Client::stream_chat`]. A read loop around the
+/// core's [`StreamedChat`], which decides what the answer is.
 pub struct ChatEvents {
     body: Box<dyn Read + Send>,
-    stream: ChatStream,
+    answer: StreamedChat,
     buf: Vec<u8>,
-    ended: bool,
 }
 
 impl std::fmt::Debug for ChatEvents {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ChatEvents")
-            .field("stream", &self.stream)
+            .field("answer", &self.answer)
             .finish_non_exhaustive()
     }
 }
@@ -175,9 +185,19 @@ impl std::fmt::Debug for ChatEvents {
 impl ChatEvents {
     /// Reads the rest of the stream and gives the complete answer, or the error with what
     /// arrived before it.
-    pub fn finish(mut self) -> Result<Completion, StreamFailure> {
+    pub fn finish(mut self) -> Result<Completion, AnswerError> {
         for _ in self.by_ref() {}
-        self.stream.finish()
+        self.answer.finish()
+    }
+
+    /// Reads the next piece of the body into the answer.
+    fn read(&mut self) -> Result<(), ClientError> {
+        match self.body.read(&mut self.buf) {
+            Ok(0) => self.answer.handle_end(),
+            Ok(n) => self.answer.handle_data(&self.buf[..n]),
+            Err(e) => return Err(self.answer.handle_transport_error(io_error(&e))),
+        }
+        Ok(())
     }
 }
 
@@ -186,28 +206,14 @@ impl Iterator for ChatEvents {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            match self.stream.poll_event() {
-                Ok(Some(ev)) => return Some(Ok(ev)),
-                Ok(None) if self.ended || self.stream.is_finished() => return None,
-                Ok(None) => {}
-                Err(e) => {
-                    if self.ended {
-                        return None;
+            match self.answer.poll_next() {
+                Next::Event(event) => return Some(Ok(event)),
+                Next::Failed(error) => return Some(Err(error)),
+                Next::End => return None,
+                Next::NeedsBody => {
+                    if let Err(error) = self.read() {
+                        return Some(Err(error));
                     }
-                    self.ended = true;
-                    return Some(Err(e.into()));
-                }
-            }
-            match self.body.read(&mut self.buf) {
-                Ok(0) => {
-                    self.stream.feed_eof();
-                    self.ended = true;
-                }
-                Ok(n) => self.stream.feed(&self.buf[..n]),
-                Err(e) => {
-                    self.stream.feed_eof();
-                    self.ended = true;
-                    return Some(Err(io_error(&e).into()));
                 }
             }
         }

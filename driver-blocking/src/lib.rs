@@ -12,7 +12,9 @@
 //!
 //! - [`Client`]: a ureq 3 agent (TLS verification on; [`skip_verify`](ClientConfig::skip_verify)
 //!   only when asked) that sends a session's requests and hands back the body as it is read;
-//!   also `list_models`, `chat` and `stream_chat` for use without a session.
+//!   also `list_models`, `chat` and `stream_chat` for use without a session (a read loop
+//!   around the core's [`StreamedChat`](hrns_core::client::StreamedChat)). Its
+//!   [`ClientConfig`] (timeouts, certificate checks, user agent) is hrns-tokio's too.
 //! - [`Runner`]: drives a turn on the calling thread: sends requests, feeds body bytes to the
 //!   session as they arrive, runs tool calls (read-only ones concurrently, effects in the
 //!   model's order), sleeps for retries, asks for approvals through a callback, and hands every
@@ -73,6 +75,7 @@
 
 #[cfg(feature = "http")]
 pub mod client;
+pub mod client_config;
 pub mod mcp;
 #[cfg(feature = "mock")]
 pub mod mock;
@@ -85,7 +88,8 @@ pub mod tool;
 pub mod tools;
 
 #[cfg(feature = "http")]
-pub use client::{ChatEvents, Client, ClientConfig, ClientError, Response, Transport};
+pub use client::{ChatEvents, Client, ClientError, HttpResponse, Transport};
+pub use client_config::ClientConfig;
 pub use hrns_core::session::TurnOutcome;
 #[cfg(feature = "http")]
 pub use runner::Runner;

@@ -5,10 +5,13 @@
 use crate::tls;
 use futures_core::Stream;
 use hrns_core::Completion;
-use hrns_core::client::{self as pure, MAX_CHAT_BODY, MAX_ERROR_BODY, MAX_MODELS_BODY};
+use hrns_core::answer::AnswerError;
+use hrns_core::client::{
+    self as pure, MAX_CHAT_BODY, MAX_MODELS_BODY, Next, Opening, StreamedChat,
+};
 use hrns_core::http::HttpRequest;
 use hrns_core::session::{Provider, TransportError, TransportErrorKind};
-use hrns_core::stream::{ChatStream, StreamEvent, StreamFailure};
+use hrns_core::stream::StreamEvent;
 use hrns_core::wire::{ChatRequest, ChatResponse, ModelInfo};
 use http_body_util::Full;
 use hyper::body::{Body as _, Bytes, Incoming};
@@ -23,7 +26,8 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
-pub use hrns_core::client::{ClientConfig, ClientError};
+pub use hrns_blocking::ClientConfig;
+pub use hrns_core::client::ClientError;
 
 type Pool = legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
@@ -72,8 +76,8 @@ impl HttpClient {
     }
 
     /// Sends a request described by hrns-core and returns once its head arrived (or the read
-    /// idle timeout passed). The body is read from the [`Response`] as it arrives.
-    pub async fn send(&self, req: HttpRequest) -> Result<Response, TransportError> {
+    /// idle timeout passed). The body is read from the [`IncomingResponse`] as it arrives.
+    pub async fn send(&self, req: HttpRequest) -> Result<IncomingResponse, TransportError> {
         let request = self.build(req)?;
         let response =
             match tokio::time::timeout(self.read_idle_timeout, self.pool.request(request)).await {
@@ -90,7 +94,7 @@ impl HttpClient {
                 Ok(Ok(r)) => r,
             };
         let (parts, body) = response.into_parts();
-        Ok(Response {
+        Ok(IncomingResponse {
             status: parts.status.as_u16(),
             headers: parts
                 .headers
@@ -163,7 +167,7 @@ impl Client {
     }
 
     /// Sends a request described by hrns-core; see [`HttpClient::send`].
-    pub async fn send(&self, req: HttpRequest) -> Result<Response, TransportError> {
+    pub async fn send(&self, req: HttpRequest) -> Result<IncomingResponse, TransportError> {
         self.http.send(req).await
     }
 
@@ -184,24 +188,34 @@ impl Client {
 
     /// A streaming chat completion: a [`Stream`] of events, each yielded as soon as its bytes
     /// arrive. After the last event, [`ChatEvents::finish`] gives the complete answer.
+    ///
+    /// An answer that fails before its first event — an error status, a page that is not an
+    /// event stream — fails here, with the provider's message; a provider that sends one whole
+    /// JSON answer instead of a stream gives its text as one event.
     pub async fn stream_chat(&self, request: &ChatRequest) -> Result<ChatEvents, ClientError> {
         let req = pure::chat_request(&self.provider, request, true);
-        let mut resp = self.send(req).await?;
-        if !(200..300).contains(&resp.status) {
-            let (body, _) = resp.read_all(MAX_ERROR_BODY).await?;
-            pure::check_status(resp.status, &body)?;
+        let response = self.send(req).await?;
+        let answer = StreamedChat::new(
+            response.status,
+            response
+                .headers
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_slice())),
+        );
+        let mut events = ChatEvents { response, answer };
+        loop {
+            match events.answer.opening() {
+                Opening::Open => return Ok(events),
+                Opening::Failed(error) => return Err(error),
+                Opening::NeedsBody => poll_fn(|cx| events.poll_read(cx)).await?,
+            }
         }
-        Ok(ChatEvents {
-            response: resp,
-            stream: ChatStream::new(),
-            ended: false,
-        })
     }
 }
 
 /// A response head and its body, read frame by frame. Each wait for the next frame is bounded
 /// by the client's read idle timeout; dropping the response closes its stream.
-pub struct Response {
+pub struct IncomingResponse {
     /// The status code.
     pub status: u16,
     /// The headers (names lower-case).
@@ -211,23 +225,23 @@ pub struct Response {
     timer: Pin<Box<Sleep>>,
 }
 
-impl fmt::Debug for Response {
+impl fmt::Debug for IncomingResponse {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Response")
+        f.debug_struct("IncomingResponse")
             .field("status", &self.status)
             .field("headers", &self.headers.len())
             .finish_non_exhaustive()
     }
 }
 
-impl Response {
+impl IncomingResponse {
     /// The next piece of the body as it arrives; `None` at its end. A stall longer than the
     /// read idle timeout is a [`TransportErrorKind::Timeout`] error.
     pub async fn chunk(&mut self) -> Option<Result<Bytes, TransportError>> {
         poll_fn(|cx| self.poll_chunk(cx)).await
     }
 
-    /// The poll form of [`Response::chunk`].
+    /// The poll form of [`IncomingResponse::chunk`].
     pub fn poll_chunk(
         &mut self,
         cx: &mut Context<'_>,
@@ -275,17 +289,17 @@ impl Response {
     }
 }
 
-/// The events of a streamed answer, a [`Stream`]; see [`Client::stream_chat`].
+/// The events of a streamed answer, a [`Stream`]; see [`Client::stream_chat`]. A read loop
+/// around the core's [`StreamedChat`], which decides what the answer is.
 pub struct ChatEvents {
-    response: Response,
-    stream: ChatStream,
-    ended: bool,
+    response: IncomingResponse,
+    answer: StreamedChat,
 }
 
 impl fmt::Debug for ChatEvents {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ChatEvents")
-            .field("stream", &self.stream)
+            .field("answer", &self.answer)
             .finish_non_exhaustive()
     }
 }
@@ -299,9 +313,9 @@ impl ChatEvents {
 
     /// Reads the rest of the stream and gives the complete answer, or the error with what
     /// arrived before it.
-    pub async fn finish(mut self) -> Result<Completion, StreamFailure> {
+    pub async fn finish(mut self) -> Result<Completion, AnswerError> {
         while self.next().await.is_some() {}
-        self.stream.finish()
+        self.answer.finish()
     }
 
     fn poll_event(
@@ -309,29 +323,29 @@ impl ChatEvents {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<StreamEvent, ClientError>>> {
         loop {
-            match self.stream.poll_event() {
-                Ok(Some(event)) => return Poll::Ready(Some(Ok(event))),
-                Ok(None) if self.ended || self.stream.is_finished() => return Poll::Ready(None),
-                Ok(None) => {}
-                Err(_) if self.ended => return Poll::Ready(None),
-                Err(e) => {
-                    self.ended = true;
-                    return Poll::Ready(Some(Err(e.into())));
-                }
-            }
-            match ready!(self.response.poll_chunk(cx)) {
-                Some(Ok(bytes)) => self.stream.feed(&bytes),
-                Some(Err(e)) => {
-                    self.stream.feed_eof();
-                    self.ended = true;
-                    return Poll::Ready(Some(Err(e.into())));
-                }
-                None => {
-                    self.stream.feed_eof();
-                    self.ended = true;
+            match self.answer.poll_next() {
+                Next::Event(event) => return Poll::Ready(Some(Ok(event))),
+                Next::Failed(error) => return Poll::Ready(Some(Err(error))),
+                Next::End => return Poll::Ready(None),
+                Next::NeedsBody => {
+                    if let Err(error) = ready!(self.poll_read(cx)) {
+                        return Poll::Ready(Some(Err(error)));
+                    }
                 }
             }
         }
+    }
+
+    /// Reads the next piece of the body into the answer.
+    fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), ClientError>> {
+        match ready!(self.response.poll_chunk(cx)) {
+            Some(Ok(bytes)) => self.answer.handle_data(&bytes),
+            Some(Err(error)) => {
+                return Poll::Ready(Err(self.answer.handle_transport_error(error)));
+            }
+            None => self.answer.handle_end(),
+        }
+        Poll::Ready(Ok(()))
     }
 }
 

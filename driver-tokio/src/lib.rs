@@ -8,7 +8,8 @@
 //!   Mozilla's roots, [`skip_verify`](ClientConfig::skip_verify) only when asked, connect and
 //!   read-idle timeouts — with [`list_models`](Client::list_models), [`chat`](Client::chat)
 //!   and [`stream_chat`](Client::stream_chat) (a `Stream` of events, each yielded as its
-//!   bytes arrive).
+//!   bytes arrive: a read loop around the core's
+//!   [`StreamedChat`](hrns_core::client::StreamedChat), as in hrns-blocking).
 //! - [`Runner`]: performs a session's IO. [`Runner::complete_io`] borrows the session for one
 //!   step — it starts the requests and tool calls the session asked for, waits for the next
 //!   thing to happen (a body frame, a tool output, a deadline), feeds it in and returns the
@@ -109,7 +110,7 @@ pub mod tools;
 
 mod tls;
 
-pub use client::{ChatEvents, Client, ClientConfig, ClientError, HttpClient, Response};
+pub use client::{ChatEvents, Client, ClientConfig, ClientError, HttpClient, IncomingResponse};
 pub use hrns_blocking::{Launch, Launcher, Sandbox, SandboxRefusal};
 pub use hrns_core::session::TurnOutcome;
 pub use runner::{ApprovalFuture, Runner};

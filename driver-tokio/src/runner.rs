@@ -7,7 +7,7 @@
 //! `select!`) the owner may call [`Session::handle_approval`], [`Session::cancel`] or
 //! [`Session::usage`] as it likes.
 
-use crate::client::{Client, Response};
+use crate::client::{Client, IncomingResponse};
 use crate::tool::{ToolContext, Toolbox};
 use hrns_core::http::{HttpRequest, RequestId};
 use hrns_core::session::{
@@ -430,8 +430,8 @@ struct Exchange {
 }
 
 enum ExchangeState {
-    Sending(Pin<Box<dyn Future<Output = Result<Response, TransportError>> + Send>>),
-    Receiving(Response),
+    Sending(Pin<Box<dyn Future<Output = Result<IncomingResponse, TransportError>> + Send>>),
+    Receiving(IncomingResponse),
 }
 
 /// What happened next to the request in flight.
@@ -452,7 +452,7 @@ impl Exchange {
         }
     }
 
-    fn response(&self) -> Option<&Response> {
+    fn response(&self) -> Option<&IncomingResponse> {
         match &self.state {
             ExchangeState::Receiving(resp) => Some(resp),
             ExchangeState::Sending(_) => None,

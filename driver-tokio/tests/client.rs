@@ -3,6 +3,7 @@
 
 use hrns_blocking::mock::{MockProvider, Reply};
 use hrns_core::StreamEvent;
+use hrns_core::answer::AnswerError;
 use hrns_core::http::Secret;
 use hrns_core::session::{Provider, TransportErrorKind};
 use hrns_core::wire::{ChatRequest, Message};
@@ -119,9 +120,67 @@ async fn broken_stream_is_an_error_with_partial_content() {
     let reply = Reply::text_answer("abcdefghijklmnopqrstuvwxyz");
     let cut = reply.body().len() - 30;
     let mock = MockProvider::start([reply.drop_after(cut)]).unwrap();
-    let events = client(&mock).stream_chat(&request()).await.unwrap();
-    let failure = events.finish().await.unwrap_err();
-    assert!(!failure.partial.choices[0].content.is_empty());
+    let mut events = client(&mock).stream_chat(&request()).await.unwrap();
+    let mut errors = Vec::new();
+    while let Some(event) = events.next().await {
+        errors.extend(event.err());
+    }
+    assert_eq!(errors.len(), 1, "one error: {errors:?}");
+    match events.finish().await {
+        Err(AnswerError::Stream(failure)) => {
+            assert!(!failure.partial.choices[0].content.is_empty())
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_endless_error_body_fails_at_its_start() {
+    let mock =
+        MockProvider::start([
+            Reply::endless_sse([] as [&str; 0], "{\"error\":\"overloaded\"}").status(503),
+        ])
+        .unwrap();
+    let c = client(&mock);
+    let result = tokio::time::timeout(Duration::from_secs(20), c.stream_chat(&request())).await;
+    match result {
+        Ok(Err(ClientError::Api { status: 503, .. })) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_login_page_is_an_unexpected_content_error() {
+    let page = "<html><title>Sign in to the proxy</title></html>";
+    let mock =
+        MockProvider::start([Reply::raw(200, &[("content-type", "text/html")], page)]).unwrap();
+    match client(&mock).stream_chat(&request()).await {
+        Err(ClientError::UnexpectedContent {
+            status: 200,
+            body_start,
+            ..
+        }) => assert!(body_start.contains("Sign in"), "{body_start}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_whole_json_answer_to_a_stream_request_is_one_event() {
+    let mock = MockProvider::start([Reply::json(
+        200,
+        json!({"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "whole"}, "finish_reason": "stop"}]}),
+    )])
+    .unwrap();
+    let mut events = client(&mock).stream_chat(&request()).await.unwrap();
+    let mut got = Vec::new();
+    while let Some(event) = events.next().await {
+        got.push(event.unwrap());
+    }
+    assert!(
+        matches!(got.as_slice(), [StreamEvent::ContentDelta { text, .. }] if text == "whole"),
+        "{got:?}"
+    );
+    assert_eq!(events.finish().await.unwrap().choices[0].content, "whole");
 }
 
 #[tokio::test]

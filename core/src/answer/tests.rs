@@ -135,13 +135,21 @@ fn bad_input_is_a_clear_error() {
             ..
         }))
     ));
-    // An error body is kept only up to its limit.
+    // An error body is kept only up to its limit, and the answer is complete there: an
+    // endless error body is not read to its end.
     let mut r = reader();
     r.handle_head(500, []);
-    r.handle_data(&vec![b'x'; MAX_ERROR_BODY + 100]);
-    r.handle_end();
+    assert!(r.announces_failure());
+    r.handle_data(&vec![b'x'; MAX_ERROR_BODY - 1]);
+    assert!(!r.is_complete());
+    r.handle_data(&[b'y'; 1000]);
+    assert!(r.is_complete(), "complete at the limit, without an end");
+    r.handle_data(b"more");
     match r.finish() {
-        Err(AnswerError::Status { body, .. }) => assert_eq!(body.len(), MAX_ERROR_BODY),
+        Err(AnswerError::Status { body, .. }) => {
+            assert_eq!(body.len(), MAX_ERROR_BODY);
+            assert!(body.ends_with("xy"));
+        }
         other => panic!("{other:?}"),
     }
 }
