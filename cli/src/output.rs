@@ -189,10 +189,18 @@ impl HumanPrinter {
             Event::ToolResult { status, output, .. } => {
                 let first = output.content.lines().next().unwrap_or("");
                 let lines = output.content.lines().count();
-                let more = if lines > 1 {
-                    format!(" (+{})", count(lines - 1, "line"))
-                } else {
+                // Images are counted, never shown (their placeholders are in the text).
+                let mut extras = Vec::new();
+                if lines > 1 {
+                    extras.push(format!("+{}", count(lines - 1, "line")));
+                }
+                if !output.images.is_empty() {
+                    extras.push(count(output.images.len(), "image"));
+                }
+                let more = if extras.is_empty() {
                     String::new()
+                } else {
+                    format!(" ({})", extras.join(", "))
                 };
                 let name = status_text(*status);
                 let first = one_line(&safe(first), 100);

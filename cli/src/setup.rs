@@ -355,6 +355,9 @@ impl Setup {
         file.config
             .max_answer_bytes()
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
+        file.config
+            .image_inputs(&provider.name, &provider.model)
+            .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         Ok(Setup {
             file,
             provider,
@@ -408,7 +411,20 @@ impl Setup {
         if let Ok(Some(cap)) = self.file.config.max_answer_bytes() {
             config.max_answer_bytes = cap;
         }
+        config.images = self.image_inputs();
         config
+    }
+
+    /// Whether the current model takes images: `images` in the config (the model's, else the
+    /// provider's), else what hrns knows of the model's family.
+    pub(crate) fn image_inputs(&self) -> hrns_core::session::ImageInputs {
+        // Checked when resolved, like the context settings.
+        self.file
+            .config
+            .image_inputs(&self.provider.name, &self.provider.model)
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| hrns_core::session::ImageInputs::known_for(&self.provider.model))
     }
 
     fn context_settings(&self) -> ContextSettings {

@@ -40,6 +40,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 mod context;
+mod images;
 pub use context::ContextSettings;
 mod limits;
 pub use limits::MIN_MAX_ANSWER_BYTES;

@@ -1,17 +1,31 @@
 //! What the model reads of an MCP tool result (`CallToolResult`).
 //!
 //! The result's `content` blocks become text, in order, separated by blank lines: text as
-//! is; images and audio as a placeholder naming their type and size (hrns's tool results are
-//! text); resource links as their name, URI and type; embedded resources as their URI and, for
-//! text resources, their text. `structuredContent` is added as JSON when no text block carries
+//! is; images as a placeholder naming their number, type and size, with the image itself
+//! kept aside ([`ToolOutput::images`]) when it is a type providers take (PNG, JPEG, GIF, WebP),
+//! valid base64 and within the size limits ([`MAX_IMAGE_BYTES`], [`MAX_RESULT_IMAGE_BYTES`]);
+//! whether the model then gets it is the session's decision
+//! ([`crate::session::ImageInputs`]); audio as a placeholder naming its type and size;
+//! resource links as their name, URI and type; embedded resources as their URI and, for text
+//! resources, their text. `structuredContent` is added as JSON when no text block carries
 //! it already. `isError: true` makes the output an error result, which the model sees and can
 //! act on.
 
-use crate::tool::ToolOutput;
+use crate::tool::{ToolImage, ToolOutput};
 use serde_json::Value;
 
 /// The text of a result that has neither content nor structured content.
 const EMPTY_RESULT: &str = "(the tool returned no content)";
+
+/// The largest image (decoded) kept for the model. Providers refuse larger ones (Anthropic
+/// at 5 MB, others at 20 MB), and every later request of the session carries it again.
+pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+
+/// The most image bytes (decoded) one result keeps; images past it get the placeholder only.
+pub const MAX_RESULT_IMAGE_BYTES: usize = 10 * 1024 * 1024;
+
+/// The image types OpenAI-compatible providers take in `image_url` data URLs.
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /// Maps a `tools/call` result to the tool output the model reads. `server` names the server in
 /// the texts about malformed results.
@@ -25,11 +39,17 @@ pub fn call_result_output(server: &str, result: &Value) -> ToolOutput {
     let is_error = object.get("isError").and_then(Value::as_bool) == Some(true);
     let mut parts: Vec<String> = Vec::new();
     let mut has_text = false;
+    let mut images = Vec::new();
     match object.get("content") {
         Some(Value::Array(blocks)) => {
             for block in blocks {
-                if block.get("type").and_then(Value::as_str) == Some("text") {
-                    has_text = true;
+                match block.get("type").and_then(Value::as_str) {
+                    Some("text") => has_text = true,
+                    Some("image") => {
+                        parts.push(take_image(block, &mut images));
+                        continue;
+                    }
+                    _ => {}
                 }
                 parts.push(render_block(block));
             }
@@ -49,11 +69,109 @@ pub fn call_result_output(server: &str, result: &Value) -> ToolOutput {
     } else {
         parts.join("\n\n")
     };
-    if is_error {
+    let mut output = if is_error {
         ToolOutput::error(text)
     } else {
         ToolOutput::ok(text)
+    };
+    output.images = images;
+    output
+}
+
+/// The placeholder of an image block; the image joins `images` when it may be sent.
+fn take_image(block: &Value, images: &mut Vec<ToolImage>) -> String {
+    let field = |name: &str| block.get(name).and_then(Value::as_str);
+    let mime = field("mimeType").unwrap_or("unknown type");
+    let shown_mime = crate::text::shorten(mime, 60);
+    let Some(data) = field("data") else {
+        return format!("[image: {shown_mime}, not shown: it has no data]");
+    };
+    let size = base64_decoded_len(data);
+    let why_not = if !IMAGE_TYPES.contains(&mime.to_ascii_lowercase().as_str()) {
+        Some("only PNG, JPEG, GIF and WebP images are sent".to_owned())
+    } else if size > MAX_IMAGE_BYTES {
+        Some(format!(
+            "larger than the {} MiB limit",
+            MAX_IMAGE_BYTES / (1024 * 1024)
+        ))
+    } else if images.iter().map(ToolImage::decoded_len).sum::<usize>() + size
+        > MAX_RESULT_IMAGE_BYTES
+    {
+        Some(format!(
+            "the result's images exceed {} MiB together",
+            MAX_RESULT_IMAGE_BYTES / (1024 * 1024)
+        ))
+    } else {
+        None
+    };
+    if let Some(why) = why_not {
+        return format!("[image: {shown_mime}, {size} bytes, not shown: {why}]");
     }
+    let Some(clean) = clean_base64(data) else {
+        return format!("[image: {shown_mime}, not shown: its data is not valid base64]");
+    };
+    let mime = mime.to_ascii_lowercase();
+    // A provider refuses a request whose image is not what it says, and the image stays in
+    // every later request: one lying server must not break the session.
+    if !has_signature(&mime, &decode_prefix(&clean)) {
+        return format!("[image: {shown_mime}, {size} bytes, not shown: its data is not {mime}]");
+    }
+    images.push(ToolImage {
+        mime_type: mime,
+        data: clean,
+    });
+    format!("[image {}: {shown_mime}, {size} bytes]", images.len())
+}
+
+/// Whether `head` (the first bytes of an image) starts the way files of type `mime` start.
+fn has_signature(mime: &str, head: &[u8]) -> bool {
+    match mime {
+        "image/png" => head.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "image/jpeg" => head.starts_with(&[0xFF, 0xD8, 0xFF]),
+        "image/gif" => head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a"),
+        "image/webp" => head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP",
+        _ => false,
+    }
+}
+
+/// The first (at most 12) bytes that valid base64 `data` decodes to.
+fn decode_prefix(data: &str) -> Vec<u8> {
+    let value = |b: u8| match b {
+        b'A'..=b'Z' => Some(b - b'A'),
+        b'a'..=b'z' => Some(b - b'a' + 26),
+        b'0'..=b'9' => Some(b - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(12);
+    let (mut bits, mut count) = (0u32, 0u32);
+    for sextet in data.bytes().take(16).map_while(value) {
+        bits = (bits << 6) | u32::from(sextet);
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+            bits &= (1 << count) - 1;
+        }
+    }
+    out
+}
+
+/// `data` without whitespace, when it is standard base64 (padded or not); `None` otherwise,
+/// so nothing but base64 ever enters a data URL.
+fn clean_base64(data: &str) -> Option<String> {
+    let clean: String = data.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let body = clean.trim_end_matches('=');
+    let padding = clean.len() - body.len();
+    let valid = !body.is_empty()
+        && padding <= 2
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+        && (padding == 0 || clean.len() % 4 == 0)
+        && body.len() % 4 != 1;
+    valid.then_some(clean)
 }
 
 /// The text of one content block.
@@ -61,10 +179,10 @@ fn render_block(block: &Value) -> String {
     let field = |name: &str| block.get(name).and_then(Value::as_str);
     match field("type") {
         Some("text") => field("text").unwrap_or_default().to_owned(),
-        Some(kind @ ("image" | "audio")) => {
+        Some("audio") => {
             let mime = field("mimeType").unwrap_or("unknown type");
             let size = field("data").map_or(0, base64_decoded_len);
-            format!("[{kind}: {mime}, {size} bytes, not shown]")
+            format!("[audio: {mime}, {size} bytes, not shown]")
         }
         Some("resource_link") => {
             let uri = field("uri").unwrap_or("(no uri)");
@@ -130,7 +248,7 @@ mod tests {
         assert!(!out.is_error);
         assert_eq!(
             out.content,
-            "hello\n\n[image: image/png, 5 bytes, not shown]\n\n\
+            "hello\n\n[image: image/png, 5 bytes, not shown: its data is not image/png]\n\n\
              [audio: audio/wav, 3 bytes, not shown]\n\n\
              [resource link: a.txt <file:///a.txt> (text/plain)]\nthe file\n\n\
              [resource <mem://x>]\nbody\n\n\
@@ -138,6 +256,106 @@ mod tests {
              [content of type \"hologram\" not shown]\n\n\
              [a content block without a type was left out]"
         );
+    }
+
+    /// A 1x1 PNG.
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+    /// A PNG-signed base64 text that decodes to `bytes` bytes.
+    fn png_of(bytes: usize) -> String {
+        let mut data = String::from("iVBORw0KGgoA");
+        data.push_str(&"A".repeat(bytes / 3 * 4 - data.len()));
+        data
+    }
+
+    fn image(data: &str, mime: &str) -> Value {
+        json!({"type": "image", "data": data, "mimeType": mime})
+    }
+
+    #[test]
+    fn images_are_kept_aside_and_named_in_the_text() {
+        let wrapped = format!("{}\n{}", &PNG[..40], &PNG[40..]);
+        let result = json!({"content": [
+            {"type": "text", "text": "two pictures:"},
+            image(PNG, "image/png"),
+            image(&wrapped, "IMAGE/PNG"),
+        ]});
+        let out = call_result_output("s", &result);
+        assert_eq!(
+            out.content,
+            "two pictures:\n\n[image 1: image/png, 70 bytes]\n\n[image 2: IMAGE/PNG, 70 bytes]"
+        );
+        assert_eq!(out.images.len(), 2);
+        for kept in &out.images {
+            assert_eq!(kept.mime_type, "image/png");
+            assert_eq!(kept.data, PNG, "whitespace is taken out");
+            assert_eq!(kept.data_url(), format!("data:image/png;base64,{PNG}"));
+        }
+        // Neither the debug dump nor the serialised output carries the pixels.
+        assert!(!format!("{out:?}").contains(&PNG[..20]));
+        assert!(!serde_json::to_string(&out).unwrap().contains(&PNG[..20]));
+    }
+
+    #[test]
+    fn each_image_type_is_checked_by_its_signature() {
+        let signed = [
+            ("image/jpeg", "/9j/4AAQSkZJRgABAQ=="),
+            ("image/gif", "R0lGODlhAQABAAAAACw="),
+            ("image/webp", "UklGRhoAAABXRUJQVlA4TA0="),
+        ];
+        for (mime, data) in signed {
+            let out = call_result_output("s", &json!({"content": [image(data, mime)]}));
+            assert_eq!(out.images.len(), 1, "{mime}: {}", out.content);
+            // The same bytes under another type are refused.
+            let out = call_result_output("s", &json!({"content": [image(data, "image/png")]}));
+            assert!(out.images.is_empty() && out.content.contains("is not image/png"));
+        }
+    }
+
+    #[test]
+    fn hostile_images_get_the_placeholder_only() {
+        let cases = [
+            (image(PNG, "image/svg+xml"), "only PNG, JPEG, GIF and WebP"),
+            (image("iVBO!!w0", "image/png"), "not valid base64"),
+            (image("iVBORw0KG", "image/png"), "not valid base64"),
+            (image("iVBORw0KGgo===", "image/png"), "not valid base64"),
+            (
+                json!({"type": "image", "mimeType": "image/png"}),
+                "it has no data",
+            ),
+            (
+                json!({"type": "image", "data": 7, "mimeType": "image/png"}),
+                "it has no data",
+            ),
+            (
+                image(&png_of(MAX_IMAGE_BYTES + 3), "image/png"),
+                "larger than the 5 MiB limit",
+            ),
+            (image(PNG, &"x".repeat(10_000)), "only PNG"),
+        ];
+        for (block, why) in cases {
+            let out = call_result_output("s", &json!({"content": [block]}));
+            assert!(out.images.is_empty(), "{why}");
+            assert!(out.content.contains(why), "{why}: {}", out.content);
+            assert!(out.content.len() < 300, "a placeholder stays short");
+        }
+        // The limit itself is allowed.
+        let out = call_result_output(
+            "s",
+            &json!({"content": [image(&png_of(MAX_IMAGE_BYTES), "image/png")]}),
+        );
+        assert_eq!(out.images.len(), 1, "{}", out.content);
+    }
+
+    #[test]
+    fn a_result_keeps_at_most_its_total_of_image_bytes() {
+        let four = png_of(4 * 1024 * 1024);
+        let result = json!({"content": [image(&four, "image/png"), image(&four, "image/png"),
+                                        image(&four, "image/png"), image(PNG, "image/png")]});
+        let out = call_result_output("s", &result);
+        assert_eq!(out.images.len(), 3, "{}", out.content);
+        assert!(out.content.contains("exceed 10 MiB together"));
+        assert!(out.content.ends_with("[image 3: image/png, 70 bytes]"));
     }
 
     #[test]

@@ -262,17 +262,24 @@ impl Calls {
     }
 
     /// Puts the assistant message and a tool message for every call into the history, in
-    /// call order.
+    /// call order; then, when the model takes images and some results had them, one `user`
+    /// message with those images (see [`super::ImageInputs`] for why they travel there).
     pub(super) fn answer(self, s: &mut Shared) {
         s.append(*self.assistant);
+        let mut attached = super::images::Attachments::default();
         for call in self.calls {
             let text = match call.state {
-                CallState::Done { output, .. } => output.content,
+                CallState::Done { output, .. } => {
+                    attached.take(s.config.images, &call.id, &call.name, output)
+                }
                 CallState::Ready(_)
                 | CallState::Running { .. }
                 | CallState::AwaitingApproval { .. } => crate::history::MISSING_RESULT.to_owned(),
             };
             s.push_history(Message::tool(call.id, text));
+        }
+        if let Some(message) = attached.into_message() {
+            s.push_history(message);
         }
     }
 

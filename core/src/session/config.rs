@@ -150,6 +150,44 @@ impl Default for RetryPolicy {
     }
 }
 
+/// Whether the model is sent the images tools return.
+///
+/// Most OpenAI-compatible servers accept images only in `user` messages (a `tool` message
+/// with an `image_url` part is refused or silently flattened), so images travel the way
+/// that works broadly: each tool message keeps its text, which names the image, and one
+/// `user` message after the step's tool messages carries the images as `image_url` parts
+/// with `data:` URLs. Models that take no images (or servers that refuse parts) get the text
+/// placeholder only, which is why this is off unless the configuration or
+/// [`ImageInputs::known_for`] says otherwise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ImageInputs {
+    /// Images are named by a placeholder in the tool's text, never sent (the default).
+    #[default]
+    Placeholder,
+    /// Images are sent as `image_url` parts of a `user` message after the tool results.
+    Parts,
+}
+
+impl ImageInputs {
+    /// What hrns assumes when the configuration does not say: parts for model families
+    /// whose OpenAI-compatible endpoints are documented to take images in user messages
+    /// (`gpt-4o`, `gpt-4.1`, `gpt-5`, `claude-`, `gemini-`; a `vendor/` prefix as
+    /// OpenRouter writes it is ignored), the placeholder for every other model.
+    pub fn known_for(model: &str) -> ImageInputs {
+        let name = model
+            .rsplit('/')
+            .next()
+            .unwrap_or(model)
+            .to_ascii_lowercase();
+        let known = ["gpt-4o", "gpt-4.1", "gpt-5", "claude-", "gemini-"];
+        if known.iter().any(|prefix| name.starts_with(prefix)) {
+            ImageInputs::Parts
+        } else {
+            ImageInputs::Placeholder
+        }
+    }
+}
+
 /// Everything a [`Session`](super::Session) is set up with.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -197,6 +235,8 @@ pub struct SessionConfig {
     /// `None` when the session offers no `task` tool. The session orders a task call by what
     /// its child may do ([`crate::task::call_effect`]).
     pub subagents: Option<crate::task::Subagents>,
+    /// Whether images from tools reach the model as image parts (default: the placeholder).
+    pub images: ImageInputs,
 }
 
 impl SessionConfig {
@@ -221,6 +261,7 @@ impl SessionConfig {
                 crate::tool::builtin::MAX_COMMAND_TIMEOUT_SECS + 60,
             )),
             subagents: None,
+            images: ImageInputs::Placeholder,
         }
     }
 }

@@ -26,6 +26,7 @@ mod context;
 mod context_tests;
 mod decide;
 mod event;
+mod images;
 mod request;
 mod response;
 mod retry;
@@ -36,7 +37,8 @@ mod turn;
 
 pub use config::endpoint;
 pub use config::{
-    Approval, ApprovalPolicy, PolicyDecision, Provider, RequestOptions, RetryPolicy, SessionConfig,
+    Approval, ApprovalPolicy, ImageInputs, PolicyDecision, Provider, RequestOptions, RetryPolicy,
+    SessionConfig,
 };
 pub use context::ContextUsage;
 pub use event::{

@@ -150,16 +150,56 @@ refusals!(
     glob::GlobError
 );
 
-/// What a tool returns: text for the model, and whether it is an error.
+/// What a tool returns: text for the model, whether it is an error, and images.
 ///
-/// The model sees only `content`; `is_error` is for the UI and the logs (an error result is
-/// still an ordinary tool message in the history, so the model can react to it).
+/// The model sees `content` (and `images` when its configuration says it takes them, see
+/// [`crate::session::ImageInputs`]); `is_error` is for the UI and the logs (an error result
+/// is still an ordinary tool message in the history, so the model can react to it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolOutput {
-    /// The text the model sees.
+    /// The text the model sees. It names each of `images` with a short placeholder, so a
+    /// display (and a model that takes no images) never needs the pixels.
     pub content: String,
     /// Whether the tool failed (bad arguments, missing file, non-zero exit, ...).
     pub is_error: bool,
+    /// Images the tool returned (an MCP tool's image blocks), already checked for type and
+    /// size. Not serialised with the output: when they reach the model they are in the
+    /// history (a message with image parts), and events, session files and `exec --json`
+    /// carry them there once rather than twice.
+    #[serde(skip)]
+    pub images: Vec<ToolImage>,
+}
+
+/// An image a tool returned, base64-encoded, as it will travel in a data URL.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ToolImage {
+    /// Its media type (`image/png`, `image/jpeg`, `image/gif` or `image/webp`).
+    pub mime_type: String,
+    /// Its bytes in standard base64, without whitespace.
+    pub data: String,
+}
+
+impl ToolImage {
+    /// The `data:` URL of an `image_url` content part.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime_type, self.data)
+    }
+
+    /// How many bytes the image has once decoded.
+    pub fn decoded_len(&self) -> usize {
+        let symbols = self.data.trim_end_matches('=').len();
+        symbols * 3 / 4
+    }
+}
+
+/// Only the type and size: a debug dump never holds the pixels.
+impl std::fmt::Debug for ToolImage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolImage")
+            .field("mime_type", &self.mime_type)
+            .field("bytes", &self.decoded_len())
+            .finish()
+    }
 }
 
 impl ToolOutput {
@@ -168,6 +208,7 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 
@@ -176,6 +217,7 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             is_error: true,
+            images: Vec::new(),
         }
     }
 }

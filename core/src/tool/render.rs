@@ -71,8 +71,8 @@ pub fn render_command(o: &CommandOutcome, max_chars: usize) -> ToolOutput {
     }
     let success = o.timed_out.is_none() && o.exit_code == Some(0);
     ToolOutput {
-        content: out,
         is_error: !success,
+        ..ToolOutput::ok(out)
     }
 }
 
@@ -201,8 +201,8 @@ pub fn render_fetch(
         let _ = write!(out, "[the body was cut at {at} bytes]");
     }
     ToolOutput {
-        content: out,
         is_error: !ok,
+        ..ToolOutput::ok(out)
     }
 }
 

@@ -59,7 +59,9 @@ fn capped_with_a_count_of_the_rest() {
     }
     r.add(a, 999, b"ctx", LineKind::Context);
     r.skip_binary();
-    let ToolOutput { content, is_error } = r.finish();
+    let ToolOutput {
+        content, is_error, ..
+    } = r.finish();
     assert!(!is_error);
     assert_eq!(
         content.lines().filter(|l| l.starts_with("a:")).count(),
