@@ -9,7 +9,7 @@ use hrns_blocking::{Toolbox, Transport, tools};
 use hrns_core::agent::Agent;
 use hrns_core::prompt::{PromptContext, compose_system_prompt};
 use hrns_core::session::{Event, SessionConfig, ToolStatus};
-use hrns_core::task::{self, ChildEvent};
+use hrns_core::task::{self, ChildEvent, Children};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -88,7 +88,7 @@ pub(crate) fn task_tool(
     let mut parent = parent.clone();
     parent.tools = all.specs();
     let log = std::sync::Mutex::new(log);
-    TaskTool::new(transport, parent, discovered.agents.clone(), all)
+    let children = Children::new(parent, discovered.agents.clone())
         .system_prompt(prompt_composer(discovered, workspace))
         .on_event(move |child| {
             if json {
@@ -99,7 +99,8 @@ pub(crate) fn task_tool(
             if let Ok(log) = log.lock() {
                 let _ = log.send(child.clone());
             }
-        })
+        });
+    TaskTool::new(transport, children, all)
 }
 
 /// The async `task` tool for the interactive UI: children run on `client` with every built-in
@@ -123,9 +124,10 @@ pub(crate) fn tokio_task_tool(
     }
     let mut parent = parent.clone();
     parent.tools = all.specs();
-    hrns_tokio::tools::TaskTool::new(client, parent, discovered.agents.clone(), all)
+    let children = Children::new(parent, discovered.agents.clone())
         .system_prompt(prompt_composer(discovered, workspace))
-        .on_event(observer)
+        .on_event(observer);
+    hrns_tokio::tools::TaskTool::new(client, children, all)
 }
 
 /// A child's event as one JSON line: the event's own object with `parent_call_id` and

@@ -1,11 +1,12 @@
 //! Subagents: the `task` tool runs a child [`Session`](crate::Session) for one self-contained
 //! job and hands its final answer back as the tool's result.
 //!
-//! Everything here is a decision; a driver's task tool does the running: it decodes the call
-//! with [`plan_child`], builds the child's configuration with [`child_config`], drives the
-//! child session to its end with the parent's transport, forwards the child's events tagged
-//! with the parent call id ([`ChildEvent`]), and turns the outcome into the result with
-//! [`child_result`].
+//! Everything here is a decision; a driver's task tool does the running. It holds a
+//! [`Children`], which decodes the call ([`plan_child`]) and builds the child's configuration
+//! ([`child_config`]); the driver drives the child session to its end with the parent's
+//! transport, forwards the child's events tagged with the parent call id ([`ChildEvent`],
+//! [`Children::observe`]), and turns the outcome into the result ([`Children::result`],
+//! [`child_result`]).
 //!
 //! Rules: the default agent is [`DEFAULT_AGENT`]; an agent that can change files or run commands
 //! is refused when the parent's approval policy denies that, and tools the policy denies are
@@ -14,6 +15,10 @@
 //! only the prompt, uses the parent's provider, policy and retries, its agent's model or else the
 //! parent's, and has its own
 //! step limit ([`CHILD_MAX_STEPS`]); it never gets the `task` tool itself (no nesting).
+
+mod children;
+
+pub use children::{ChildObserver, ChildStart, Children, PromptFn};
 
 use crate::agent::{Agent, find_agent};
 use crate::session::{ApprovalPolicy, Event, PolicyDecision, SessionConfig, TurnOutcome};

@@ -6,7 +6,7 @@ use hrns_blocking::mock::{MockProvider, Reply};
 use hrns_core::agent::builtin_agents;
 use hrns_core::history;
 use hrns_core::session::{ApprovalPolicy, Event, Provider, Session, SessionConfig, ToolStatus};
-use hrns_core::task::ChildEvent;
+use hrns_core::task::{ChildEvent, Children};
 use hrns_core::tool::{Effect, ToolOutput, ToolSpec};
 use hrns_tokio::tools::TaskTool;
 use hrns_tokio::{
@@ -60,8 +60,9 @@ fn parent(mock: &MockProvider) -> Parent {
     child_parent.tools = child_tools.specs();
     let children = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&children);
-    let task = TaskTool::new(client.clone(), child_parent, builtin_agents(), child_tools)
+    let made_of = Children::new(child_parent, builtin_agents())
         .on_event(move |e| log.lock().unwrap().push(e.clone()));
+    let task = TaskTool::new(client.clone(), made_of, child_tools);
     config.subagents = Some(task.subagents());
     let mut tools = Toolbox::new();
     tools.add(task);

@@ -262,3 +262,66 @@ fn a_read_only_child_gets_only_the_read_only_tools_of_the_parents_mcp_servers() 
         names(&plan)
     );
 }
+
+#[test]
+fn children_start_observe_and_report_as_both_drivers_need() {
+    use crate::session::SessionError;
+    use std::sync::{Arc, Mutex};
+    let mut parent = SessionConfig::new(Provider::new("http://p/v1", None), "big-model");
+    parent.approval = ApprovalPolicy::Auto;
+    parent.tools = tools();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let children = Children::new(parent, builtin_agents())
+        .system_prompt(|agent, names| format!("{} with {}", agent.name, names.join(",")))
+        .on_event(move |e| log.lock().unwrap().push(e.clone()));
+    assert_eq!(children.spec().name, TASK_TOOL);
+    assert!(
+        children
+            .subagents()
+            .tools
+            .iter()
+            .any(|t| t.name == TASK_TOOL)
+    );
+
+    let child = children
+        .start(r#"{"description":"d","prompt":"Look.","agent":"Explorer"}"#)
+        .unwrap();
+    assert!(!child.tool_names.iter().any(|n| n == TASK_TOOL));
+    assert_eq!(child.config.tools.len(), child.tool_names.len());
+    let prompt = child.config.system_prompt.as_deref().unwrap();
+    assert_eq!(
+        prompt,
+        format!("Explorer with {}", child.tool_names.join(","))
+    );
+    // A refusal is the result the model reads, not a panic or a silent default.
+    let refused = children
+        .start(r#"{"description":"d","prompt":"x","agent":"Nobody"}"#)
+        .unwrap_err();
+    assert!(
+        refused.is_error && refused.content.contains("Nobody"),
+        "{refused:?}"
+    );
+    assert!(children.start("{not json").unwrap_err().is_error);
+
+    let event = Event::TextDelta { text: "hi".into() };
+    children.observe("call_7", "Explorer", &event);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [ChildEvent {
+            parent_call_id: "call_7".into(),
+            agent: "Explorer".into(),
+            event
+        }]
+    );
+
+    let history = [Message::user("Look."), Message::assistant("Found it.")];
+    let done = children.result("Explorer", Ok(TurnOutcome::Finished), &history);
+    assert!(!done.is_error && done.content == "Found it.", "{done:?}");
+    let failed = children.result("Explorer", Err(SessionError::Busy), &[]);
+    assert!(
+        failed.is_error && failed.content.contains("could not start"),
+        "{failed:?}"
+    );
+}

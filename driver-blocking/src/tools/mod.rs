@@ -73,7 +73,7 @@ pub use load_skill::{LoadSkill, Skill};
 pub use read_file::ReadFile;
 pub use run_command::RunCommand;
 #[cfg(feature = "http")]
-pub use task::{ApproveFn, ChildObserver, PromptFn, Running, TaskTool};
+pub use task::{ApproveFn, Running, TaskTool};
 #[cfg(feature = "http")]
 pub use web_fetch::WebFetch;
 pub use write_file::WriteFile;

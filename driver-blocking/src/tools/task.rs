@@ -5,30 +5,24 @@
 use crate::client::Transport;
 use crate::runner::Runner;
 use crate::tool::{Tool, ToolContext, Toolbox};
-use hrns_core::agent::Agent;
-use hrns_core::session::{Approval, Event, Session, SessionConfig, ToolRun};
-use hrns_core::task::{self, ChildEvent};
+use hrns_core::session::{Approval, Event, Session, ToolRun};
+use hrns_core::task::{self, Children};
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
-/// Composes a child's system prompt from its agent and the names of its tools.
-pub type PromptFn = Arc<dyn Fn(&Agent, &[String]) -> String + Send + Sync>;
-/// Receives every event of every child, tagged with the parent call id.
-pub type ChildObserver = Arc<dyn Fn(&ChildEvent) + Send + Sync>;
 /// Answers a child's approval requests.
 pub type ApproveFn = Arc<dyn Fn(&ToolRun) -> Approval + Send + Sync>;
 
-/// The `task` tool. Add it to the parent's toolbox; its children use `tools` (which must not
-/// hold it) under the parent's configuration.
+/// The `task` tool. Add it to the parent's toolbox, and set the parent's
+/// [`SessionConfig::subagents`](hrns_core::session::SessionConfig::subagents) to
+/// [`TaskTool::subagents`]; its children use `tools` (which must not hold it) under the
+/// parent's configuration.
 #[derive(Clone)]
 pub struct TaskTool {
     transport: Arc<dyn Transport>,
-    parent: SessionConfig,
-    agents: Vec<Agent>,
+    children: Children,
     tools: Toolbox,
-    prompt: PromptFn,
-    observer: ChildObserver,
     approve: Option<ApproveFn>,
     running: Running,
 }
@@ -69,67 +63,34 @@ impl Drop for RunningGuard {
 impl std::fmt::Debug for TaskTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskTool")
-            .field("agents", &self.agents.len())
-            .field("model", &self.parent.model)
+            .field("children", &self.children)
             .finish_non_exhaustive()
     }
 }
 
 impl TaskTool {
-    /// A task tool whose children talk to `transport` with the parent's configuration `parent`
-    /// (provider, model, policy; its `tools` are what a child may be given), pick from
-    /// `agents`, and run `tools`. Children's system prompts are their agents' prompts until
-    /// [`TaskTool::system_prompt`] sets a composer; their events go nowhere until
-    /// [`TaskTool::on_event`]; their approval requests are denied until
-    /// [`TaskTool::approve_with`].
-    pub fn new(
-        transport: Arc<dyn Transport>,
-        parent: SessionConfig,
-        agents: Vec<Agent>,
-        tools: Toolbox,
-    ) -> Self {
+    /// A task tool whose children (what they are made of, where their events go: see
+    /// [`Children`]) talk to `transport` and run `tools`. Their approval requests are denied
+    /// until [`TaskTool::approve_with`].
+    pub fn new(transport: Arc<dyn Transport>, children: Children, tools: Toolbox) -> Self {
         TaskTool {
             transport,
-            parent,
-            agents,
+            children,
             tools,
-            prompt: Arc::new(|agent, _| agent.prompt.clone()),
-            observer: Arc::new(|_| {}),
             approve: None,
             running: Running::default(),
         }
     }
 
     /// What the parent session needs to know about this tool's children
-    /// ([`SessionConfig::subagents`]): set it so the session orders task calls by what their
-    /// children may do.
+    /// ([`Children::subagents`]).
     pub fn subagents(&self) -> task::Subagents {
-        task::Subagents {
-            agents: self.agents.clone(),
-            tools: self.parent.tools.clone(),
-        }
+        self.children.subagents()
     }
 
     /// The children running now, to wait for after a cancel.
     pub fn running(&self) -> Running {
         self.running.clone()
-    }
-
-    /// Sets how a child's system prompt is composed.
-    #[must_use]
-    pub fn system_prompt(
-        mut self,
-        prompt: impl Fn(&Agent, &[String]) -> String + Send + Sync + 'static,
-    ) -> Self {
-        self.prompt = Arc::new(prompt);
-        self
-    }
-
-    /// Sets who receives the children's events.
-    #[must_use]
-    pub fn on_event(mut self, observer: impl Fn(&ChildEvent) + Send + Sync + 'static) -> Self {
-        self.observer = Arc::new(observer);
-        self
     }
 
     /// Sets who answers the children's approval requests.
@@ -145,7 +106,7 @@ impl TaskTool {
 
 impl Tool for TaskTool {
     fn spec(&self) -> ToolSpec {
-        task::task_spec(&self.agents)
+        self.children.spec()
     }
 
     fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput {
@@ -153,38 +114,22 @@ impl Tool for TaskTool {
     }
 
     fn run_call(&self, call_id: &str, arguments: &str, ctx: &ToolContext) -> ToolOutput {
-        let plan = match task::plan_child(
-            arguments,
-            &self.agents,
-            self.parent.approval,
-            &self.parent.tools,
-        ) {
-            Ok(plan) => plan,
+        let child = match self.children.start(arguments) {
+            Ok(child) => child,
             Err(refusal) => return refusal,
         };
         let _running = self.running.enter();
-        let names: Vec<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
-        let config = task::child_config(&self.parent, &plan, (self.prompt)(&plan.agent, &names));
         let mut tools = self.tools.clone();
-        tools.retain(|name| names.iter().any(|n| n == name));
-        let mut session = Session::new(config);
+        tools.retain(|name| child.tool_names.iter().any(|n| n == name));
+        let mut session = Session::new(child.config);
         let mut runner = Runner::new(Arc::clone(&self.transport), &tools, ctx.clone());
         if let Some(approve) = self.approve.clone() {
             runner = runner.approve_with(move |run| approve(run));
         }
-        let agent = plan.agent.name.clone();
-        let observer = Arc::clone(&self.observer);
-        let outcome = runner.run(&mut session, &plan.prompt, |event: &Event| {
-            observer(&ChildEvent {
-                parent_call_id: call_id.to_owned(),
-                agent: agent.clone(),
-                event: event.clone(),
-            });
+        let agent = &child.plan.agent.name;
+        let outcome = runner.run(&mut session, &child.plan.prompt, |event: &Event| {
+            self.children.observe(call_id, agent, event);
         });
-        match outcome {
-            Ok(outcome) => task::child_result(&plan.agent.name, &outcome, session.messages()),
-            // A fresh session takes its first message; this is a bug, reported to the model.
-            Err(e) => ToolOutput::error(format!("The subagent could not start: {e}")),
-        }
+        self.children.result(agent, outcome, session.messages())
     }
 }

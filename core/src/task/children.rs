@@ -1,0 +1,139 @@
+//! [`Children`]: the half of a `task` tool that is the same in every driver — what a child is
+//! made of (the parent's configuration, the agents, the prompt composer), where its events go,
+//! and what the model is told — so that a driver's task tool only drives the child's session.
+
+use super::{ChildEvent, ChildPlan, Subagents, child_config, child_result, plan_child, task_spec};
+use crate::agent::Agent;
+use crate::session::{Event, SessionConfig, SessionError, TurnOutcome};
+use crate::tool::{ToolOutput, ToolSpec};
+use crate::wire::Message;
+use std::fmt;
+use std::sync::Arc;
+
+/// Composes a child's system prompt from its agent and the names of its tools.
+pub type PromptFn = Arc<dyn Fn(&Agent, &[String]) -> String + Send + Sync>;
+/// Receives every event of every child, tagged with the parent call id.
+pub type ChildObserver = Arc<dyn Fn(&ChildEvent) + Send + Sync>;
+
+/// What a task tool's children are made of and where their events go. A driver's task tool
+/// holds one, asks it for each call's [`ChildStart`], drives the child's session with its own
+/// IO, forwards the child's events through [`Children::observe`] and turns the end into the
+/// tool's result with [`Children::result`]. Cheap to clone.
+#[derive(Clone)]
+pub struct Children {
+    parent: SessionConfig,
+    agents: Vec<Agent>,
+    prompt: PromptFn,
+    observer: ChildObserver,
+}
+
+impl fmt::Debug for Children {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Children")
+            .field("agents", &self.agents.len())
+            .field("model", &self.parent.model)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One child, decided from a `task` call: its plan, its session configuration and the names of
+/// the tools it may use (the driver keeps only those of its toolbox).
+#[derive(Debug, Clone)]
+pub struct ChildStart {
+    /// The agent, the job and the tools, as [`plan_child`] decided.
+    pub plan: ChildPlan,
+    /// The child's session configuration ([`child_config`]).
+    pub config: SessionConfig,
+    /// The names of the child's tools.
+    pub tool_names: Vec<String>,
+}
+
+impl Children {
+    /// Children that run with the parent's configuration `parent` (provider, model, policy;
+    /// its `tools` are what a child may be given) and pick from `agents`. Their system prompts
+    /// are their agents' prompts until [`Children::system_prompt`] sets a composer; their
+    /// events go nowhere until [`Children::on_event`].
+    pub fn new(parent: SessionConfig, agents: Vec<Agent>) -> Self {
+        Children {
+            parent,
+            agents,
+            prompt: Arc::new(|agent, _| agent.prompt.clone()),
+            observer: Arc::new(|_| {}),
+        }
+    }
+
+    /// Sets how a child's system prompt is composed.
+    #[must_use]
+    pub fn system_prompt(
+        mut self,
+        prompt: impl Fn(&Agent, &[String]) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.prompt = Arc::new(prompt);
+        self
+    }
+
+    /// Sets who receives the children's events.
+    #[must_use]
+    pub fn on_event(mut self, observer: impl Fn(&ChildEvent) + Send + Sync + 'static) -> Self {
+        self.observer = Arc::new(observer);
+        self
+    }
+
+    /// What the parent session needs to know about these children
+    /// ([`SessionConfig::subagents`]): set it so the session orders task calls by what their
+    /// children may do.
+    pub fn subagents(&self) -> Subagents {
+        Subagents {
+            agents: self.agents.clone(),
+            tools: self.parent.tools.clone(),
+        }
+    }
+
+    /// The spec of the `task` tool, listing these agents.
+    pub fn spec(&self) -> ToolSpec {
+        task_spec(&self.agents)
+    }
+
+    /// Decides the child a `task` call with `arguments` runs; an error is the result the model
+    /// gets (see [`plan_child`]).
+    pub fn start(&self, arguments: &str) -> Result<ChildStart, ToolOutput> {
+        let plan = plan_child(
+            arguments,
+            &self.agents,
+            self.parent.approval,
+            &self.parent.tools,
+        )?;
+        let tool_names: Vec<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
+        let config = child_config(&self.parent, &plan, (self.prompt)(&plan.agent, &tool_names));
+        Ok(ChildStart {
+            plan,
+            config,
+            tool_names,
+        })
+    }
+
+    /// Hands a child's `event` to the observer, tagged with the parent's `task` call id and
+    /// the child's agent.
+    pub fn observe(&self, parent_call_id: &str, agent: &str, event: &Event) {
+        (self.observer)(&ChildEvent {
+            parent_call_id: parent_call_id.to_owned(),
+            agent: agent.to_owned(),
+            event: event.clone(),
+        });
+    }
+
+    /// The tool's result for a child of `agent` whose turn ended with `outcome` after writing
+    /// `history` ([`child_result`]); a child that did not start is an error the model reads.
+    pub fn result(
+        &self,
+        agent: &str,
+        outcome: Result<TurnOutcome, SessionError>,
+        history: &[Message],
+    ) -> ToolOutput {
+        match outcome {
+            Ok(outcome) => child_result(agent, &outcome, history),
+            // A fresh session takes its first message; this is a bug, reported to the model.
+            Err(e) => ToolOutput::error(format!("The subagent could not start: {e}")),
+        }
+    }
+}
