@@ -1,14 +1,14 @@
 //! `grep`: ripgrep's searcher over an `ignore` walk, collected by hrns-core's [`GrepResults`].
 
 use crate::tool::ToolContext;
+use crate::tools::walk::{Order, walk};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{GREP, GrepArgs};
-use hrns_core::tool::files::{FsOp, fs_error, is_skipped_dir};
+use hrns_core::tool::files::{FsOp, fs_error};
 use hrns_core::tool::grep::{GrepResults, LineKind, invalid_pattern};
 use hrns_core::tool::path::resolve;
-use ignore::WalkBuilder;
 use std::path::Path;
 
 /// The `grep` tool.
@@ -27,8 +27,6 @@ fn grep(_: &Grep, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolO
     let shown = args.path.as_deref().unwrap_or(".");
     let target = resolve(&ctx.workspace, shown)?;
     ctx.sandbox.check_file(GREP, shown, &target)?;
-    // Protected paths inside the walk (hrns's config and state) are skipped.
-    let hidden = ctx.sandbox.protected_below(&target);
     std::fs::metadata(&target).map_err(|e| fs_error(FsOp::Read, shown, &e))?;
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.case_insensitive.unwrap_or(false))
@@ -43,19 +41,7 @@ fn grep(_: &Grep, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolO
         .after_context(context)
         .build();
     let mut results = GrepResults::new(&ctx.workspace, &target, &args)?;
-    let walk = WalkBuilder::new(&target)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(move |e| {
-            !is_skipped_dir(e.file_name()) && !hidden.iter().any(|h| e.path().starts_with(h))
-        })
-        .build();
-    for entry in walk {
-        if ctx.cancel.is_cancelled() {
-            break;
-        }
-        let Ok(entry) = entry else { continue };
+    for entry in walk(&target, ctx, Order::ByName) {
         if !entry.file_type().is_some_and(|t| t.is_file()) || !results.wants(entry.path()) {
             continue;
         }

@@ -1,11 +1,11 @@
 //! `list_files`: a directory walk honouring .gitignore, collected by hrns-core's [`Listing`].
 
 use crate::tool::ToolContext;
+use crate::tools::walk::{Order, walk};
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{LIST_FILES, ListFilesArgs};
-use hrns_core::tool::files::{FsOp, Listing, fs_error, is_skipped_dir, require_dir};
+use hrns_core::tool::files::{FsOp, Listing, fs_error, require_dir};
 use hrns_core::tool::path::resolve;
-use ignore::WalkBuilder;
 
 /// The `list_files` tool.
 ///
@@ -23,23 +23,10 @@ fn list(_: &ListFiles, args: ListFilesArgs, ctx: &ToolContext) -> Result<ToolOut
     let shown = args.dir.as_deref().unwrap_or(".");
     let dir = resolve(&ctx.workspace, shown)?;
     ctx.sandbox.check_file(LIST_FILES, shown, &dir)?;
-    // Protected paths inside the walk (hrns's config and state) are skipped.
-    let hidden = ctx.sandbox.protected_below(&dir);
     let mut listing = Listing::new(&ctx.workspace, &dir, args.pattern.as_deref())?;
     let metadata = std::fs::metadata(&dir).map_err(|e| fs_error(FsOp::List, shown, &e))?;
     require_dir(shown, metadata.file_type().into())?;
-    let walk = WalkBuilder::new(&dir)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(move |e| {
-            !is_skipped_dir(e.file_name()) && !hidden.iter().any(|h| e.path().starts_with(h))
-        })
-        .build();
-    for entry in walk {
-        if ctx.cancel.is_cancelled() {
-            break;
-        }
-        let Ok(entry) = entry else { continue };
+    for entry in walk(&dir, ctx, Order::AsListed) {
         if entry.file_type().is_some_and(|t| !t.is_dir()) {
             listing.add(entry.path());
         }

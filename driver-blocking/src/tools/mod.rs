@@ -61,6 +61,7 @@ mod read_file;
 mod run_command;
 #[cfg(feature = "http")]
 mod task;
+mod walk;
 #[cfg(feature = "http")]
 mod web_fetch;
 mod write_file;

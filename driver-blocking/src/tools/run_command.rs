@@ -233,6 +233,24 @@ mod tests {
         exists && !zombie
     }
 
+    /// The pid a command wrote to `file`.
+    fn pid_in(file: &std::path::Path) -> i32 {
+        std::fs::read_to_string(file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// Fails unless `pid` is gone (or a zombie) within a few seconds.
+    fn assert_ends(pid: i32, what: &str) {
+        let gone = Instant::now() + Duration::from_secs(5);
+        while alive(pid) && Instant::now() < gone {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(pid), "{what} {pid} survived");
+    }
+
     #[test]
     fn success_in_the_workspace() {
         let (dir, ctx) = workspace();
@@ -286,17 +304,8 @@ mod tests {
             out.content
         );
         assert!(took < Duration::from_secs(5), "took {took:?}");
-        let pid: i32 = std::fs::read_to_string(dir.path().join("bg.pid"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
         // The background sleep was in the group: killed, and reaped by init soon after.
-        let gone = Instant::now() + Duration::from_secs(5);
-        while alive(pid) && Instant::now() < gone {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(!alive(pid), "background process {pid} survived");
+        assert_ends(pid_in(&dir.path().join("bg.pid")), "background process");
     }
 
     #[test]
@@ -327,16 +336,8 @@ mod tests {
             out.content
         );
         assert!(started.elapsed() < Duration::from_secs(8));
-        let pid: i32 = std::fs::read_to_string(dir.path().join("escaped.pid"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        let gone = Instant::now() + Duration::from_secs(5);
-        while alive(pid) && Instant::now() < gone {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(!alive(pid), "the process that left the group survived");
+        let escaped = pid_in(&dir.path().join("escaped.pid"));
+        assert_ends(escaped, "the process that left the group");
 
         // One that finishes on its own while the shell exits normally is ended too.
         std::fs::remove_file(dir.path().join("escaped.pid")).unwrap();
@@ -347,16 +348,8 @@ mod tests {
             Some(60),
         );
         assert!(out.content.contains("done"), "{}", out.content);
-        let pid: i32 = std::fs::read_to_string(dir.path().join("escaped.pid"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        let gone = Instant::now() + Duration::from_secs(5);
-        while alive(pid) && Instant::now() < gone {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(!alive(pid), "the process that left the group survived");
+        let escaped = pid_in(&dir.path().join("escaped.pid"));
+        assert_ends(escaped, "the process that left the group");
     }
 
     #[test]
