@@ -1,51 +1,14 @@
 //! Long sessions end to end: `hrns exec` against a mock provider with a small context window
 //! that answers summary requests wherever they come.
 
+mod common;
+
+use common::{Env, stderr};
 use hrns_blocking::mock::{MOCK_BYTES_PER_TOKEN, MockProvider, Reply};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
 
 const TASK: &str = "Read every module under src/ and list the functions that parse input.";
-
-struct Env {
-    root: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for d in ["home", "config", "state", "work/src"] {
-            std::fs::create_dir_all(root.path().join(d)).unwrap();
-        }
-        Env { root }
-    }
-
-    fn path(&self, p: &str) -> PathBuf {
-        self.root.path().join(p)
-    }
-
-    fn run(&self, mock: &MockProvider, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_hrns"))
-            .current_dir(self.path("work"))
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("XDG_STATE_HOME", self.path("state"))
-            .env("OPENAI_BASE_URL", mock.base_url())
-            .env("OPENAI_API_KEY", "sk-ctx-test")
-            .env("HRNS_MODEL", "mock-model")
-            .stdin(Stdio::null())
-            .args(args)
-            .output()
-            .unwrap()
-    }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// `n` source files of about 2.5 KB each under `work/src`.
 fn write_sources(dir: &Path, n: usize) {
@@ -82,14 +45,14 @@ fn tokens(body: &[u8]) -> u64 {
 
 #[test]
 fn a_long_tool_heavy_exec_run_stays_under_a_small_window() {
-    let env = Env::new();
+    let env = Env::with_dirs(&["work/src"]);
     write_sources(&env.path("work/src"), 40);
     let window = 9_000;
     let mock = MockProvider::start(reads(40))
         .unwrap()
         .with_context_window(window)
         .with_summary_reply(summary());
-    let out = env.run(&mock, &["exec", TASK]);
+    let out = env.run(Some(&mock), &["exec", TASK]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("Every module parses input."));
@@ -135,20 +98,23 @@ fn a_long_tool_heavy_exec_run_stays_under_a_small_window() {
         .next()
         .unwrap()
         .to_owned();
-    let md = env.run(&mock, &["sessions", "export", &id]);
+    let md = env.run(Some(&mock), &["sessions", "export", &id]);
     let md = String::from_utf8_lossy(&md.stdout).into_owned();
     assert!(md.contains("context compacted"), "{md}");
     assert!(
         md.contains("[Context compacted"),
         "the summary is shown: {md}"
     );
-    let json = env.run(&mock, &["sessions", "export", &id, "--format", "json"]);
+    let json = env.run(
+        Some(&mock),
+        &["sessions", "export", &id, "--format", "json"],
+    );
     let v: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert!(!v["compactions"].as_array().unwrap().is_empty());
 
     mock.push(Reply::text_answer("Still here."));
     let before = mock.chat_requests().len();
-    let out = env.run(&mock, &["exec", "--continue", "and now?"]);
+    let out = env.run(Some(&mock), &["exec", "--continue", "and now?"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let resumed = mock.chat_requests()[before].json();
     let msgs = resumed["messages"].as_array().unwrap();
@@ -165,13 +131,16 @@ fn a_long_tool_heavy_exec_run_stays_under_a_small_window() {
 
 #[test]
 fn json_mode_reports_context_compacted_events() {
-    let env = Env::new();
+    let env = Env::with_dirs(&["work/src"]);
     write_sources(&env.path("work/src"), 20);
     let mock = MockProvider::start(reads(20))
         .unwrap()
         .with_summary_reply(summary());
     // Room for the built-in tools' specs (the task tool's included) and a pruning step.
-    let out = env.run(&mock, &["exec", "--json", "--context-window", "8000", TASK]);
+    let out = env.run(
+        Some(&mock),
+        &["exec", "--json", "--context-window", "8000", TASK],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -201,7 +170,7 @@ fn json_mode_reports_context_compacted_events() {
 
 #[test]
 fn an_overflow_without_a_known_window_is_recovered_once() {
-    let env = Env::new();
+    let env = Env::with_dirs(&["work/src"]);
     write_sources(&env.path("work/src"), 6);
     // The mock enforces a window but /models does not list it: only the error teaches it.
     let mock = MockProvider::start(reads(6))
@@ -209,7 +178,7 @@ fn an_overflow_without_a_known_window_is_recovered_once() {
         .with_context_window(6_000)
         .with_summary_reply(summary())
         .with_models(Vec::<String>::new());
-    let out = env.run(&mock, &["exec", TASK]);
+    let out = env.run(Some(&mock), &["exec", TASK]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
@@ -229,12 +198,12 @@ fn an_overflow_without_a_known_window_is_recovered_once() {
 
 #[test]
 fn a_message_larger_than_the_window_fails_cleanly() {
-    let env = Env::new();
+    let env = Env::with_dirs(&["work/src"]);
     let mock = MockProvider::start([Reply::text_answer("never")])
         .unwrap()
         .with_summary_reply(summary());
     let huge = "word ".repeat(20_000);
-    let out = env.run(&mock, &["exec", "--context-window", "4000", &huge]);
+    let out = env.run(Some(&mock), &["exec", "--context-window", "4000", &huge]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("could not compact the conversation"), "{err}");

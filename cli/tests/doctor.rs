@@ -1,28 +1,25 @@
 //! `hrns doctor` end to end: the built binary probing mock providers with different quirks
 //! over loopback, and the quirks it saves being obeyed by `exec`.
 
+mod common;
+
 use hrns_blocking::mock::{MockProvider, RecordedRequest, Reply, chunk};
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 const KEY: &str = "sk-doctor-NEVERSHOWN-4242";
 
-struct Env {
-    root: tempfile::TempDir,
-}
+/// The common sandbox, with a doctor's configuration.
+struct Env(common::Env);
 
 impl Env {
     fn new() -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for d in ["home", "config/hrns", "state", "work"] {
-            std::fs::create_dir_all(root.path().join(d)).unwrap();
-        }
-        Env { root }
+        Env(common::Env::new())
     }
 
     fn config_file(&self) -> PathBuf {
-        self.root.path().join("config/hrns/config.json")
+        self.0.config_file()
     }
 
     /// A config with the provider `local` at `url` and whatever else `entry` adds.
@@ -33,11 +30,11 @@ impl Env {
         }
         let config =
             json!({"providers": {"local": provider}, "currentProvider": "local", "theme": "dark"});
-        std::fs::write(self.config_file(), config.to_string()).unwrap();
+        self.0.write("config/hrns/config.json", &config.to_string());
     }
 
     fn config(&self) -> Value {
-        serde_json::from_str(&std::fs::read_to_string(self.config_file()).unwrap()).unwrap()
+        self.0.config_json()
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -46,15 +43,9 @@ impl Env {
 
     /// [`Env::run`] with environment variables `vars` set.
     fn run_with(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_hrns"))
-            .current_dir(self.root.path().join("work"))
-            .env_clear()
+        self.0
+            .cmd(None)
             .envs(vars.iter().copied())
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.root.path().join("home"))
-            .env("XDG_CONFIG_HOME", self.root.path().join("config"))
-            .env("XDG_STATE_HOME", self.root.path().join("state"))
-            .stdin(Stdio::null())
             .args(args)
             .output()
             .unwrap()

@@ -1,65 +1,12 @@
 //! The everyday features end to end through `hrns exec` against the mock provider: project
 //! instructions, @-mentions, custom commands and diffs, checked in what the requests carry.
 
+mod common;
+
+use common::{Env, stderr, stdout};
 use hrns_blocking::mock::{MockProvider, Reply};
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-
-/// A sandbox: its own HOME, XDG dirs and a working directory that is a repository.
-struct Env {
-    root: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for d in ["home", "config", "state", "work/.git"] {
-            std::fs::create_dir_all(root.path().join(d)).unwrap();
-        }
-        Env { root }
-    }
-
-    fn path(&self, p: &str) -> PathBuf {
-        self.root.path().canonicalize().unwrap().join(p)
-    }
-
-    fn write(&self, p: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-        let path = self.path(p);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, bytes).unwrap();
-        path
-    }
-
-    fn run_in(&self, dir: &str, mock: &MockProvider, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_hrns"))
-            .current_dir(self.path(dir))
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("XDG_STATE_HOME", self.path("state"))
-            .env("OPENAI_BASE_URL", mock.base_url())
-            .env("OPENAI_API_KEY", "sk-everyday")
-            .env("HRNS_MODEL", "mock-model")
-            .stdin(Stdio::null())
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    fn run(&self, mock: &MockProvider, args: &[&str]) -> Output {
-        self.run_in("work", mock, args)
-    }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use std::process::Output;
 
 fn first_body(mock: &MockProvider) -> Value {
     mock.requests()
@@ -80,14 +27,14 @@ fn ok(o: &Output) {
 
 #[test]
 fn agents_md_files_reach_the_system_prompt_in_order() {
-    let env = Env::new();
+    let env = Env::repo();
     env.write("config/hrns/AGENTS.md", "GLOBAL-RULE");
     env.write("AGENTS.md", "OUTSIDE-THE-REPOSITORY");
     env.write("work/AGENTS.md", "ROOT-RULE");
     env.write("work/sub/CLAUDE.md", "CLAUDE-RULE");
-    env.write("work/sub/deep/AGENTS.md", "D".repeat(40_000));
+    env.write("work/sub/deep/AGENTS.md", &"D".repeat(40_000));
     let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
-    let out = env.run_in("work/sub/deep", &mock, &["exec", "hi"]);
+    let out = env.run_in("work/sub/deep", Some(&mock), &["exec", "hi"]);
     ok(&out);
     let prompt = system_prompt(&first_body(&mock));
     let at = |needle: &str| prompt.find(needle);
@@ -114,13 +61,13 @@ fn agents_md_files_reach_the_system_prompt_in_order() {
         r#"{"instructions": {"fallbackNames": ["CLAUDE.md"], "maxBytes": 100000}}"#,
     );
     let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
-    let out = env.run_in("work/sub/deep", &mock, &["exec", "hi"]);
+    let out = env.run_in("work/sub/deep", Some(&mock), &["exec", "hi"]);
     ok(&out);
     let prompt = system_prompt(&first_body(&mock));
     assert!(prompt.contains("CLAUDE-RULE"));
     assert!(!stderr(&out).contains("larger than"));
 
-    let list = env.run_in("work/sub/deep", &mock, &["agents", "--verbose"]);
+    let list = env.run_in("work/sub/deep", Some(&mock), &["agents", "--verbose"]);
     ok(&list);
     let text = stdout(&list);
     let lines: Vec<&str> = text.lines().filter(|l| l.contains(".md")).collect();
@@ -132,14 +79,14 @@ fn agents_md_files_reach_the_system_prompt_in_order() {
 
 #[test]
 fn a_bad_instructions_setting_is_a_warning_not_a_failure() {
-    let env = Env::new();
+    let env = Env::repo();
     env.write("work/AGENTS.md", "ROOT-RULE");
     env.write(
         "config/hrns/config.json",
         r#"{"instructions": {"fallbackNames": "CLAUDE.md"}}"#,
     );
     let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
-    let out = env.run(&mock, &["exec", "hi"]);
+    let out = env.run(Some(&mock), &["exec", "hi"]);
     ok(&out);
     assert!(stderr(&out).contains("`instructions` is not valid"));
     assert!(system_prompt(&first_body(&mock)).contains("ROOT-RULE"));
@@ -147,18 +94,18 @@ fn a_bad_instructions_setting_is_a_warning_not_a_failure() {
 
 #[test]
 fn mentions_attach_files_images_and_notes() {
-    let env = Env::new();
+    let env = Env::repo();
     env.write("work/src/a.rs", "fn answer() -> u32 { 42 }\n");
-    env.write("work/pic.png", b"\x89PNG\r\n\x1a\nDATA");
-    env.write("work/blob.bin", b"\x00\x01binary");
+    env.write_bytes("work/pic.png", b"\x89PNG\r\n\x1a\nDATA");
+    env.write_bytes("work/blob.bin", b"\x00\x01binary");
     let mut huge = b"\x89PNG\r\n\x1a\n".to_vec();
     huge.resize(6 * 1024 * 1024, 0);
-    env.write("work/huge.png", &huge);
+    env.write_bytes("work/huge.png", &huge);
     env.write("outside.txt", "NOT-FOR-THE-MODEL");
     let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
     let prompt = "explain @src/a.rs, mail me@example.com, look at @pic.png, \
                   @blob.bin @huge.png @missing.rs @../outside.txt";
-    let out = env.run(&mock, &["exec", prompt]);
+    let out = env.run(Some(&mock), &["exec", prompt]);
     ok(&out);
     let err = stderr(&out);
     assert!(err.contains("attached src/a.rs (26 bytes)"), "{err}");
@@ -194,7 +141,7 @@ fn mentions_attach_files_images_and_notes() {
 
     // Without mentions the prompt is sent as plain text, exactly as typed.
     let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
-    let out = env.run(&mock, &["exec", "write to me@example.com"]);
+    let out = env.run(Some(&mock), &["exec", "write to me@example.com"]);
     ok(&out);
     assert_eq!(
         first_body(&mock)["messages"][1]["content"],
@@ -204,7 +151,7 @@ fn mentions_attach_files_images_and_notes() {
 
 #[test]
 fn explorer_greps_the_workspace() {
-    let env = Env::new();
+    let env = Env::repo();
     env.write("work/src/a.rs", "fn needle() {}\n");
     env.write("work/.gitignore", "build/\n");
     env.write("work/build/b.rs", "fn needle() {}\n");
@@ -213,7 +160,10 @@ fn explorer_greps_the_workspace() {
         Reply::text_answer("found it"),
     ])
     .unwrap();
-    let out = env.run(&mock, &["exec", "--agent", "Explorer", "find the needle"]);
+    let out = env.run(
+        Some(&mock),
+        &["exec", "--agent", "Explorer", "find the needle"],
+    );
     ok(&out);
     let bodies: Vec<Value> = mock.requests().iter().map(|r| r.json()).collect();
     let tools: Vec<&str> = bodies[0]["tools"]
@@ -238,7 +188,7 @@ fn explorer_greps_the_workspace() {
 
 #[test]
 fn an_exec_prompt_can_run_a_custom_command() {
-    let env = Env::new();
+    let env = Env::repo();
     env.write(
         "work/.hrns/commands/review.md",
         "---\ndescription: Review a file\nagent: Explorer\nmodel: review-model\n---\n\
@@ -248,7 +198,7 @@ fn an_exec_prompt_can_run_a_custom_command() {
     env.write("home/.hrns/commands/greet.md", "Say hello.");
     env.write("home/.hrns/commands/help.md", "clashes with /help");
     let mock = MockProvider::start([Reply::text_answer("ok"), Reply::text_answer("ok")]).unwrap();
-    let out = env.run(&mock, &["exec", "/review src/a.rs \"dead code\""]);
+    let out = env.run(Some(&mock), &["exec", "/review src/a.rs \"dead code\""]);
     ok(&out);
     assert!(
         stderr(&out).contains("help.md: the built-in /help wins"),
@@ -267,7 +217,7 @@ fn an_exec_prompt_can_run_a_custom_command() {
         "the command's agent is Explorer"
     );
 
-    let out = env.run(&mock, &["exec", "/greet in French"]);
+    let out = env.run(Some(&mock), &["exec", "/greet in French"]);
     ok(&out);
     let second = mock.requests()[1].json();
     assert_eq!(second["messages"][1]["content"], "Say hello.\n\nin French");
@@ -276,10 +226,10 @@ fn an_exec_prompt_can_run_a_custom_command() {
 
 #[test]
 fn an_unknown_command_or_a_path_is_a_plain_prompt() {
-    let env = Env::new();
+    let env = Env::repo();
     let mock = MockProvider::start([Reply::text_answer("ok"), Reply::text_answer("ok")]).unwrap();
-    ok(&env.run(&mock, &["exec", "/nosuch thing"]));
-    ok(&env.run(&mock, &["exec", "/usr/bin/env is where?"]));
+    ok(&env.run(Some(&mock), &["exec", "/nosuch thing"]));
+    ok(&env.run(Some(&mock), &["exec", "/usr/bin/env is where?"]));
     let reqs = mock.requests();
     assert_eq!(reqs[0].json()["messages"][1]["content"], "/nosuch thing");
     assert_eq!(
@@ -290,7 +240,7 @@ fn an_unknown_command_or_a_path_is_a_plain_prompt() {
 
 #[test]
 fn edits_show_a_diff_on_stderr_and_in_json() {
-    let env = Env::new();
+    let env = Env::repo();
     env.write("work/a.txt", "one\ntwo\nthree\n");
     let edit = r#"{"path":"a.txt","old_string":"two","new_string":"TWO"}"#;
     let mock = MockProvider::start([
@@ -298,7 +248,7 @@ fn edits_show_a_diff_on_stderr_and_in_json() {
         Reply::text_answer("done"),
     ])
     .unwrap();
-    let out = env.run(&mock, &["exec", "shout two"]);
+    let out = env.run(Some(&mock), &["exec", "shout two"]);
     ok(&out);
     let err = stderr(&out);
     assert!(
@@ -316,7 +266,7 @@ fn edits_show_a_diff_on_stderr_and_in_json() {
         Reply::text_answer("done"),
     ])
     .unwrap();
-    let out = env.run(&mock, &["exec", "--json", "write it"]);
+    let out = env.run(Some(&mock), &["exec", "--json", "write it"]);
     ok(&out);
     let calls: Vec<Value> = stdout(&out)
         .lines()

@@ -4,93 +4,11 @@ mod common;
 
 use hrns_blocking::mock::{MockProvider, Reply};
 use serde_json::{Value, json};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-const KEY: &str = "sk-e2e-NEVERSHOWN-31337";
-
-/// A sandbox: its own HOME, XDG dirs and working directory.
-struct Env {
-    root: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for d in ["home", "config", "state", "work"] {
-            std::fs::create_dir_all(root.path().join(d)).unwrap();
-        }
-        Env { root }
-    }
-
-    fn path(&self, p: &str) -> PathBuf {
-        self.root.path().join(p)
-    }
-
-    fn work(&self) -> PathBuf {
-        self.path("work")
-    }
-
-    fn config_file(&self) -> PathBuf {
-        self.path("config/hrns/config.json")
-    }
-
-    fn write(&self, p: &str, text: &str) -> PathBuf {
-        let path = self.path(p);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    fn cmd(&self, mock: Option<&MockProvider>) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_hrns"));
-        c.current_dir(self.work())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("XDG_STATE_HOME", self.path("state"))
-            .stdin(Stdio::null());
-        if let Some(m) = mock {
-            c.env("OPENAI_BASE_URL", m.base_url())
-                .env("OPENAI_API_KEY", KEY)
-                .env("HRNS_MODEL", "mock-model");
-        }
-        c
-    }
-
-    fn run(&self, mock: Option<&MockProvider>, args: &[&str]) -> Output {
-        self.cmd(mock).args(args).output().unwrap()
-    }
-
-    fn run_stdin(&self, mock: Option<&MockProvider>, args: &[&str], stdin: &str) -> Output {
-        let mut child = self
-            .cmd(mock)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{Env, KEY, stderr, stdout};
 
 fn assert_no_key(o: &Output) {
     assert!(
@@ -161,13 +79,13 @@ fn exec_json_prints_one_event_per_line() {
 fn exec_reads_the_prompt_from_stdin() {
     let env = Env::new();
     let mock = MockProvider::start([Reply::text_answer("got it")]).unwrap();
-    let out = env.run_stdin(Some(&mock), &["exec"], "from a pipe\n");
+    let out = env.run_stdin(Some(&mock), &["exec"], b"from a pipe\n");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         mock.chat_requests()[0].json()["messages"][1]["content"],
         "from a pipe\n"
     );
-    let out = env.run_stdin(Some(&mock), &["exec", "-"], "   \n");
+    let out = env.run_stdin(Some(&mock), &["exec", "-"], b"   \n");
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("empty"));
 }
@@ -486,7 +404,7 @@ fn debug_sse_reads_files_and_stdin() {
     let out = env.run_stdin(
         None,
         &["debug", "sse"],
-        "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n",
+        b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n",
     );
     assert_eq!(out.status.code(), Some(1));
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -586,7 +504,7 @@ fn an_oversized_stdin_prompt_is_refused_not_cut() {
     let env = Env::new();
     let mock = MockProvider::start([Reply::text_answer("never")]).unwrap();
     let big = "x".repeat(16 * 1024 * 1024 + 10);
-    let out = env.run_stdin(Some(&mock), &["exec"], &big);
+    let out = env.run_stdin(Some(&mock), &["exec"], big.as_bytes());
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("larger than 16 MiB"),

@@ -3,50 +3,11 @@
 
 mod common;
 
+use common::{Env, KEY};
 use hrns_blocking::mock::{MockProvider, RecordedRequest, Reply};
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
-
-const KEY: &str = "sk-sub-NEVERSHOWN-777";
-
-struct Env {
-    root: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for d in ["home", "config", "state", "work"] {
-            std::fs::create_dir_all(root.path().join(d)).unwrap();
-        }
-        Env { root }
-    }
-
-    fn path(&self, p: &str) -> PathBuf {
-        self.root.path().join(p)
-    }
-
-    fn cmd(&self, mock: &MockProvider) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_hrns"));
-        c.current_dir(self.path("work"))
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("XDG_STATE_HOME", self.path("state"))
-            .env("OPENAI_BASE_URL", mock.base_url())
-            .env("OPENAI_API_KEY", KEY)
-            .env("HRNS_MODEL", "mock-model")
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn run(&self, mock: &MockProvider, args: &[&str]) -> Output {
-        self.cmd(mock).args(args).output().unwrap()
-    }
-}
 
 fn text(out: &Output) -> (String, String) {
     let o = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -117,7 +78,10 @@ fn a_child_gets_the_prompt_and_its_agents_tools_and_the_parent_gets_its_answer()
         json!({"description": "count files", "prompt": "How many Rust files are there?"}),
         |_| Reply::text_answer("There are 3 Rust files."),
     );
-    let out = env.run(&mock, &["exec", "--approval", "read-only", "Delegate it"]);
+    let out = env.run(
+        Some(&mock),
+        &["exec", "--approval", "read-only", "Delegate it"],
+    );
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(
@@ -205,7 +169,7 @@ fn json_events_of_the_child_carry_the_parent_call_id() {
             }
         },
     );
-    let out = env.run(&mock, &["exec", "--json", "Delegate it"]);
+    let out = env.run(Some(&mock), &["exec", "--json", "Delegate it"]);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let events: Vec<Value> = stdout
@@ -248,7 +212,7 @@ fn a_failing_child_returns_an_error_result_saying_why() {
     let mock = provider(json!({"description": "d", "prompt": "Do it"}), |_| {
         Reply::error(400, "the child's request was refused")
     });
-    let out = env.run(&mock, &["exec", "Delegate it"]);
+    let out = env.run(Some(&mock), &["exec", "Delegate it"]);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "the parent goes on: {stderr}");
     assert!(
@@ -266,7 +230,10 @@ fn an_agent_beyond_the_approval_policy_is_refused_without_a_child() {
         json!({"description": "d", "prompt": "Change it", "agent": "Builder"}),
         |_| Reply::text_answer("should not run"),
     );
-    let out = env.run(&mock, &["exec", "--approval", "read-only", "Delegate it"]);
+    let out = env.run(
+        Some(&mock),
+        &["exec", "--approval", "read-only", "Delegate it"],
+    );
     let (stdout, _) = text(&out);
     assert_eq!(out.status.code(), Some(0));
     assert!(
@@ -285,7 +252,7 @@ fn ctrl_c_during_a_child_cancels_it_and_the_turn() {
         reply.split_at(&[mid]).delay(Duration::from_secs(30))
     });
     let mut child = env
-        .cmd(&mock)
+        .cmd(Some(&mock))
         .args(["exec", "--json", "go"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

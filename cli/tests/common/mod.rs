@@ -10,6 +10,8 @@ pub const KEY: &str = "sk-parity-NEVERSHOWN-4242";
 
 pub struct Env {
     pub root: tempfile::TempDir,
+    /// The root's canonical path, which the paths `hrns` prints and records start with.
+    base: PathBuf,
 }
 
 impl Env {
@@ -30,15 +32,31 @@ impl Env {
         Env::in_root(root)
     }
 
+    /// An environment whose working directory is a git repository (an empty `.git`), where
+    /// `hrns` finds a project root.
+    pub fn repo() -> Self {
+        Env::with_dirs(&["work/.git"])
+    }
+
+    /// An environment with the directories `dirs` (relative to the root) made as well.
+    pub fn with_dirs(dirs: &[&str]) -> Self {
+        let env = Env::new();
+        for d in dirs {
+            std::fs::create_dir_all(env.path(d)).unwrap();
+        }
+        env
+    }
+
     fn in_root(root: tempfile::TempDir) -> Self {
         for d in ["home", "config", "state", "work"] {
             std::fs::create_dir_all(root.path().join(d)).unwrap();
         }
-        Env { root }
+        let base = root.path().canonicalize().unwrap();
+        Env { root, base }
     }
 
     pub fn path(&self, p: &str) -> PathBuf {
-        self.root.path().join(p)
+        self.base.join(p)
     }
 
     pub fn work(&self) -> PathBuf {
@@ -50,9 +68,13 @@ impl Env {
     }
 
     pub fn write(&self, p: &str, text: &str) -> PathBuf {
+        self.write_bytes(p, text.as_bytes())
+    }
+
+    pub fn write_bytes(&self, p: &str, bytes: &[u8]) -> PathBuf {
         let path = self.path(p);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
+        std::fs::write(&path, bytes).unwrap();
         path
     }
 
@@ -71,8 +93,13 @@ impl Env {
 
     /// The command with a clean environment; with `mock`, the env variables point at it.
     pub fn cmd(&self, mock: Option<&MockProvider>) -> Command {
+        self.cmd_in("work", mock)
+    }
+
+    /// [`Env::cmd`] run in the directory `dir` (relative to the root) instead of `work`.
+    pub fn cmd_in(&self, dir: &str, mock: Option<&MockProvider>) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_hrns"));
-        c.current_dir(self.work())
+        c.current_dir(self.path(dir))
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.path("home"))
@@ -89,6 +116,11 @@ impl Env {
 
     pub fn run(&self, mock: Option<&MockProvider>, args: &[&str]) -> Output {
         self.cmd(mock).args(args).output().unwrap()
+    }
+
+    /// [`Env::run`] in the directory `dir` (relative to the root).
+    pub fn run_in(&self, dir: &str, mock: Option<&MockProvider>, args: &[&str]) -> Output {
+        self.cmd_in(dir, mock).args(args).output().unwrap()
     }
 
     pub fn run_stdin(&self, mock: Option<&MockProvider>, args: &[&str], stdin: &[u8]) -> Output {
