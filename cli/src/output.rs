@@ -234,6 +234,11 @@ impl HumanPrinter {
                     let _ = writeln!(to.err(), "{}", s.harness(&line));
                 }
             }
+            Event::ToolsChanged { .. } => {
+                if let Some(line) = tools_changed_text(event) {
+                    let _ = writeln!(to.err(), "{}", s.harness(&safe(&line)));
+                }
+            }
             Event::OptionDropped { field, .. } => {
                 let _ = writeln!(
                     to.err(),
@@ -296,6 +301,7 @@ fn shown(event: &Event) -> bool {
             | Event::Retry { .. }
             | Event::ContextCompacted { .. }
             | Event::OptionDropped { .. }
+            | Event::ToolsChanged { .. }
             | Event::TurnFinished { .. }
             | Event::TurnFailed { .. }
             | Event::TurnCancelled
@@ -317,6 +323,40 @@ fn redacted_event(event: &Event) -> Option<Event> {
             }
         }
     }
+}
+
+/// The one line that reports a change of the offered tools (an MCP server stopped or changed
+/// its tools), for `exec`'s stderr and the TUI; `None` for other events.
+pub(crate) fn tools_changed_text(event: &Event) -> Option<String> {
+    let Event::ToolsChanged {
+        reason,
+        added,
+        removed,
+        updated,
+    } = event
+    else {
+        return None;
+    };
+    /// Names shown in full; the rest are counted.
+    const SHOWN: usize = 5;
+    let names = |list: &[String]| {
+        let mut text = list[..list.len().min(SHOWN)].join(", ");
+        if list.len() > SHOWN {
+            text.push_str(&format!(" and {} more", list.len() - SHOWN));
+        }
+        text
+    };
+    let mut line = reason.clone();
+    for (list, what) in [
+        (added, "now offered"),
+        (removed, "no longer offered"),
+        (updated, "changed"),
+    ] {
+        if !list.is_empty() {
+            line.push_str(&format!("; {what}: {}", names(list)));
+        }
+    }
+    Some(line)
 }
 
 /// The one line that reports a compaction, for `exec`'s stderr and the TUI; `None` for other

@@ -25,6 +25,11 @@
 //! [`Event::Failed`], and every call in flight ends with an error result. A call that takes
 //! longer than the call timeout (progress notifications restart it) is cancelled and ends
 //! with an error result the model can act on.
+//!
+//! A call answered while the tool list is being refreshed is reported
+//! ([`Event::CallFinished`]) only after that refresh ([`Event::ToolsChanged`]), or after the
+//! refresh failed: a tool that changes the server's tools usually says so just before it
+//! answers, and whoever waits for the call then sees the tools as they are now.
 
 mod incoming;
 mod listing;
@@ -171,6 +176,8 @@ pub struct Client {
     listing: Option<Listing>,
     /// A `list_changed` came during a listing: list again after it.
     list_again: bool,
+    /// Calls answered during a refresh of the tool list, reported when it ends.
+    held: Vec<(CallId, ToolOutput)>,
     protocol_version: Option<String>,
     server_info: Option<Value>,
     instructions: Option<String>,
@@ -189,6 +196,7 @@ impl Client {
             tools: Vec::new(),
             listing: None,
             list_again: false,
+            held: Vec::new(),
             protocol_version: None,
             server_info: None,
             instructions: None,
@@ -293,8 +301,13 @@ impl Client {
     }
 
     /// Cancels a call in flight: sends `notifications/cancelled` and ends the call with an
-    /// error result now. Does nothing for a call that already ended.
+    /// error result now. Does nothing for a call that already ended. A call that was answered
+    /// and waits for a refresh of the tool list ends now with its answer.
     pub fn cancel_call(&mut self, call: CallId, reason: &str) {
+        if let Some(at) = self.held.iter().position(|(held, _)| *held == call) {
+            let (call, output) = self.held.remove(at);
+            return self.emit(Event::CallFinished { call, output });
+        }
         if self.pending.remove(&call.0).is_none() {
             return;
         }
@@ -358,6 +371,7 @@ impl Client {
             Phase::Initializing | Phase::Listing | Phase::Ready => {}
             Phase::New | Phase::Failed(_) => return,
         }
+        self.release_held();
         let server = self.config.server.clone();
         for (id, pending) in std::mem::take(&mut self.pending) {
             self.forget(id);
@@ -461,6 +475,13 @@ impl Client {
         self.out.push_back(Action::Emit(event));
     }
 
+    /// Reports the calls answered during a refresh of the tool list.
+    fn release_held(&mut self) {
+        for (call, output) in std::mem::take(&mut self.held) {
+            self.emit(Event::CallFinished { call, output });
+        }
+    }
+
     fn log(&mut self, level: &str, text: String) {
         self.emit(Event::Log {
             level: level.into(),
@@ -482,6 +503,8 @@ impl Client {
         }
         self.phase = Phase::Failed(failure.clone());
         self.listing = None;
+        // Answered before the failure: their answers stand.
+        self.release_held();
         let server = self.config.server.clone();
         for (_, pending) in std::mem::take(&mut self.pending) {
             if let Purpose::Call(call) = pending.purpose {

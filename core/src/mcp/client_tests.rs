@@ -391,6 +391,59 @@ fn a_failed_refresh_keeps_the_earlier_tools() {
     assert_eq!(client.tools().len(), 2);
 }
 
+/// The handshake, then a call (id 3) whose tool changes the server's tools: the server says
+/// so (list_changed, so the client lists again with id 4) just before it answers.
+fn a_call_that_changes_the_tools() -> Vec<Step> {
+    let mut steps = handshake();
+    steps.extend([
+        Call("convert", json!({})),
+        line(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})),
+        line(json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "grown"}]}})),
+    ]);
+    steps
+}
+
+fn grown() -> Event {
+    Event::CallFinished {
+        call: CallId(3),
+        output: ToolOutput::ok("grown"),
+    }
+}
+
+#[test]
+fn a_call_answered_during_a_refresh_is_reported_after_the_new_tools() {
+    let mut steps = a_call_that_changes_the_tools();
+    let (log, _) = run(&steps);
+    assert_eq!(events(&log), [&Event::Ready], "held until the listing ends");
+    steps.push(tools_page(4, &["get_time", "convert", "extra"], None));
+    let (log, client) = run(&steps);
+    assert_eq!(
+        events(&log),
+        [&Event::Ready, &Event::ToolsChanged, &grown()]
+    );
+    assert_eq!(client.tools().len(), 3);
+}
+
+#[test]
+fn a_held_answer_is_released_when_the_refresh_fails_or_the_server_dies_or_on_cancel() {
+    for end in [
+        line(json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -1, "message": "busy"}})),
+        Advance(Duration::from_secs(6)),
+        Close,
+        Cancel(3),
+    ] {
+        let mut steps = a_call_that_changes_the_tools();
+        steps.push(end.clone());
+        let (log, client) = run(&steps);
+        let finished: Vec<&Event> = events(&log)
+            .into_iter()
+            .filter(|e| matches!(e, Event::CallFinished { .. }))
+            .collect();
+        assert_eq!(finished, [&grown()], "the answer stands, once: {end:?}");
+        assert_eq!(client.tools().len(), 2, "{end:?}");
+    }
+}
+
 #[test]
 fn cancelling_a_call_notifies_the_server_and_drops_the_late_answer() {
     let mut steps = handshake();

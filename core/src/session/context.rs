@@ -38,21 +38,31 @@ pub(super) struct ContextState {
     pub(super) sent_bytes: u64,
 }
 
+/// Bytes every request carries besides the history: the system prompt and the tools.
+fn fixed_bytes(config: &super::SessionConfig) -> u64 {
+    let system = config.system_prompt.as_ref().map_or(0, String::len);
+    let tools: usize = config
+        .tools
+        .iter()
+        .map(|t| t.to_wire().to_string().len())
+        .sum();
+    (system + tools) as u64
+}
+
 impl ContextState {
     pub(super) fn new(config: &super::SessionConfig) -> Self {
-        let system = config.system_prompt.as_ref().map_or(0, String::len);
-        let tools: usize = config
-            .tools
-            .iter()
-            .map(|t| t.to_wire().to_string().len())
-            .sum();
         ContextState {
             meter: TokenMeter::default(),
             window: config.context.window,
-            fixed_bytes: (system + tools) as u64,
+            fixed_bytes: fixed_bytes(config),
             history_bytes: 0,
             sent_bytes: 0,
         }
+    }
+
+    /// The configured tools were replaced: every request carries the new ones.
+    pub(super) fn tools_changed(&mut self, config: &super::SessionConfig) {
+        self.fixed_bytes = fixed_bytes(config);
     }
 
     pub(super) fn appended(&mut self, m: &Message) {

@@ -110,6 +110,19 @@ pub enum Event {
         /// The provider's message.
         reason: String,
     },
+    /// The tools offered to the model changed ([`Session::set_tools`](super::Session::set_tools)):
+    /// an MCP server stopped, or listed other tools. Requests from now on offer the new set,
+    /// and a later call to a tool that is gone is answered as an unknown tool.
+    ToolsChanged {
+        /// Why, for people (`MCP server github stopped: …`).
+        reason: String,
+        /// Tools offered from now on that were not offered before.
+        added: Vec<String>,
+        /// Tools no longer offered.
+        removed: Vec<String>,
+        /// Tools still offered whose description, parameters or effect changed.
+        updated: Vec<String>,
+    },
     /// The history was shrunk to fit the context window. With `method: summarized` the
     /// history was replaced: the `message` events that follow are the whole new history.
     ContextCompacted {
@@ -187,6 +200,7 @@ impl TurnOutcome {
             | Event::Usage { .. }
             | Event::Retry { .. }
             | Event::OptionDropped { .. }
+            | Event::ToolsChanged { .. }
             | Event::ContextCompacted { .. }
             | Event::Message { .. } => None,
         }

@@ -9,7 +9,7 @@
 //!   [`Session::handle_response_data`],
 //!   [`Session::handle_response_end`], [`Session::handle_transport_error`],
 //!   [`Session::handle_tool_output`], [`Session::handle_approval`], [`Session::handle_timeout`];
-//! - commands: [`Session::submit`], [`Session::cancel`];
+//! - commands: [`Session::submit`], [`Session::cancel`], [`Session::set_tools`];
 //! - output: [`Session::poll`].
 //!
 //! **After any input or command, drain [`Session::poll`] until it returns `None`**, then wait
@@ -50,7 +50,7 @@ pub(crate) use retry::retry_after;
 use crate::history::{self, HistoryError};
 use crate::http::{HttpRequest, RequestId};
 use crate::quirks::ProviderQuirks;
-use crate::tool::{Effect, ToolOutput};
+use crate::tool::{Effect, ToolOutput, ToolSpec};
 use crate::wire::{Message, Usage};
 use shared::Shared;
 use std::time::{Instant, SystemTime};
@@ -267,6 +267,52 @@ impl Session {
         if let Some(mut turn) = self.turn.take() {
             turn.cancel(&mut self.shared);
         }
+    }
+
+    /// Replaces the tools offered to the model, at any moment (mid-turn too): every request
+    /// built from now on offers `tools`, and the calls of later answers are checked against
+    /// them (a call to a tool that is gone is answered as an unknown tool, naming the ones
+    /// there are). Calls already decided or running keep going. When the set differs from
+    /// the one before, emits [`Event::ToolsChanged`] with `reason` (for people, redacted like
+    /// all output); otherwise does nothing.
+    ///
+    /// A driver calls it before it gives the session an input, so that the request that input
+    /// may start (after the last tool result) already offers the new set.
+    pub fn set_tools(&mut self, tools: Vec<ToolSpec>, reason: &str) {
+        let s = &mut self.shared;
+        let by_name = |list: &[ToolSpec]| -> std::collections::HashMap<String, ToolSpec> {
+            list.iter().map(|t| (t.name.clone(), t.clone())).collect()
+        };
+        let (before, after) = (by_name(&s.config.tools), by_name(&tools));
+        let added: Vec<String> = tools
+            .iter()
+            .filter(|t| !before.contains_key(&t.name))
+            .map(|t| t.name.clone())
+            .collect();
+        let removed: Vec<String> = s
+            .config
+            .tools
+            .iter()
+            .filter(|t| !after.contains_key(&t.name))
+            .map(|t| t.name.clone())
+            .collect();
+        let updated: Vec<String> = tools
+            .iter()
+            .filter(|t| before.get(&t.name).is_some_and(|b| b != *t))
+            .map(|t| t.name.clone())
+            .collect();
+        if added.is_empty() && removed.is_empty() && updated.is_empty() {
+            return;
+        }
+        s.config.tools = tools;
+        s.context.tools_changed(&s.config);
+        let reason = s.redact(reason.to_owned());
+        s.emit(Event::ToolsChanged {
+            reason,
+            added,
+            removed,
+            updated,
+        });
     }
 
     /// Counts tokens a subagent of the running turn used (one of its requests' `usage`): they

@@ -11,6 +11,7 @@ use std::time::Duration;
 mod images;
 mod limits;
 mod ordering;
+mod tool_set;
 
 const KEY: &str = "sk-test-SECRET-0123456789";
 

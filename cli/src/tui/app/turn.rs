@@ -245,6 +245,11 @@ impl App {
                     self.print(&[Line::styled(line, SpanStyle::PLAIN.dim())]);
                 }
             }
+            Event::ToolsChanged { .. } => {
+                if let Some(line) = crate::output::tools_changed_text(&event) {
+                    self.info(&line);
+                }
+            }
             Event::OptionDropped { field, .. } => {
                 self.info(&format!(
                     "the provider rejected `{field}`; sent again without it"

@@ -129,7 +129,14 @@ impl Client {
                         self.config.server, error.message, error.code
                     )),
                 };
-                self.emit(Event::CallFinished { call, output });
+                // A refresh under way was most likely caused by this very call: its caller
+                // hears of the answer once the new tools are known.
+                let refreshing = self.phase == Phase::Ready && self.listing.is_some();
+                if refreshing {
+                    self.held.push((call, output));
+                } else {
+                    self.emit(Event::CallFinished { call, output });
+                }
             }
         }
     }

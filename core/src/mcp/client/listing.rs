@@ -45,6 +45,7 @@ impl Client {
             Phase::Ready => {
                 self.list_again = false;
                 self.log("warning", format!("kept the earlier tool list: {failure}"));
+                self.release_held();
             }
             Phase::New | Phase::Initializing | Phase::Listing | Phase::Failed(_) => {
                 self.fail(failure)
@@ -126,7 +127,10 @@ impl Client {
                 self.phase = Phase::Ready;
                 self.emit(Event::Ready);
             }
-            Phase::Ready => self.emit(Event::ToolsChanged),
+            Phase::Ready => {
+                self.emit(Event::ToolsChanged);
+                self.release_held();
+            }
             Phase::New | Phase::Initializing | Phase::Failed(_) => {}
         }
         if std::mem::take(&mut self.list_again) {
