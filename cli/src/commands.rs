@@ -275,6 +275,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         None,
         None,
         None,
+        None, // a replay starts no servers
     );
     let (served, differences, left) = replayer.report();
     if differences.is_empty() && left == 0 {

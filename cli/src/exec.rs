@@ -54,11 +54,12 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     let mcp_found = crate::mcp::configured(&setup.file.config, &setup.workspace);
     let (mcp_servers, mcp_failures) =
         crate::mcp::start(&mcp_found, &setup.workspace, &setup.sandbox);
+    let mcp_servers = Arc::new(mcp_servers);
     for line in mcp_found.warnings.iter().chain(&mcp_failures) {
         eprintln!("hrns: warning: {}", crate::safe_text::safe(line));
     }
     let mut toolbox = setup.toolbox();
-    crate::mcp::add_tools(&mcp_servers, &mut toolbox, &setup.agent, policy);
+    let live_tools = crate::mcp::LiveTools::add(&mcp_servers, &mut toolbox, &setup.agent, policy);
     let mut config =
         setup.session_config_for(crate::subagents::parent_specs(&setup, &toolbox), policy);
     config.subagents = crate::subagents::subagents(&setup, &mcp_servers);
@@ -188,6 +189,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             provider: setup.provider.name.clone(),
         }),
         Some(&child_rx),
+        Some(live_tools),
     );
     // A cancelled turn does not wait for its tools; a child ends a moment later, and its
     // final event belongs in the output and the session file.
@@ -235,6 +237,7 @@ pub(crate) fn run_turn(
     mut log: Option<&mut SessionLog>,
     learn: Option<&QuirkStore>,
     children: Option<&std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
+    mut live_tools: Option<crate::mcp::LiveTools>,
 ) -> TurnOutcome {
     // Under ask, a confined run_command may be let out of the sandbox once (`u`).
     let escalations = crate::sandbox::escalate::Escalations::default();
@@ -246,6 +249,11 @@ pub(crate) fn run_turn(
     };
     let mut diffs = crate::diff::WriteDiffs::new(crate::diff::wrap_writes(&mut toolbox));
     let mut runner = Runner::new(transport, &toolbox, ctx);
+    if let Some(mut live) = live_tools.take() {
+        // A server that stopped or changed its tools: the next request offers them as they are.
+        runner = runner.update_tools_with(move |toolbox| live.update(toolbox));
+    }
+    runner.update_tools(session);
     let mut printer = HumanPrinter::new();
     let mut to = crate::batch::std_streams();
     session

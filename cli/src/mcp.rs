@@ -6,17 +6,18 @@
 //! changed file needs approving again. Approvals live in the state directory
 //! (`mcp-approved.json`, 0600), keyed by the file's absolute path.
 
+mod live;
+
+pub(crate) use live::LiveTools;
+
 use crate::cli::{Global, McpCommand};
 use crate::paths;
 use crate::safe_text::safe;
 use crate::setup::{CliError, ConfigFile};
 use hrns_blocking::mcp::{McpServer, McpServers, ServerStatus, StartOptions};
-use hrns_core::agent::Agent;
 use hrns_core::config::Config;
 use hrns_core::mcp::config::{ServerConfig, Transport, parse_servers};
-use hrns_core::mcp::naming::offered;
 use hrns_core::sandbox::SandboxMode;
-use hrns_core::session::ApprovalPolicy;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -174,55 +175,21 @@ pub(crate) fn start(
     (servers, failures)
 }
 
-/// The MCP tools offered to the agent under `policy` ([`offered`]: a read-only agent or
-/// policy gets only the tools marked read-only), for the blocking driver's toolbox.
-pub(crate) fn add_tools(
-    servers: &McpServers,
-    toolbox: &mut hrns_blocking::Toolbox,
-    agent: &Agent,
-    policy: ApprovalPolicy,
-) {
-    let taken: Vec<String> = toolbox.names().map(str::to_owned).collect();
-    for tool in servers.tools(taken.iter().map(String::as_str)) {
-        if offered(&hrns_blocking::Tool::spec(&tool), agent, policy) {
-            toolbox.add(tool);
-        }
-    }
-}
-
-/// The MCP tools the agent allows, for the async driver's toolbox (each call runs on a
-/// blocking thread).
-pub(crate) fn add_tokio_tools(
-    servers: &McpServers,
-    toolbox: &mut hrns_tokio::Toolbox,
-    agent: &Agent,
-    policy: ApprovalPolicy,
-) {
-    let taken: Vec<String> = toolbox.names().map(str::to_owned).collect();
-    for tool in servers.tools(taken.iter().map(String::as_str)) {
-        if offered(&hrns_blocking::Tool::spec(&tool), agent, policy) {
-            toolbox.add(tool);
-        }
-    }
-}
-
 /// One line per server: name, status, transport, reason, then its tools indented.
 pub(crate) fn status_lines(servers: &McpServers) -> Vec<String> {
     let mut lines = Vec::new();
     for server in servers.servers() {
         let (word, reason) = status_of(server);
+        let tools = server.tools();
         let mut line = format!("{}  {word}  {}", server.name(), transport_of(server));
         if word == "ready" {
-            line.push_str(&format!(
-                "  {}",
-                crate::output::count(server.tools().len(), "tool")
-            ));
+            line.push_str(&format!("  {}", crate::output::count(tools.len(), "tool")));
         }
         if let Some(why) = reason {
             line.push_str(&format!("  {why}"));
         }
         lines.push(line);
-        lines.extend(server.tools().iter().map(|t| format!("    {}", t.name)));
+        lines.extend(tools.iter().map(|t| format!("    {}", t.name)));
     }
     // Names and reasons come from the servers: no control sequences on the terminal.
     lines.into_iter().map(|l| safe(&l).into_owned()).collect()
@@ -307,7 +274,8 @@ fn list(file: &ConfigFile, workspace: &Path, json: bool) -> Result<u8, CliError>
     }
     for server in servers.servers() {
         let (status, error) = status_of(server);
-        let tools: Vec<&str> = server.tools().iter().map(|t| t.name.as_str()).collect();
+        let listed = server.tools();
+        let tools: Vec<&str> = listed.iter().map(|t| t.name.as_str()).collect();
         let line = serde_json::json!({
             "name": server.name(),
             "transport": transport_of(server),

@@ -48,3 +48,79 @@ fn slash_mcp_lists_servers_and_calls_show_their_server() {
     assert_eq!(p.wait(T), 0);
     assert!(!p.output().contains(KEY));
 }
+
+fn names(body: &serde_json::Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The async driver's path: a tool the server adds (`grow`, then `list_changed`) is offered
+/// in the next request, and a server that dies mid-call (`die`) leaves the requests after
+/// it; each change is one notice, and the UI goes on.
+#[test]
+fn tools_a_server_adds_are_offered_and_a_dead_servers_tools_dropped() {
+    let env = Env::new();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("g1", "mcp__box__grow", "{}")]),
+        Reply::tool_calls(&[("e1", "mcp__box__extra", "{}")]),
+        Reply::text_answer("Grown."),
+        Reply::tool_calls(&[("d1", "mcp__box__die", "{}")]),
+        Reply::text_answer("Gone."),
+    ])
+    .unwrap();
+    let servers = json!({"mcpServers": {
+        "box": {"command": "python3", "args": [common::mcp_test_server()]},
+    }})
+    .to_string();
+    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
+    let vars = vec![
+        ("HOME", env.path("home").display().to_string()),
+        ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
+        ("XDG_STATE_HOME", env.path("state").display().to_string()),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+    ];
+    let args = ["--approval", "auto"];
+    let mut p = pty::Pty::spawn(
+        env!("CARGO_BIN_EXE_hrns"),
+        &args,
+        &env.work(),
+        &vars,
+        30,
+        110,
+    );
+    p.expect("mock-model", T);
+    p.send("grow the box\r");
+    p.expect("Grown.", T);
+    p.expect(
+        "MCP server box changed its tools; now offered: mcp__box__extra",
+        T,
+    );
+    p.send("break the box\r");
+    p.expect("Gone.", T);
+    p.expect("MCP server box stopped", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 5);
+    let offered: Vec<Vec<String>> = requests.iter().map(|r| names(&r.json())).collect();
+    let extra = "mcp__box__extra".to_owned();
+    assert!(!offered[0].contains(&extra), "{:?}", offered[0]);
+    assert!(offered[1].contains(&extra), "{:?}", offered[1]);
+    assert!(offered[3].contains(&extra), "{:?}", offered[3]);
+    assert!(
+        !offered[4].iter().any(|n| n.starts_with("mcp__box__")),
+        "{:?}",
+        offered[4]
+    );
+    let output = p.output();
+    assert_eq!(
+        output.matches("MCP server box stopped").count(),
+        1,
+        "{output}"
+    );
+}

@@ -70,7 +70,9 @@ const READ_AHEAD: usize = 4;
 /// ```
 pub struct Runner<'a> {
     transport: Arc<dyn Transport>,
-    tools: &'a Toolbox,
+    tools: Toolbox,
+    /// Brings the toolbox up to date before each input; see [`Runner::update_tools_with`].
+    update_tools: Option<Box<dyn FnMut(&mut Toolbox) -> Option<String> + 'a>>,
     ctx: ToolContext,
     approve: Box<dyn FnMut(&ToolRun) -> Approval + 'a>,
     max_parallel_tools: usize,
@@ -88,7 +90,7 @@ pub struct Runner<'a> {
 impl std::fmt::Debug for Runner<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runner")
-            .field("tools", self.tools)
+            .field("tools", &self.tools)
             .field("ctx", &self.ctx)
             .field("exchange", &self.exchange.as_ref().map(|(id, _)| id))
             .field("running", &self.running.len())
@@ -114,7 +116,8 @@ impl<'a> Runner<'a> {
         let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
         Runner {
             transport,
-            tools,
+            tools: tools.clone(),
+            update_tools: None,
             ctx,
             approve: Box::new(|_| Approval::Unattended),
             max_parallel_tools: 8,
@@ -130,6 +133,30 @@ impl<'a> Runner<'a> {
     pub fn approve_with(mut self, approve: impl FnMut(&ToolRun) -> Approval + 'a) -> Self {
         self.approve = Box::new(approve);
         self
+    }
+
+    /// Sets how the runner learns that the tools changed while a session runs (an MCP server
+    /// stopped, or listed other tools). Before each input it gives the session (a response
+    /// piece, a tool output, a deadline), the runner calls `update` with its toolbox; when
+    /// `update` changed the toolbox it returns why (for people), and the session gets the new
+    /// specs ([`Session::set_tools`]) — so the request that input starts already offers them.
+    pub fn update_tools_with(
+        mut self,
+        update: impl FnMut(&mut Toolbox) -> Option<String> + 'a,
+    ) -> Self {
+        self.update_tools = Some(Box::new(update));
+        self
+    }
+
+    /// Applies a change of the tools now, as the runner does before each input: call it before
+    /// [`Session::submit`], so that the first request of a turn offers the tools as they are.
+    pub fn update_tools(&mut self, session: &mut Session) {
+        let Some(update) = self.update_tools.as_mut() else {
+            return;
+        };
+        if let Some(reason) = update(&mut self.tools) {
+            session.set_tools(self.tools.specs(), &reason);
+        }
     }
 
     /// Sets how many tool calls may run at once (default 8).
@@ -171,6 +198,7 @@ impl<'a> Runner<'a> {
                 Ok(io) => self.feed(session, io),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if deadline.is_some_and(|d| d <= Instant::now()) {
+                        self.update_tools(session);
                         session.handle_timeout(Instant::now());
                     }
                 }
@@ -190,6 +218,7 @@ impl<'a> Runner<'a> {
         prompt: &str,
         on_event: impl FnMut(&Event),
     ) -> Result<TurnOutcome, SessionError> {
+        self.update_tools(session);
         session.submit(prompt)?;
         Ok(self.drive(session, on_event))
     }
@@ -255,6 +284,7 @@ impl<'a> Runner<'a> {
     }
 
     fn feed(&mut self, session: &mut Session, io: Io) {
+        self.update_tools(session);
         let now = Instant::now();
         let fed = match io {
             // The wall time lets the session read a `Retry-After` date.

@@ -209,6 +209,7 @@ fn a_server_that_crashes_mid_call_ends_the_call_and_is_reported() {
     let script = script_server(&dir, "echo 'dying' >&2; exit 3");
     let servers = start(json!({"crash": {"command": "sh", "args": [script]}}), &dir);
     assert_eq!(servers.servers()[0].status(), ServerStatus::Ready);
+    let kept = servers.tools([]).remove(0);
     let ctx = ToolContext::new(dir.path()).unwrap();
     let out = call(&servers, "mcp__crash__work", json!({}), &ctx);
     assert!(out.is_error, "{out:?}");
@@ -218,8 +219,9 @@ fn a_server_that_crashes_mid_call_ends_the_call_and_is_reported() {
         matches!(&status, ServerStatus::Failed(why) if why.contains("status 3")),
         "{status:?}"
     );
-    // Later calls fail at once with the reason.
-    let out = call(&servers, "mcp__crash__work", json!({}), &ctx);
+    // Its tools are no longer listed; a handle taken before fails at once with the reason.
+    assert!(servers.tools([]).is_empty());
+    let out = kept.run("{}", &ctx);
     assert!(out.is_error && out.content.contains("failed"), "{out:?}");
     assert!(
         log(&dir, "crash").contains("dying"),
@@ -291,4 +293,99 @@ fn log(dir: &tempfile::TempDir, server: &str) -> String {
         server,
     ))
     .unwrap_or_default()
+}
+
+/// A server that exits on its own, with no call in flight (here: once the test creates the
+/// file `stop`): the servers' generation moves, its tools are gone, and a runner whose tool
+/// update watches the generation offers none of them in the next turn.
+#[test]
+fn a_server_that_exits_between_calls_leaves_the_next_request() {
+    use hrns_blocking::mock::{MockProvider, Reply};
+    use hrns_blocking::{Client, ClientConfig, Runner, Toolbox};
+    use hrns_core::session::{Event, Provider, Session, SessionConfig};
+
+    let dir = tempfile::tempdir().unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}}"#;
+    let list = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"work","inputSchema":{"type":"object"}}]}}"#;
+    let script = format!(
+        "while read -r line; do\n\
+         case \"$line\" in\n\
+         *'\"initialize\"'*) echo '{init}' ;;\n\
+         *'\"tools/list\"'*) echo '{list}'; while [ ! -f stop ]; do sleep 0.02; done; exit 5 ;;\n\
+         esac\n\
+         done\n"
+    );
+    let path = dir.path().join("server.sh");
+    std::fs::write(&path, script).unwrap();
+    let servers = std::sync::Arc::new(start(
+        json!({"quits": {"command": "sh", "args": [path], "cwd": dir.path()}}),
+        &dir,
+    ));
+    assert_eq!(servers.servers()[0].status(), ServerStatus::Ready);
+    let mut toolbox = Toolbox::new();
+    for tool in servers.tools([]) {
+        toolbox.add(tool);
+    }
+    let mock = MockProvider::start([Reply::text_answer("one"), Reply::text_answer("two")]).unwrap();
+    let provider = Provider::new(&mock.base_url(), None);
+    let mut config = SessionConfig::new(provider.clone(), "m");
+    config.tools = toolbox.specs();
+    let mut session = Session::new(config);
+    let client = Client::new(provider, &ClientConfig::default());
+    let mut seen = servers.generation();
+    let watched = std::sync::Arc::clone(&servers);
+    let ctx = ToolContext::new(dir.path()).unwrap();
+    let mut runner = Runner::new(std::sync::Arc::new(client), &toolbox, ctx).update_tools_with(
+        move |toolbox: &mut Toolbox| {
+            let now = watched.generation();
+            if now == seen {
+                return None;
+            }
+            seen = now;
+            toolbox.retain(|name| !name.starts_with("mcp__"));
+            for tool in watched.tools([]) {
+                toolbox.add(tool);
+            }
+            Some(format!("{:?}", watched.servers()[0].status()))
+        },
+    );
+    let mut events = Vec::new();
+    runner
+        .run(&mut session, "first", |e| events.push(e.clone()))
+        .unwrap();
+
+    let before = servers.generation();
+    std::fs::write(dir.path().join("stop"), "").unwrap();
+    let start = std::time::Instant::now();
+    while servers.generation() == before {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the exit was not seen"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let status = servers.servers()[0].status();
+    assert!(
+        matches!(&status, ServerStatus::Failed(why) if why.contains("exited with status 5")),
+        "{status:?}"
+    );
+    assert!(servers.tools([]).is_empty());
+    assert!(servers.servers()[0].tools().is_empty());
+
+    runner
+        .run(&mut session, "second", |e| events.push(e.clone()))
+        .unwrap();
+    let requests = mock.chat_requests();
+    let tools = |n: usize| requests[n].json()["tools"].as_array().map_or(0, Vec::len);
+    assert_eq!(tools(0), 1);
+    assert_eq!(tools(1), 0, "{}", requests[1].json());
+    let changed: Vec<&Event> = events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolsChanged { .. }))
+        .collect();
+    assert!(
+        matches!(changed[..], [Event::ToolsChanged { reason, removed, .. }]
+            if reason.contains("status 5") && removed == &["mcp__quits__work"]),
+        "{changed:?}"
+    );
 }

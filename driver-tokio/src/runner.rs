@@ -31,6 +31,8 @@ pub type ApprovalFuture = Pin<Box<dyn Future<Output = Approval> + Send>>;
 
 type Approver = Box<dyn FnMut(ToolRun) -> ApprovalFuture + Send>;
 
+type ToolUpdate = Box<dyn FnMut(&mut Toolbox) -> Option<String> + Send>;
+
 /// How long a stopped tool gets to end on its own (a command is killed and reaped) before its
 /// task is dropped.
 const CANCEL_GRACE: Duration = Duration::from_millis(500);
@@ -47,6 +49,8 @@ const CANCEL_GRACE: Duration = Duration::from_millis(500);
 pub struct Runner {
     client: Client,
     tools: Toolbox,
+    /// Brings the toolbox up to date before each input; see [`Runner::update_tools_with`].
+    update_tools: Option<ToolUpdate>,
     ctx: ToolContext,
     approve: Approver,
     permits: Arc<Semaphore>,
@@ -74,6 +78,7 @@ impl Runner {
         Runner {
             client,
             tools,
+            update_tools: None,
             ctx,
             approve: Box::new(|_| Box::pin(async { Approval::Unattended })),
             permits: Arc::new(Semaphore::new(8)),
@@ -92,6 +97,30 @@ impl Runner {
     {
         self.approve = Box::new(move |run| Box::pin(approve(run)));
         self
+    }
+
+    /// Sets how the runner learns that the tools changed while a session runs (an MCP server
+    /// stopped, or listed other tools). Before each input it gives the session (a response
+    /// piece, a tool output, a deadline), the runner calls `update` with its toolbox; when
+    /// `update` changed the toolbox it returns why (for people), and the session gets the new
+    /// specs ([`Session::set_tools`]) — so the request that input starts already offers them.
+    pub fn update_tools_with(
+        mut self,
+        update: impl FnMut(&mut Toolbox) -> Option<String> + Send + 'static,
+    ) -> Self {
+        self.update_tools = Some(Box::new(update));
+        self
+    }
+
+    /// Applies a change of the tools now, as the runner does before each input: call it before
+    /// [`Session::submit`], so that the first request of a turn offers the tools as they are.
+    pub fn update_tools(&mut self, session: &mut Session) {
+        let Some(update) = self.update_tools.as_mut() else {
+            return;
+        };
+        if let Some(reason) = update(&mut self.tools) {
+            session.set_tools(self.tools.specs(), &reason);
+        }
     }
 
     /// Sets how many tool calls may run at once (default 8).
@@ -128,11 +157,13 @@ impl Runner {
                     self.ctx.cancel = CancellationToken::new();
                 }
                 step = next_step(&mut self.exchange), if self.exchange.is_some() => {
+                    self.update_tools(session);
                     self.feed_step(session, step);
                 }
                 Some((run, output)) = self.running.next(), if !self.running.is_empty() => {
                     // A subagent's tokens count before its result moves the turn on.
                     self.count_child_usage(session);
+                    self.update_tools(session);
                     let now = Instant::now();
                     match output {
                         Some(output) => session.handle_tool_output(now, &run.call_id, output),
@@ -141,6 +172,7 @@ impl Runner {
                     .expect("the session issued this call");
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {
+                    self.update_tools(session);
                     session.handle_timeout(Instant::now());
                 }
             }
@@ -159,6 +191,7 @@ impl Runner {
         prompt: &str,
         on_event: impl FnMut(&Event) + Send,
     ) -> Result<TurnOutcome, SessionError> {
+        self.update_tools(session);
         session.submit(prompt)?;
         Ok(self.drive(session, on_event).await)
     }

@@ -9,6 +9,7 @@ use hrns_core::mcp::{Action, CallId, Client, Event, Failure, Phase};
 use hrns_core::tool::ToolOutput;
 use std::collections::HashMap;
 use std::io::{Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,9 @@ pub(crate) struct State {
     finished: HashMap<CallId, ToolOutput>,
     /// Log lines (server logs, dropped messages), written to the server's log by the owner.
     log: Box<dyn Write + Send>,
+    /// Counts changes of the server's tools (a new listing, or the server failed), shared by
+    /// every server of a session so that a runner learns of any change with one load.
+    changes: Arc<AtomicU64>,
 }
 
 /// A connection shared by the reader thread, the tools and the owner.
@@ -51,6 +55,7 @@ impl Connection {
         client: Client,
         out: Box<dyn Outgoing>,
         log: Box<dyn Write + Send>,
+        changes: Arc<AtomicU64>,
     ) -> Arc<Self> {
         Arc::new(Connection {
             state: Mutex::new(State {
@@ -58,6 +63,7 @@ impl Connection {
                 out,
                 finished: HashMap::new(),
                 log,
+                changes,
             }),
             changed: Condvar::new(),
         })
@@ -223,8 +229,15 @@ fn drain(state: &mut State) {
                 }
                 Action::Emit(Event::Failed(failure)) => {
                     let _ = writeln!(state.log, "[hrns] the server failed: {failure}");
+                    // Counted before a caller wakes to its call's end: the tools it had are
+                    // gone by the time the call's result is handed on.
+                    state.changes.fetch_add(1, Ordering::SeqCst);
                 }
-                Action::Emit(Event::Progress { .. } | Event::Ready | Event::ToolsChanged) => {}
+                Action::Emit(Event::ToolsChanged) => {
+                    let _ = writeln!(state.log, "[hrns] the server changed its tools");
+                    state.changes.fetch_add(1, Ordering::SeqCst);
+                }
+                Action::Emit(Event::Progress { .. } | Event::Ready) => {}
                 Action::Emit(_) => {}
             }
         }

@@ -33,6 +33,7 @@ use hrns_core::mcp::{Client, ClientConfig, McpTool, Phase, Root, file_uri};
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -79,8 +80,8 @@ pub enum ServerStatus {
 #[derive(Debug)]
 pub struct McpServer {
     config: ServerConfig,
+    /// How the start went; [`McpServer::status`] adds a failure since.
     status: ServerStatus,
-    tools: Vec<McpTool>,
     connection: Option<Arc<Connection>>,
     process: Mutex<Option<stdio::ChildProcess>>,
 }
@@ -109,9 +110,16 @@ impl McpServer {
         &self.config
     }
 
-    /// The tools it listed at start.
-    pub fn tools(&self) -> &[McpTool] {
-        &self.tools
+    /// Its tools as it last listed them: none once it failed (or when it never started).
+    pub fn tools(&self) -> Vec<McpTool> {
+        let Some(connection) = &self.connection else {
+            return Vec::new();
+        };
+        let state = connection.lock();
+        match state.client.phase() {
+            Phase::Ready => state.client.tools().to_vec(),
+            Phase::New | Phase::Initializing | Phase::Listing | Phase::Failed(_) => Vec::new(),
+        }
     }
 
     /// The protocol version agreed with it.
@@ -139,18 +147,22 @@ impl McpServer {
         }
     }
 
-    fn start(config: &ServerConfig, options: &StartOptions, deadline: Instant) -> McpServer {
+    fn start(
+        config: &ServerConfig,
+        options: &StartOptions,
+        deadline: Instant,
+        changes: Arc<AtomicU64>,
+    ) -> McpServer {
         let mut server = McpServer {
             config: config.clone(),
             status: ServerStatus::Disabled,
-            tools: Vec::new(),
             connection: None,
             process: Mutex::new(None),
         };
         if config.disabled {
             return server;
         }
-        server.status = match server.connect(options, deadline) {
+        server.status = match server.connect(options, deadline, changes) {
             Ok(()) => ServerStatus::Ready,
             Err(why) => ServerStatus::Failed(config.redact(&why)),
         };
@@ -160,7 +172,12 @@ impl McpServer {
         server
     }
 
-    fn connect(&mut self, options: &StartOptions, deadline: Instant) -> Result<(), String> {
+    fn connect(
+        &mut self,
+        options: &StartOptions,
+        deadline: Instant,
+        changes: Arc<AtomicU64>,
+    ) -> Result<(), String> {
         std::fs::create_dir_all(&options.log_dir).map_err(|e| {
             format!(
                 "cannot create the log directory {}: {e}",
@@ -206,6 +223,7 @@ impl McpServer {
                     client,
                     Box::new(stdio::StdinWriter(Some(spawned.stdin))),
                     Box::new(open_log()?),
+                    changes,
                 );
                 let watcher = spawned.process.watcher();
                 *self.process.lock().unwrap_or_else(|p| p.into_inner()) = Some(spawned.process);
@@ -233,22 +251,20 @@ impl McpServer {
                 let slot = http::Slot::default();
                 let out = http::start(url.clone(), headers.clone(), Arc::clone(&slot))
                     .map_err(|e| format!("cannot start its HTTP thread: {e}"))?;
-                let connection = Connection::new(client, Box::new(out), Box::new(open_log()?));
+                let connection =
+                    Connection::new(client, Box::new(out), Box::new(open_log()?), changes);
                 let _ = slot.set(Arc::downgrade(&connection));
                 connection
             }
             #[cfg(not(feature = "http"))]
             Transport::Http { .. } => {
-                let _ = client;
+                let _ = (client, changes);
                 return Err("HTTP servers need hrns-blocking's `http` feature".into());
             }
         };
         self.connection = Some(Arc::clone(&connection));
         match connection.start(deadline) {
-            Phase::Ready => {
-                self.tools = connection.lock().client.tools().to_vec();
-                Ok(())
-            }
+            Phase::Ready => Ok(()),
             Phase::Failed(failure) => Err(failure.to_string()),
             Phase::New | Phase::Initializing | Phase::Listing => {
                 Err("it did not become ready".into())
@@ -261,6 +277,8 @@ impl McpServer {
 #[derive(Debug, Default)]
 pub struct McpServers {
     servers: Vec<Arc<McpServer>>,
+    /// Changes of any server's tools since the start (see [`McpServers::generation`]).
+    changes: Arc<AtomicU64>,
 }
 
 impl McpServers {
@@ -269,10 +287,14 @@ impl McpServers {
     /// with [`ServerStatus::Failed`] and no tools.
     pub fn start(configs: &[ServerConfig], options: &StartOptions) -> McpServers {
         let deadline = Instant::now() + options.deadline;
+        let changes = Arc::new(AtomicU64::new(0));
         let servers = std::thread::scope(|scope| {
             let handles: Vec<_> = configs
                 .iter()
-                .map(|config| scope.spawn(move || McpServer::start(config, options, deadline)))
+                .map(|config| {
+                    let changes = Arc::clone(&changes);
+                    scope.spawn(move || McpServer::start(config, options, deadline, changes))
+                })
                 .collect();
             handles
                 .into_iter()
@@ -281,7 +303,6 @@ impl McpServers {
                     handle.join().unwrap_or_else(|_| McpServer {
                         config: config.clone(),
                         status: ServerStatus::Failed("its start-up panicked".into()),
-                        tools: Vec::new(),
                         connection: None,
                         process: Mutex::new(None),
                     })
@@ -289,7 +310,7 @@ impl McpServers {
                 .map(Arc::new)
                 .collect()
         });
-        McpServers { servers }
+        McpServers { servers, changes }
     }
 
     /// The servers, in configuration order.
@@ -297,14 +318,26 @@ impl McpServers {
         &self.servers
     }
 
-    /// The tools of the ready servers, named `mcp__SERVER__TOOL` without clashing with each
-    /// other or with `taken` (the names already in the toolbox).
+    /// A number that changes whenever a server's tools change: it listed them again (after
+    /// `notifications/tools/list_changed`) or it failed (its tools are gone). Compare it with
+    /// an earlier value to know whether to ask for [`McpServers::tools`] again; one atomic
+    /// load, cheap enough for every input of a session.
+    pub fn generation(&self) -> u64 {
+        self.changes.load(Ordering::SeqCst)
+    }
+
+    /// The tools of the servers that are ready now, named `mcp__SERVER__TOOL` without
+    /// clashing with each other or with `taken` (the names already in the toolbox).
     pub fn tools<'a>(&self, taken: impl IntoIterator<Item = &'a str>) -> Vec<McpToolHandle> {
-        let ready: Vec<(&Arc<McpServer>, &McpTool)> = self
+        let listed: Vec<(&Arc<McpServer>, Vec<McpTool>)> = self
             .servers
             .iter()
             .filter(|s| s.status == ServerStatus::Ready)
-            .flat_map(|s| s.tools.iter().map(move |t| (s, t)))
+            .map(|s| (s, s.tools()))
+            .collect();
+        let ready: Vec<(&Arc<McpServer>, &McpTool)> = listed
+            .iter()
+            .flat_map(|(s, tools)| tools.iter().map(move |t| (*s, t)))
             .collect();
         let names = assign_names(
             ready.iter().map(|(s, t)| (s.name(), t.name.as_str())),

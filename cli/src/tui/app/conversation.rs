@@ -18,7 +18,8 @@ impl App {
     pub(super) fn rebuild(&mut self, history: Vec<Message>) {
         self.client = client_for(&self.setup);
         let mut toolbox = toolbox_for(&self.setup);
-        crate::mcp::add_tokio_tools(&self.mcp, &mut toolbox, &self.setup.agent, self.policy);
+        let mut live_tools =
+            crate::mcp::LiveTools::add(&self.mcp, &mut toolbox, &self.setup.agent, self.policy);
         if crate::sandbox::escalate::possible(self.policy, &self.setup.sandbox.policy) {
             crate::sandbox::escalate::make_async_escalatable(&mut toolbox, &self.escalations);
         }
@@ -61,7 +62,9 @@ impl App {
             sandbox: self.setup.sandbox.clone(),
             usage: Default::default(),
         };
-        let runner = Runner::new(self.client.clone(), toolbox, ctx);
+        // A server that stops or changes its tools: the next request offers them as they are.
+        let runner = Runner::new(self.client.clone(), toolbox, ctx)
+            .update_tools_with(move |toolbox| live_tools.update(toolbox));
         self.tokens_before = self.tokens();
         self.session = Some(session);
         self.runner = Some(runner);

@@ -120,7 +120,7 @@ pub(crate) struct App {
     picking_model: bool,
     log: Option<SessionLog>,
     /// The MCP servers of this run, started once; their tools join every rebuilt toolbox.
-    mcp: hrns_blocking::mcp::McpServers,
+    mcp: std::sync::Arc<hrns_blocking::mcp::McpServers>,
     /// Their env and header values, redacted from the session's events and records.
     mcp_secrets: hrns_core::secrets::Secrets,
     /// The diffs the write tools take just before they run, shown with results that were not
@@ -191,7 +191,7 @@ impl App {
             candidates: None,
             picking_model: false,
             log: None,
-            mcp,
+            mcp: std::sync::Arc::new(mcp),
             mcp_secrets: crate::mcp::secrets(&mcp_found),
             diffs: Default::default(),
             escalations: Default::default(),

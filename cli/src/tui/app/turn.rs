@@ -49,6 +49,11 @@ impl App {
         for a in &attached {
             self.info(&a.summary());
         }
+        if let (Some(runner), Some(session)) = (self.runner.as_mut(), self.session.as_mut()) {
+            // A server that stopped or changed its tools while idle: the first request of the
+            // turn offers them as they are.
+            runner.update_tools(session);
+        }
         if let Some(session) = self.session.as_mut() {
             if let Err(e) = session.submit_message(message) {
                 self.error(&format!("the message could not be sent: {e}"));

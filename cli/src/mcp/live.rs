@@ -1,0 +1,131 @@
+//! A session's MCP tools kept current: when a server stops or lists other tools, the runner's
+//! toolbox gets the tools as they are now (`Runner::update_tools_with` in both drivers), and
+//! the session says so once ([`hrns_core::session::Event::ToolsChanged`]), naming the server
+//! and why.
+
+use hrns_blocking::mcp::{McpServers, McpToolHandle, ServerStatus};
+use hrns_core::agent::Agent;
+use hrns_core::mcp::McpTool;
+use hrns_core::mcp::naming::offered;
+use hrns_core::session::ApprovalPolicy;
+use hrns_core::tool::{Registry, ToolObject};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// The MCP tools of one toolbox, and what the servers were when they were put in.
+#[derive(Debug)]
+pub(crate) struct LiveTools {
+    servers: Arc<McpServers>,
+    agent: Agent,
+    policy: ApprovalPolicy,
+    /// [`McpServers::generation`] when the tools were last put in.
+    generation: u64,
+    /// The names the MCP tools have in the toolbox.
+    names: HashSet<String>,
+    /// Each server as last seen, in the servers' order.
+    seen: Vec<Seen>,
+}
+
+/// A server as last seen: whether it had failed, and the tools it had listed.
+#[derive(Debug)]
+struct Seen {
+    failed: bool,
+    tools: Vec<McpTool>,
+}
+
+impl LiveTools {
+    /// Adds the tools of the ready servers that `agent` and `policy` allow ([`offered`]: a
+    /// read-only agent or policy gets only the tools marked read-only) to `toolbox`, either
+    /// driver's, and returns what keeps them current.
+    pub(crate) fn add<T>(
+        servers: &Arc<McpServers>,
+        toolbox: &mut Registry<T>,
+        agent: &Agent,
+        policy: ApprovalPolicy,
+    ) -> LiveTools
+    where
+        T: ?Sized + ToolObject,
+        McpToolHandle: Into<Box<T>>,
+    {
+        let mut live = LiveTools {
+            servers: Arc::clone(servers),
+            agent: agent.clone(),
+            policy,
+            generation: servers.generation(),
+            names: HashSet::new(),
+            seen: Vec::new(),
+        };
+        live.what_changed();
+        live.put_in(toolbox);
+        live
+    }
+
+    /// Brings `toolbox` up to date when a server's tools changed since the last look (it
+    /// stopped, or listed other tools): its MCP tools are replaced by the current ones, the
+    /// others stay. Returns why, for people, when it changed anything.
+    pub(crate) fn update<T>(&mut self, toolbox: &mut Registry<T>) -> Option<String>
+    where
+        T: ?Sized + ToolObject,
+        McpToolHandle: Into<Box<T>>,
+    {
+        // Read before the tools: a change while they are read is seen next time.
+        let generation = self.servers.generation();
+        if generation == self.generation {
+            return None;
+        }
+        self.generation = generation;
+        let reason = self.what_changed();
+        toolbox.retain(|name| !self.names.contains(name));
+        self.put_in(toolbox);
+        Some(reason)
+    }
+
+    /// Adds the current tools, named so as not to clash with what is in the toolbox.
+    fn put_in<T>(&mut self, toolbox: &mut Registry<T>)
+    where
+        T: ?Sized + ToolObject,
+        McpToolHandle: Into<Box<T>>,
+    {
+        let taken: Vec<String> = toolbox.names().map(str::to_owned).collect();
+        self.names.clear();
+        for tool in self.servers.tools(taken.iter().map(String::as_str)) {
+            let spec = hrns_blocking::Tool::spec(&tool);
+            if offered(&spec, &self.agent, self.policy) {
+                self.names.insert(spec.name);
+                toolbox.add(tool);
+            }
+        }
+    }
+
+    /// Notes each server as it is now; returns what changed since the last look, one clause
+    /// per server: `MCP server NAME stopped (why)` or `MCP server NAME changed its tools`.
+    fn what_changed(&mut self) -> String {
+        let servers = self.servers.servers();
+        self.seen.resize_with(servers.len(), || Seen {
+            failed: false,
+            tools: Vec::new(),
+        });
+        let mut clauses = Vec::new();
+        for (server, seen) in servers.iter().zip(&mut self.seen) {
+            let status = server.status();
+            let tools = server.tools();
+            match &status {
+                ServerStatus::Failed(why) if !seen.failed => {
+                    clauses.push(format!("MCP server {} stopped ({why})", server.name()));
+                }
+                ServerStatus::Failed(_) | ServerStatus::Ready | ServerStatus::Disabled => {
+                    if tools != seen.tools {
+                        clauses.push(format!("MCP server {} changed its tools", server.name()));
+                    }
+                }
+            }
+            seen.failed = matches!(status, ServerStatus::Failed(_));
+            seen.tools = tools;
+        }
+        if clauses.is_empty() {
+            "the MCP servers' tools changed".into()
+        } else {
+            clauses.join("; ")
+        }
+    }
+}
