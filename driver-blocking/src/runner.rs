@@ -20,6 +20,9 @@ use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
+/// Brings a toolbox up to date; returns why when it changed it.
+type ToolUpdate<'a> = Box<dyn FnMut(&mut Toolbox) -> Option<String> + 'a>;
+
 /// How often blocked waits look at the cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(20);
 
@@ -72,7 +75,7 @@ pub struct Runner<'a> {
     transport: Arc<dyn Transport>,
     tools: Toolbox,
     /// Brings the toolbox up to date before each input; see [`Runner::update_tools_with`].
-    update_tools: Option<Box<dyn FnMut(&mut Toolbox) -> Option<String> + 'a>>,
+    update_tools: Option<ToolUpdate<'a>>,
     ctx: ToolContext,
     approve: Box<dyn FnMut(&ToolRun) -> Approval + 'a>,
     max_parallel_tools: usize,

@@ -327,7 +327,7 @@ fn a_server_that_exits_between_calls_leaves_the_next_request() {
         toolbox.add(tool);
     }
     let mock = MockProvider::start([Reply::text_answer("one"), Reply::text_answer("two")]).unwrap();
-    let provider = Provider::new(&mock.base_url(), None);
+    let provider = Provider::new(mock.base_url(), None);
     let mut config = SessionConfig::new(provider.clone(), "m");
     config.tools = toolbox.specs();
     let mut session = Session::new(config);

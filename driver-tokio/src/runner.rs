@@ -31,6 +31,7 @@ pub type ApprovalFuture = Pin<Box<dyn Future<Output = Approval> + Send>>;
 
 type Approver = Box<dyn FnMut(ToolRun) -> ApprovalFuture + Send>;
 
+/// Brings a toolbox up to date; returns why when it changed it.
 type ToolUpdate = Box<dyn FnMut(&mut Toolbox) -> Option<String> + Send>;
 
 /// How long a stopped tool gets to end on its own (a command is killed and reaped) before its
