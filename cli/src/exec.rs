@@ -347,6 +347,8 @@ pub(crate) fn run_turn(
                     Some(_) => Approval::Unattended,
                     None => continue,
                 };
+                // A denial can end the answer's calls and start the next request.
+                runner.update_tools(session);
                 session
                     .handle_approval(std::time::Instant::now(), id, decision)
                     .expect("the session asked about this call");

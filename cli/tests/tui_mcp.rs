@@ -124,3 +124,50 @@ fn tools_a_server_adds_are_offered_and_a_dead_servers_tools_dropped() {
         "{output}"
     );
 }
+
+/// A server that exits on its own while no turn runs (once the test creates `stop` in the
+/// workspace) is told of at once, and the next turn's request no longer offers its tools.
+#[test]
+fn a_server_that_exits_while_idle_is_told_at_once_and_left_out() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("Still here.")]).unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}}"#;
+    let list = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"work","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}}"#;
+    let script = env.write(
+        "scripts/quits.sh",
+        &format!(
+            "while read -r line; do\n\
+             case \"$line\" in\n\
+             *'\"initialize\"'*) echo '{init}' ;;\n\
+             *'\"tools/list\"'*) echo '{list}'; while [ ! -f stop ]; do sleep 0.02; done; exit 5 ;;\n\
+             esac\n\
+             done\n"
+        ),
+    );
+    let servers = json!({"mcpServers": {"quits": {"command": "sh", "args": [script]}}}).to_string();
+    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
+    let vars = vec![
+        ("HOME", env.path("home").display().to_string()),
+        ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
+        ("XDG_STATE_HOME", env.path("state").display().to_string()),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+    ];
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &env.work(), &vars, 30, 110);
+    p.expect("mock-model", T);
+    std::fs::write(env.work().join("stop"), "").unwrap();
+    p.expect("MCP server quits stopped", T);
+    p.expect("exited with status 5", T);
+    p.send("anyone there?\r");
+    p.expect("Still here.", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+    let requests = mock.chat_requests();
+    assert!(
+        !names(&requests[0].json())
+            .iter()
+            .any(|n| n.starts_with("mcp__")),
+        "{:?}",
+        names(&requests[0].json())
+    );
+    assert_eq!(p.output().matches("MCP server quits stopped").count(), 1);
+}

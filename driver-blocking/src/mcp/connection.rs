@@ -18,6 +18,45 @@ use crate::tool::CancelFlag;
 /// How often a waiting caller looks at its cancellation flag.
 const CANCEL_POLL: Duration = Duration::from_millis(50);
 
+/// Counts changes of the servers' tools, and wakes those waiting for one.
+#[derive(Debug, Default)]
+pub(crate) struct Changes {
+    count: AtomicU64,
+    lock: Mutex<()>,
+    bumped: Condvar,
+}
+
+impl Changes {
+    /// The number of changes so far.
+    pub(crate) fn count(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    fn bump(&self) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        // Taken so that a waiter between its check and its wait is not missed.
+        drop(self.lock.lock().unwrap_or_else(|p| p.into_inner()));
+        self.bumped.notify_all();
+    }
+
+    /// Waits until the count is no longer `since`, or `timeout`; returns the count.
+    pub(crate) fn wait_past(&self, since: u64, timeout: Duration) -> u64 {
+        let deadline = Instant::now() + timeout;
+        let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            let now = Instant::now();
+            if self.count() != since || now >= deadline {
+                return self.count();
+            }
+            guard = self
+                .bumped
+                .wait_timeout(guard, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
 /// Where the client's outgoing messages go.
 pub(crate) trait Outgoing: Send {
     /// Sends one message; an error means the connection is gone.
@@ -35,7 +74,7 @@ pub(crate) struct State {
     log: Box<dyn Write + Send>,
     /// Counts changes of the server's tools (a new listing, or the server failed), shared by
     /// every server of a session so that a runner learns of any change with one load.
-    changes: Arc<AtomicU64>,
+    changes: Arc<Changes>,
 }
 
 /// A connection shared by the reader thread, the tools and the owner.
@@ -55,7 +94,7 @@ impl Connection {
         client: Client,
         out: Box<dyn Outgoing>,
         log: Box<dyn Write + Send>,
-        changes: Arc<AtomicU64>,
+        changes: Arc<Changes>,
     ) -> Arc<Self> {
         Arc::new(Connection {
             state: Mutex::new(State {
@@ -231,11 +270,11 @@ fn drain(state: &mut State) {
                     let _ = writeln!(state.log, "[hrns] the server failed: {failure}");
                     // Counted before a caller wakes to its call's end: the tools it had are
                     // gone by the time the call's result is handed on.
-                    state.changes.fetch_add(1, Ordering::SeqCst);
+                    state.changes.bump();
                 }
                 Action::Emit(Event::ToolsChanged) => {
                     let _ = writeln!(state.log, "[hrns] the server changed its tools");
-                    state.changes.fetch_add(1, Ordering::SeqCst);
+                    state.changes.bump();
                 }
                 Action::Emit(Event::Progress { .. } | Event::Ready) => {}
                 Action::Emit(_) => {}

@@ -26,14 +26,13 @@ mod stdio;
 
 use crate::sandbox::Sandbox;
 use crate::tool::{Tool, ToolContext};
-use connection::Connection;
+use connection::{Changes, Connection};
 use hrns_core::mcp::config::{ServerConfig, Transport};
 use hrns_core::mcp::naming::{assign_names, tool_spec};
 use hrns_core::mcp::{Client, ClientConfig, McpTool, Phase, Root, file_uri};
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -151,7 +150,7 @@ impl McpServer {
         config: &ServerConfig,
         options: &StartOptions,
         deadline: Instant,
-        changes: Arc<AtomicU64>,
+        changes: Arc<Changes>,
     ) -> McpServer {
         let mut server = McpServer {
             config: config.clone(),
@@ -176,7 +175,7 @@ impl McpServer {
         &mut self,
         options: &StartOptions,
         deadline: Instant,
-        changes: Arc<AtomicU64>,
+        changes: Arc<Changes>,
     ) -> Result<(), String> {
         std::fs::create_dir_all(&options.log_dir).map_err(|e| {
             format!(
@@ -278,7 +277,7 @@ impl McpServer {
 pub struct McpServers {
     servers: Vec<Arc<McpServer>>,
     /// Changes of any server's tools since the start (see [`McpServers::generation`]).
-    changes: Arc<AtomicU64>,
+    changes: Arc<Changes>,
 }
 
 impl McpServers {
@@ -287,7 +286,7 @@ impl McpServers {
     /// with [`ServerStatus::Failed`] and no tools.
     pub fn start(configs: &[ServerConfig], options: &StartOptions) -> McpServers {
         let deadline = Instant::now() + options.deadline;
-        let changes = Arc::new(AtomicU64::new(0));
+        let changes = Arc::new(Changes::default());
         let servers = std::thread::scope(|scope| {
             let handles: Vec<_> = configs
                 .iter()
@@ -323,7 +322,13 @@ impl McpServers {
     /// an earlier value to know whether to ask for [`McpServers::tools`] again; one atomic
     /// load, cheap enough for every input of a session.
     pub fn generation(&self) -> u64 {
-        self.changes.load(Ordering::SeqCst)
+        self.changes.count()
+    }
+
+    /// A handle to wait for the next change with, on a thread of its own (a front end that
+    /// tells of a change while no turn runs). It does not keep the servers running.
+    pub fn watch(&self) -> ChangeWatch {
+        ChangeWatch(Arc::clone(&self.changes))
     }
 
     /// The tools of the servers that are ready now, named `mcp__SERVER__TOOL` without
@@ -352,6 +357,22 @@ impl McpServers {
                 server: Arc::clone(server),
             })
             .collect()
+    }
+}
+
+/// Waits for changes of the servers' tools; see [`McpServers::watch`].
+#[derive(Debug, Clone)]
+pub struct ChangeWatch(Arc<Changes>);
+
+impl ChangeWatch {
+    /// [`McpServers::generation`].
+    pub fn generation(&self) -> u64 {
+        self.0.count()
+    }
+
+    /// Waits until the generation is no longer `since`, at most `timeout`; returns it.
+    pub fn wait_past(&self, since: u64, timeout: Duration) -> u64 {
+        self.0.wait_past(since, timeout)
     }
 }
 

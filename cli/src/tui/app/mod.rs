@@ -44,6 +44,8 @@ enum Msg {
     Child(Box<hrns_core::task::ChildEvent>),
     /// A subagent asks whether one of its calls may run; the answer goes to `reply`.
     ChildApproval(ChildAsk),
+    /// An MCP server stopped or changed its tools.
+    McpChanged,
 }
 
 /// A subagent's approval question: who asks, and where its answer goes (dropping it denies
@@ -149,6 +151,26 @@ pub(crate) fn run(setup: Setup, options: Options) -> Result<u8, CliError> {
     })
 }
 
+/// Tells the UI when an MCP server stops or changes its tools, so that it says so at once,
+/// also while no turn runs (a turn's runner applies the change itself before its next input).
+/// The thread ends within a second of the UI.
+fn watch_mcp(watch: hrns_blocking::mcp::ChangeWatch, tx: mpsc::UnboundedSender<Msg>) {
+    let _ = std::thread::Builder::new()
+        .name("mcp-watch".into())
+        .spawn(move || {
+            let mut seen = watch.generation();
+            while !tx.is_closed() {
+                let now = watch.wait_past(seen, Duration::from_secs(1));
+                if now != seen {
+                    seen = now;
+                    if tx.send(Msg::McpChanged).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+}
+
 fn colors() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
@@ -215,6 +237,9 @@ impl App {
         }
         for w in app.setup.discovered.warnings.clone() {
             app.print(&[view::error_line(&w)]);
+        }
+        if app.mcp.servers().iter().any(|s| !s.config().disabled) {
+            watch_mcp(app.mcp.watch(), app.tx.clone());
         }
         app.rebuild(Vec::new());
         match options.resume {

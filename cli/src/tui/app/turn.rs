@@ -150,6 +150,14 @@ impl App {
             }
             Msg::Models(Err(e)) => self.error(&e),
             Msg::ConnectModels { url, result } => self.connect_models(&url, result),
+            Msg::McpChanged => {
+                // Said at once, also while idle; the next request offers the tools as they are.
+                if let (Some(runner), Some(session)) = (self.runner.as_mut(), self.session.as_mut())
+                {
+                    runner.update_tools(session);
+                }
+                self.dispatch();
+            }
             Msg::Child(child) => {
                 if let Some(log) = self.log.as_mut() {
                     let _ = log.record_child(&child);
