@@ -6,14 +6,23 @@ mod suite;
 use hrns_blocking::{Client, ClientConfig, Runner, Tool, ToolContext, Toolbox};
 use hrns_core::session::{Event, Session};
 use hrns_core::tool::{ToolOutput, ToolSpec};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-struct Echo;
+/// Echoes; after [`suite::DROP_SLOW`] it sets `slow_left`, which the runner's tool update reads.
+struct Echo {
+    slow_left: Arc<AtomicBool>,
+}
+
 impl Tool for Echo {
     fn spec(&self) -> ToolSpec {
         suite::echo_spec()
     }
     fn run(&self, arguments: &str, _ctx: &ToolContext) -> ToolOutput {
+        if suite::drops_slow(arguments) {
+            self.slow_left.store(true, Ordering::SeqCst);
+        }
         ToolOutput::ok(suite::echo(arguments))
     }
 }
@@ -35,13 +44,24 @@ impl suite::Harness for Blocking {
     fn run(&mut self, session: &mut Session, prompt: &str) -> Vec<(Instant, Event)> {
         let client = Client::new(session.config().provider.clone(), &ClientConfig::default());
         let mut tools = Toolbox::new();
-        tools.add(Echo).add(Slow);
+        let slow_left = Arc::new(AtomicBool::new(false));
+        tools
+            .add(Echo {
+                slow_left: slow_left.clone(),
+            })
+            .add(Slow);
         let ctx = ToolContext {
             workspace: std::env::temp_dir(),
             cancel: Default::default(),
             sandbox: Default::default(),
         };
-        let mut runner = Runner::new(std::sync::Arc::new(client), &tools, ctx);
+        let mut runner =
+            Runner::new(Arc::new(client), &tools, ctx).update_tools_with(move |tools| {
+                slow_left.swap(false, Ordering::SeqCst).then(|| {
+                    tools.retain(|name| name != "slow");
+                    suite::SLOW_LEFT.to_owned()
+                })
+            });
         let mut events = Vec::new();
         // The owner's loop: the session stays ours between steps.
         session.submit(prompt).expect("the session is idle");

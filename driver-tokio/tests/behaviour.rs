@@ -8,14 +8,23 @@ mod suite;
 use hrns_core::session::{Event, Session};
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use hrns_tokio::{Client, ClientConfig, Runner, Tool, ToolContext, ToolFuture, Toolbox};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-struct Echo;
+/// Echoes; after [`suite::DROP_SLOW`] it sets `slow_left`, which the runner's tool update reads.
+struct Echo {
+    slow_left: Arc<AtomicBool>,
+}
+
 impl Tool for Echo {
     fn spec(&self) -> ToolSpec {
         suite::echo_spec()
     }
     fn run<'a>(&'a self, arguments: &'a str, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+        if suite::drops_slow(arguments) {
+            self.slow_left.store(true, Ordering::SeqCst);
+        }
         Box::pin(async move { ToolOutput::ok(suite::echo(arguments)) })
     }
 }
@@ -45,12 +54,23 @@ impl suite::Harness for Tokio {
             .unwrap();
         let client = Client::new(session.config().provider.clone(), &ClientConfig::default());
         let mut tools = Toolbox::new();
-        tools.add(Echo).add(Slow);
+        let slow_left = Arc::new(AtomicBool::new(false));
+        tools
+            .add(Echo {
+                slow_left: slow_left.clone(),
+            })
+            .add(Slow);
         let mut runner = Runner::new(
             client,
             tools,
             ToolContext::new(std::env::temp_dir()).unwrap(),
-        );
+        )
+        .update_tools_with(move |tools| {
+            slow_left.swap(false, Ordering::SeqCst).then(|| {
+                tools.retain(|name| name != "slow");
+                suite::SLOW_LEFT.to_owned()
+            })
+        });
         let mut events = Vec::new();
         // The owner's loop: the session stays ours between steps.
         session.submit(prompt).expect("the session is idle");

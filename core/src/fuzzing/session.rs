@@ -2,7 +2,7 @@
 //!
 //! Byte 0 sets the approval policy and step limit; every further byte is one input: its value
 //! modulo 10 picks the kind (submit, response head, data, end, transport error, tool output,
-//! approval, time passing, cancel) and the rest picks the details. After every input the actions
+//! approval, time passing, cancel or a new tool set) and the rest picks the details. After every input the actions
 //! are drained and these must hold: no panic; the history is a valid request; every turn that
 //! started has ended exactly once unless one is running; every request body is a valid chat
 //! request; the API key appears in no request `Debug` and no event; the user's message survives
@@ -145,6 +145,16 @@ pub fn session(data: &[u8]) {
             8 => {
                 elapsed += Duration::from_millis(250 * arg as u64);
                 session.handle_timeout(start + elapsed);
+                Ok(())
+            }
+            // The tools change mid-session (an MCP server stopped or came back): every tool,
+            // or all but the one in `arg`'s place.
+            9 if arg % 2 == 1 => {
+                let mut tools = builtin_specs();
+                if arg % 4 == 1 {
+                    tools.remove(arg / 4 % tools.len());
+                }
+                session.set_tools(tools, &format!("a server left ({KEY})"));
                 Ok(())
             }
             _ => {

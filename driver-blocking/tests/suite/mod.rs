@@ -21,7 +21,23 @@ pub const KEY: &str = "sk-suite-TOPSECRET-4242";
 pub trait Harness {
     /// Runs the session's turn for `prompt` to its end, returning every event with the time it
     /// reached the caller.
+    ///
+    /// The runner's tool update (`Runner::update_tools_with` in both drivers) removes the
+    /// `slow` tool, with the reason [`SLOW_LEFT`], once `echo` was called with the text
+    /// [`DROP_SLOW`] (see [`drops_slow`]): a tool set that changes mid-turn.
     fn run(&mut self, session: &mut Session, prompt: &str) -> Vec<(Instant, Event)>;
+}
+
+/// The `echo` text after which the harness's tool update removes `slow`.
+pub const DROP_SLOW: &str = "drop slow";
+
+/// The reason the harness's tool update gives.
+pub const SLOW_LEFT: &str = "the slow tool left";
+
+/// Whether an `echo` call with these arguments asks the tool update to remove `slow`.
+pub fn drops_slow(arguments: &str) -> bool {
+    let v: serde_json::Value = serde_json::from_str(arguments).unwrap_or_default();
+    v["text"] == DROP_SLOW
 }
 
 /// The `echo` tool: returns its `text` argument. Read-only.
@@ -556,6 +572,47 @@ pub fn an_http_date_retry_after_is_honoured(h: &mut impl Harness) {
     assert_eq!(mock.request_count(), 2);
 }
 
+/// A tool set that changes during a turn (an MCP server stopped): the runner's update runs
+/// before the last tool output is fed, so the next request already offers the new set, and
+/// one `tools_changed` event says so.
+pub fn tools_changed_mid_turn_reach_the_next_request(h: &mut impl Harness) {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("call_1", "echo", &json!({"text": DROP_SLOW}).to_string())]),
+        Reply::tool_calls(&[("call_2", "slow", r#"{"ms":1}"#)]),
+        Reply::text_answer("ok"),
+    ])
+    .unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "go");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    let offered = |n: usize| -> Vec<String> {
+        mock.requests()[n].json()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(offered(0), ["echo", "slow"]);
+    assert_eq!(offered(1), ["echo"]);
+    let changed: Vec<&Event> = events(&ev)
+        .into_iter()
+        .filter(|e| matches!(e, Event::ToolsChanged { .. }))
+        .collect();
+    assert_eq!(
+        changed,
+        [&Event::ToolsChanged {
+            reason: SLOW_LEFT.into(),
+            added: vec![],
+            removed: vec!["slow".into()],
+            updated: vec![],
+        }]
+    );
+    // The gone tool is not run: the model is told it is unknown.
+    assert!(events(&ev).iter().any(|e| matches!(e,
+        Event::ToolResult { id, status: ToolStatus::UnknownTool, .. } if id == "call_2")));
+}
+
 /// Defines one `#[test]` per case of the suite, each running the case with a fresh harness
 /// from `$harness` (an expression). Use it as `behaviour_tests!(MyHarness);` in a test file
 /// that declares `#[macro_use] mod suite;`, so that no driver can skip a case.
@@ -581,6 +638,7 @@ macro_rules! behaviour_tests {
             an_endless_answer_fails_at_the_cap,
             a_retry_after_past_the_budget_fails_at_once,
             an_http_date_retry_after_is_honoured,
+            tools_changed_mid_turn_reach_the_next_request,
         );
     };
     (@each $harness:expr; $($case:ident),* $(,)?) => {
