@@ -237,7 +237,7 @@ pub(crate) fn run_turn(
     mut log: Option<&mut SessionLog>,
     learn: Option<&QuirkStore>,
     children: Option<&std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
-    mut live_tools: Option<crate::mcp::LiveTools>,
+    live_tools: Option<crate::mcp::LiveTools>,
 ) -> TurnOutcome {
     // Under ask, a confined run_command may be let out of the sandbox once (`u`).
     let escalations = crate::sandbox::escalate::Escalations::default();
@@ -249,7 +249,7 @@ pub(crate) fn run_turn(
     };
     let mut diffs = crate::diff::WriteDiffs::new(crate::diff::wrap_writes(&mut toolbox));
     let mut runner = Runner::new(transport, &toolbox, ctx);
-    if let Some(mut live) = live_tools.take() {
+    if let Some(mut live) = live_tools {
         // A server that stopped or changed its tools: the next request offers them as they are.
         runner = runner.update_tools_with(move |toolbox| live.update(toolbox));
     }
