@@ -212,7 +212,10 @@ impl Shared {
     }
 
     fn prune(&mut self) -> Vec<PrunedOutput> {
-        let pruned = context::prune_tool_outputs(&mut self.history, self.config.context.keep_steps);
+        let keep_steps = self.config.context.keep_steps;
+        let pruned = self
+            .history
+            .rewrite(|messages| context::prune_tool_outputs(messages, keep_steps));
         if !pruned.is_empty() {
             self.context.remeasure(&self.history);
         }
@@ -361,7 +364,7 @@ impl Turn {
                 return self.fail(s, TurnError::CompactionFailed { reason });
             }
         };
-        s.history = compacted.messages;
+        s.history.replace(compacted.messages);
         s.context.remeasure(&s.history);
         let after = s.context_usage().tokens;
         s.emit(Event::ContextCompacted {
@@ -373,8 +376,13 @@ impl Turn {
             pruned: compaction.pruned,
             summarized_messages: compacted.summarized,
         });
-        for m in s.history.clone() {
-            s.emit(Event::Message { message: m });
+        let messages: Vec<Event> = s
+            .history
+            .iter()
+            .map(|m| Event::Message { message: m.clone() })
+            .collect();
+        for event in messages {
+            s.emit(event);
         }
         let threshold = s.threshold();
         if let Some(t) = threshold.filter(|t| after > *t) {

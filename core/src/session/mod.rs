@@ -26,6 +26,9 @@ mod context;
 mod context_tests;
 mod decide;
 mod event;
+mod history;
+#[cfg(test)]
+mod history_tests;
 mod images;
 mod request;
 mod response;
@@ -47,7 +50,7 @@ pub use event::{
 };
 pub(crate) use retry::retry_after;
 
-use crate::history::{self, HistoryError};
+use crate::history::HistoryError;
 use crate::http::{HttpRequest, RequestId};
 use crate::quirks::ProviderQuirks;
 use crate::tool::{Effect, ToolOutput, ToolSpec};
@@ -172,11 +175,11 @@ impl Session {
         config: SessionConfig,
         mut history: Vec<Message>,
     ) -> Result<Self, SessionError> {
-        history::repair(&mut history);
-        history::validate(&history)?;
+        crate::history::repair(&mut history);
+        crate::history::validate(&history)?;
         let mut s = Self::new(config);
         s.shared.context.remeasure(&history);
-        s.shared.history = history;
+        s.shared.history = history::History::from_messages(history);
         Ok(s)
     }
 

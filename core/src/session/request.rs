@@ -1,18 +1,23 @@
 //! Building the HTTP request for one model call.
 
 use super::config::SessionConfig;
+use super::history::History;
 use crate::http::{HttpRequest, RequestId};
 use crate::quirks::ProviderQuirks;
 use crate::wire::{ChatRequest, Message, StreamOptions};
 
+/// Room for the rest of a request body (system prompt, tools, options) before it grows.
+const HEAD_CAPACITY: usize = 16 * 1024;
+
 /// Builds the streaming chat request of a turn: the system prompt, `history` and the tools.
 ///
-/// The history is written straight into the body, borrowed: a tool round trip with a long
-/// history must not copy it or turn it into a JSON tree first (see BENCHMARKS.md, round trips).
+/// The history's messages go into the body as the JSON [`History`] keeps beside them: a
+/// tool round trip with a long history must not serialise it again, or turn it into a JSON
+/// tree first (see BENCHMARKS.md, round trips).
 pub(crate) fn turn_request(
     id: RequestId,
     config: &SessionConfig,
-    history: &[Message],
+    history: &History,
     quirks: &ProviderQuirks,
 ) -> HttpRequest {
     let system = config
@@ -21,13 +26,24 @@ pub(crate) fn turn_request(
         .filter(|s| !s.is_empty())
         .map(Message::system);
     let tools = config.tools.iter().map(|t| t.to_wire()).collect();
-    let body = chat_body(
-        config,
-        system.iter().chain(history),
-        tools,
-        Extras::Options,
-        quirks,
-    );
+    let messages = Messages {
+        size: history.json_bytes() + history.len(),
+        write: |body: &mut Vec<u8>| {
+            let mut first = true;
+            if let Some(system) = &system {
+                write_message(body, system);
+                first = false;
+            }
+            for json in history.json() {
+                if !first {
+                    body.push(b',');
+                }
+                body.extend_from_slice(json);
+                first = false;
+            }
+        },
+    };
+    let body = chat_body(config, messages, tools, Extras::Options, quirks);
     config.provider.post_chat(id, body)
 }
 
@@ -38,8 +54,30 @@ pub(crate) fn summary_request(
     messages: Vec<Message>,
     quirks: &ProviderQuirks,
 ) -> HttpRequest {
-    let body = chat_body(config, messages.iter(), Vec::new(), Extras::None, quirks);
+    let messages = Messages {
+        size: 0,
+        write: |body: &mut Vec<u8>| {
+            for (i, message) in messages.iter().enumerate() {
+                if i > 0 {
+                    body.push(b',');
+                }
+                write_message(body, message);
+            }
+        },
+    };
+    let body = chat_body(config, messages, Vec::new(), Extras::None, quirks);
     config.provider.post_chat(id, body)
+}
+
+/// The messages of a request body: how to write them (without the brackets) and about how
+/// many bytes that takes.
+struct Messages<W> {
+    size: usize,
+    write: W,
+}
+
+fn write_message(body: &mut Vec<u8>, message: &Message) {
+    serde_json::to_writer(body, message).expect("a message always serializes");
 }
 
 /// Whether the configured extra body keys go into a request.
@@ -51,10 +89,10 @@ enum Extras {
 
 /// The JSON body of a streaming chat request. Everything but the messages is small and goes
 /// through a JSON object (so extra keys and provider quirks apply to it); the messages are
-/// serialised once, in place, in the order given.
-fn chat_body<'a>(
+/// written in place, in the order given.
+fn chat_body(
     config: &SessionConfig,
-    messages: impl Iterator<Item = &'a Message>,
+    messages: Messages<impl FnOnce(&mut Vec<u8>)>,
     tools: Vec<serde_json::Value>,
     extras: Extras,
     quirks: &ProviderQuirks,
@@ -84,17 +122,12 @@ fn chat_body<'a>(
         }
     }
     quirks.apply_to_body(&mut obj);
-    let mut body = Vec::new();
+    let mut body = Vec::with_capacity(messages.size + HEAD_CAPACITY);
     body.push(b'{');
     if !obj.contains_key("messages") {
         // An extra key named `messages` replaces the history, as it always has.
         body.extend_from_slice(b"\"messages\":[");
-        for (i, message) in messages.enumerate() {
-            if i > 0 {
-                body.push(b',');
-            }
-            serde_json::to_writer(&mut body, message).expect("a message always serializes");
-        }
+        (messages.write)(&mut body);
         body.push(b']');
     }
     for (key, value) in &obj {
@@ -107,6 +140,42 @@ fn chat_body<'a>(
     }
     body.push(b'}');
     body
+}
+
+/// Checks a turn request's body against the straightforward one, each message serialised
+/// anew: byte for byte, or the JSON kept in [`History`] went stale. The session's tests and
+/// fuzz targets run it on every request they send.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(super) fn check_turn_body(
+    body: &[u8],
+    config: &SessionConfig,
+    history: &[Message],
+    quirks: &ProviderQuirks,
+) {
+    let system = config
+        .system_prompt
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .map(Message::system);
+    let messages = Messages {
+        size: 0,
+        write: |body: &mut Vec<u8>| {
+            for (i, message) in system.iter().chain(history).enumerate() {
+                if i > 0 {
+                    body.push(b',');
+                }
+                write_message(body, message);
+            }
+        },
+    };
+    let tools = config.tools.iter().map(|t| t.to_wire()).collect();
+    let expected = chat_body(config, messages, tools, Extras::Options, quirks);
+    assert!(
+        body == expected,
+        "a request body differs from its history serialised anew:\n{}\n{}",
+        String::from_utf8_lossy(body),
+        String::from_utf8_lossy(&expected)
+    );
 }
 
 #[cfg(test)]
@@ -165,7 +234,9 @@ mod tests {
     }
 
     fn sent(config: &SessionConfig, history: &[Message], quirks: &ProviderQuirks) -> Value {
-        let request = turn_request(RequestId(1), config, history, quirks);
+        let kept = History::from_messages(history.to_vec());
+        let request = turn_request(RequestId(1), config, &kept, quirks);
+        check_turn_body(&request.body, config, history, quirks);
         serde_json::from_slice(&request.body).expect("the body is JSON")
     }
 
@@ -203,7 +274,8 @@ mod tests {
             .extra
             .insert("messages".into(), json!([{"role": "user", "content": "x"}]));
         let quirks = ProviderQuirks::default();
-        let request = turn_request(RequestId(1), &c, &history(), &quirks);
+        let kept = History::from_messages(history());
+        let request = turn_request(RequestId(1), &c, &kept, &quirks);
         let text = String::from_utf8(request.body.clone()).unwrap();
         assert_eq!(text.matches("\"messages\"").count(), 1, "{text}");
         let body: Value = serde_json::from_slice(&request.body).unwrap();

@@ -4,6 +4,7 @@
 use super::config::SessionConfig;
 use super::context::{Compaction, ContextState};
 use super::event::{Event, TurnError};
+use super::history::History;
 use super::{Action, SessionError, TokenTotals, request, retry};
 use crate::http::RequestId;
 use crate::quirks::ProviderQuirks;
@@ -16,7 +17,8 @@ use std::collections::{HashSet, VecDeque};
 #[derive(Debug)]
 pub(super) struct Shared {
     pub(super) config: SessionConfig,
-    pub(super) history: Vec<Message>,
+    /// The conversation, each message with its JSON; changed only through its own methods.
+    pub(super) history: History,
     pub(super) actions: VecDeque<Action>,
     /// Final events in `actions` not polled yet: the session is not idle before its owner saw
     /// how the turn ended (a turn can end inside `submit`).
@@ -56,7 +58,7 @@ impl Shared {
             context: ContextState::new(&config),
             quirks: config.provider.quirks,
             config,
-            history: Vec::new(),
+            history: History::default(),
             actions: VecDeque::new(),
             finals_queued: 0,
             turns: 0,
@@ -103,7 +105,10 @@ impl Shared {
             Some(compaction) => self.summary_request(id, compaction),
             None => {
                 self.context.sent_bytes = self.context.request_bytes();
-                request::turn_request(id, &self.config, &self.history, &self.quirks)
+                let req = request::turn_request(id, &self.config, &self.history, &self.quirks);
+                #[cfg(any(test, feature = "fuzzing"))]
+                request::check_turn_body(&req.body, &self.config, &self.history, &self.quirks);
+                req
             }
         };
         self.emit(Event::RequestStarted { step, attempt });
