@@ -57,7 +57,12 @@ impl<O: Write, E: Write> Batch<O, E> {
         // The last stop before the terminal or pipe: one pass over the whole batch rather
         // than one per delta (a delta is a few bytes; the per-call cost was most of exec's
         // CPU time), and it also catches a secret spread over several deltas of the batch.
-        let text = String::from_utf8_lossy(&self.pending);
+        // Everything printed came from strings: the checked conversion (fast for ASCII) nearly
+        // always succeeds, and the lossy one is only the fallback.
+        let text = match std::str::from_utf8(&self.pending) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(&self.pending),
+        };
         let clean = crate::redact::redact(&text);
         // Output errors (a closed pipe) are ignored as `print!` would not: the turn goes on
         // and is saved; there is no one left to tell.
