@@ -263,8 +263,10 @@ pub(crate) fn run_turn(
     let mut child_usage = Vec::new();
     // One batch per `complete_io` (one read, one tool output): printed into one buffer and
     // written at its end, so a delta is on the screen as soon as it was read.
+    let mut events = Vec::new();
     while !session.is_idle() {
-        let events = runner.complete_io(session);
+        events.clear();
+        runner.complete_io_into(session, &mut events);
         if events.is_empty() && !session.is_idle() {
             // Waiting for an answer that never came: stop rather than hang.
             session.cancel();
