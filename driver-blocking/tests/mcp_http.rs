@@ -131,7 +131,7 @@ fn refusing_server(status: &str) -> u16 {
 }
 
 #[test]
-fn a_4xx_to_initialize_is_reported_as_the_older_transport() {
+fn a_server_that_refuses_both_transports_is_reported_with_both_answers() {
     let port = refusing_server("405 Method Not Allowed");
     let dir = tempfile::tempdir().unwrap();
     let (configs, _) =
@@ -142,7 +142,8 @@ fn a_4xx_to_initialize_is_reported_as_the_older_transport() {
     );
     let status = servers.servers()[0].status();
     assert!(
-        matches!(&status, ServerStatus::Failed(why) if why.contains("405") && why.contains("older HTTP+SSE")),
+        matches!(&status, ServerStatus::Failed(why) if why.contains("POST with HTTP 405")
+            && why.contains("HTTP+SSE transport with HTTP 405") && why.contains("neither transport")),
         "{status:?}"
     );
 }

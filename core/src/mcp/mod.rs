@@ -20,6 +20,7 @@ pub mod config;
 pub mod content;
 mod error;
 pub mod jsonrpc;
+pub mod legacy;
 pub mod naming;
 mod roots;
 

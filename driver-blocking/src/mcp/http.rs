@@ -11,8 +11,10 @@
 //! A 404 to a request that carried the session id means the server forgot the session: the
 //! client starts a new one ([`hrns_core::mcp::Client::handle_session_expired`]).
 //!
-//! Not yet: the older HTTP+SSE transport (a 4xx answer to `initialize` is reported as a failure
-//! that says so), and the optional GET stream for messages the server starts.
+//! A server that answers the `initialize` POST with 400, 404 or 405 may speak only the older
+//! HTTP+SSE transport of 2024-11-05: the connection goes on with it ([`super::legacy`]).
+//!
+//! Not yet: the optional GET stream for messages the server starts.
 
 use super::connection::{Connection, Outgoing};
 use hrns_core::mcp::jsonrpc::{DEFAULT_MAX_MESSAGE_SIZE, Message};
@@ -59,11 +61,11 @@ pub(crate) fn start(
     Ok(HttpOutgoing(Some(queue)))
 }
 
-fn connection(slot: &Slot) -> Option<Arc<Connection>> {
+pub(super) fn connection(slot: &Slot) -> Option<Arc<Connection>> {
     slot.get().and_then(Weak::upgrade)
 }
 
-fn close(slot: &Slot, reason: String) {
+pub(super) fn close(slot: &Slot, reason: String) {
     if let Some(connection) = connection(slot) {
         connection.with_client(|client, _| client.handle_closed(reason));
     }
@@ -130,13 +132,17 @@ fn worker(
                 }
                 continue;
             }
+            // "If it fails with an HTTP 4xx status code (e.g., 405 Method Not Allowed or 404
+            // Not Found): Issue a GET request to the server URL, expecting that this will open
+            // an SSE stream" — 400 too, which some servers of that time answer.
+            400 | 404 | 405 if initialize => {
+                drop(response);
+                return super::legacy::run(&agent, url, headers, slot, message, messages, status);
+            }
             400..=499 if initialize => {
                 return close(
                     slot,
-                    format!(
-                        "the server answered the initialize POST with HTTP {status}; it may \
-                         speak only the older HTTP+SSE transport, which hrns does not support yet"
-                    ),
+                    format!("the server answered the initialize POST with HTTP {status}"),
                 );
             }
             200..=299 => {}

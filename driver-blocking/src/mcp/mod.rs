@@ -17,11 +17,14 @@
 //! ```
 //!
 //! Servers with `command` run as child processes (stdio); servers with `url` are reached over
-//! streamable HTTP (with the `http` feature).
+//! streamable HTTP, or the older HTTP+SSE transport when they refuse it (with the `http`
+//! feature).
 
 mod connection;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod legacy;
 mod stdio;
 
 use crate::sandbox::Sandbox;
