@@ -8,6 +8,8 @@
 //! ```
 //!
 //! - [`jsonrpc`]: JSON-RPC 2.0 messages and the newline-delimited framing of stdio.
+//! - [`legacy`]: the event stream of the HTTP+SSE transport of 2024-11-05 (its endpoint,
+//!   checked to have the server's origin, and its messages), the fallback of HTTP servers.
 //! - [`client`]: the per-server state machine — handshake with version negotiation, tool
 //!   listing with pagination, calls with progress, cancellation, timeouts, server requests.
 //! - [`content`]: what the model reads of a tool result.
