@@ -150,7 +150,10 @@ fn the_everything_server_over_stdio() {
     assert!(out.content.contains("HRNS_MCP_TEST_TOKEN"), "{out:?}");
     assert!(!out.content.contains("tok-5150-secret"), "{out:?}");
     let out = call(&servers, "mcp__everything__get-tiny-image", json!({}), &ctx);
-    assert!(out.content.contains("[image: image/png"), "{out:?}");
+    // The image is named in the text and kept aside for a model that takes images.
+    assert!(out.content.contains("[image 1: image/png"), "{out:?}");
+    assert_eq!(out.images.len(), 1, "{out:?}");
+    assert_eq!(out.images[0].mime_type, "image/png");
     let out = call(
         &servers,
         "mcp__everything__echo",
