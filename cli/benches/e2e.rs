@@ -2,10 +2,10 @@
 //!
 //! `cargo bench -p hrns --bench e2e` prints:
 //! - streaming throughput over loopback against the mock provider serving one generated body
-//!   (10 MB; `HRNS_BENCH_MB=100` for more): a lines-only baseline (ureq, the body read and split
-//!   into lines, no JSON: the ceiling of any SSE client), then each driver's client
-//!   (`stream_chat` drained) and a whole session turn on each driver's runner, in MB/s and
-//!   events/s, with the ratio to the baseline;
+//!   (50 MB, as issue 20 measures; `HRNS_BENCH_MB` for another size): a lines-only baseline
+//!   (ureq, the body read and split into lines, no JSON: the ceiling of any SSE client), then
+//!   each driver's client (`stream_chat` drained) and a whole session turn on each driver's
+//!   runner, in MB/s and events/s, with the ratio to the baseline;
 //! - `hrns exec` (text and `--json`) against a minimal program around `hrns-blocking`'s
 //!   `Client::stream_chat`, whole processes on the same stream (50 MB; `HRNS_BENCH_EXEC_MB`):
 //!   wall time, CPU time and peak RSS, medians and ranges;
@@ -848,7 +848,7 @@ fn main() {
     let mb: usize = std::env::var("HRNS_BENCH_MB")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(10);
+        .unwrap_or(50);
     let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let want = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
     if want("throughput") {

@@ -62,6 +62,34 @@ impl SseEvent {
     }
 }
 
+/// One dispatched event lent by [`Decoder::poll_event_ref`] until the decoder's next call: the
+/// data of a one-line event (every chat chunk) is read in place, without a copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseEventRef<'a> {
+    /// The `event` field; `None` means the default type "message".
+    pub event: Option<&'a str>,
+    /// Data lines joined with "\n".
+    pub data: &'a str,
+    /// The last event ID buffer at dispatch time; None if never set.
+    pub id: Option<&'a str>,
+}
+
+impl SseEventRef<'_> {
+    /// The event type, `"message"` when the stream set none (the standard's default).
+    pub fn event_type(&self) -> &str {
+        self.event.unwrap_or("message")
+    }
+
+    /// The owned event.
+    pub fn to_event(&self) -> SseEvent {
+        SseEvent {
+            event: self.event.map(str::to_owned),
+            data: self.data.to_owned(),
+            id: self.id.map(str::to_owned),
+        }
+    }
+}
+
 /// Why decoding stopped. Errors are terminal: once returned, every later call returns it again.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -114,8 +142,17 @@ pub struct Decoder {
 /// borrowed from `Decoder::buf` while they change.
 #[derive(Debug, Clone, Default)]
 struct StreamState {
-    /// The data buffer, without the trailing LF the standard appends (see `has_data`).
+    /// The data buffer, without the trailing LF the standard appends (see `has_data`). While
+    /// the event has one data line, that line stays in the decoder's input instead (`line`).
     data: String,
+    /// The value of the event's only data line so far, as a range of the decoder's input, not
+    /// yet decoded; copied into `data` before the input moves, a second data line comes or
+    /// the limit needs its decoded size.
+    line: Option<(usize, usize)>,
+    /// The dispatched event's data and type, lent by `poll_event_ref` until the next call
+    /// (swapped with `data` and `event_type`, so no buffer is allocated per event).
+    lent_data: String,
+    lent_type: String,
     /// At least one `data` field since the last dispatch. The standard's "data buffer is an
     /// empty string" test is `!has_data`, since each `data` field appends at least an LF.
     has_data: bool,
@@ -127,6 +164,15 @@ struct StreamState {
     reconnection_time: Option<u64>,
     /// A field line was processed since the last blank line.
     in_event: bool,
+}
+
+/// Where a dispatched event's data is.
+#[derive(Debug, Clone, Copy)]
+enum Lent {
+    /// In the decoder's input, at this range (one data line; decoded when lent).
+    Input(usize, usize),
+    /// In `StreamState::lent_data`.
+    Buffer,
 }
 
 impl Default for Decoder {
@@ -195,6 +241,11 @@ impl Decoder {
     ///
     /// Errors are sticky: once returned, every later call returns the same error.
     pub fn poll_event(&mut self) -> Result<Option<SseEvent>, DecodeError> {
+        Ok(self.poll_event_ref()?.map(|event| event.to_event()))
+    }
+
+    /// [`poll_event`](Self::poll_event) without copies: the event is lent until the next call.
+    pub fn poll_event_ref(&mut self) -> Result<Option<SseEventRef<'_>>, DecodeError> {
         if let Some(error) = &self.error {
             return Err(error.clone());
         }
@@ -213,7 +264,7 @@ impl Decoder {
             }
             self.at_start = false;
         }
-        loop {
+        let data = loop {
             if self.skip_lf && self.pos < self.buf.len() {
                 if self.buf[self.pos] == b'\n' {
                     self.pos += 1;
@@ -226,7 +277,8 @@ impl Decoder {
             // and a single U+000D CARRIAGE RETURN (CR) character not followed by a U+000A LINE
             // FEED (LF) character being the ways in which a line can end."
             let Some(offset) = memchr2(b'\n', b'\r', &self.buf[self.scan..]) else {
-                return self.end_of_buffer();
+                self.end_of_buffer()?;
+                return Ok(None);
             };
             let start = self.pos;
             let end = self.scan + offset;
@@ -241,12 +293,30 @@ impl Decoder {
             };
             self.pos = next;
             self.scan = next;
-            match self.state.process_line(&self.buf[start..end], self.limit) {
-                Ok(Some(event)) => return Ok(Some(event)),
+            match self.state.process_line(&self.buf, start, end, self.limit) {
+                Ok(Some(data)) => break data,
                 Ok(None) => {}
                 Err(error) => return Err(self.fail(error)),
             }
-        }
+        };
+        let data = match data {
+            Lent::Input(from, to) => match std::str::from_utf8(&self.buf[from..to]) {
+                Ok(text) => text,
+                Err(_) => {
+                    push_lossy(&mut self.state.lent_data, &self.buf[from..to]);
+                    self.state.lent_data.as_str()
+                }
+            },
+            Lent::Buffer => self.state.lent_data.as_str(),
+        };
+        let state = &self.state;
+        Ok(Some(SseEventRef {
+            event: (!state.lent_type.is_empty()).then_some(state.lent_type.as_str()),
+            data,
+            // "Set the last event ID string of the event source to the value of the last event
+            // ID buffer."
+            id: state.last_event_id.as_deref(),
+        }))
     }
 
     /// After [`feed_eof`](Self::feed_eof) and once [`poll_event`](Self::poll_event) returned
@@ -269,10 +339,10 @@ impl Decoder {
     }
 
     /// No line end is buffered: check the size of the partial line, and at EOF finish.
-    fn end_of_buffer(&mut self) -> Result<Option<SseEvent>, DecodeError> {
+    fn end_of_buffer(&mut self) -> Result<(), DecodeError> {
         self.scan = self.buf.len();
         let partial = self.buf.len() - self.pos;
-        if let Err(error) = self.state.check_line(partial, self.limit) {
+        if let Err(error) = self.state.check_line(&self.buf, partial, self.limit) {
             return Err(self.fail(error));
         }
         if self.eof {
@@ -288,12 +358,14 @@ impl Decoder {
         } else {
             self.compact();
         }
-        Ok(None)
+        Ok(())
     }
 
-    /// Moves the unconsumed bytes to the front of the buffer.
+    /// Moves the unconsumed bytes to the front of the buffer (a data line kept in place is
+    /// copied out first).
     fn compact(&mut self) {
         if self.pos > 0 {
+            self.state.keep_line(&self.buf);
             self.buf.drain(..self.pos);
             self.scan -= self.pos;
             self.pos = 0;
@@ -316,18 +388,42 @@ impl StreamState {
     ///
     /// The pending event is measured decoded, so invalid bytes that grew into U+FFFD count at
     /// their decoded size; this check runs again before any further input is buffered.
-    fn check_line(&self, line_len: usize, limit: usize) -> Result<(), DecodeError> {
-        let pending = self.data.len() + self.event_type.len();
-        if pending.saturating_add(line_len) > limit {
+    ///
+    /// A data line kept in `input` is not validated yet: decoded, it is at most three times
+    /// its length (each invalid byte becomes a 3-byte U+FFFD), so only when that bound could
+    /// cross the limit is it decoded (copied out) to measure it exactly.
+    fn check_line(
+        &mut self,
+        input: &[u8],
+        line_len: usize,
+        limit: usize,
+    ) -> Result<(), DecodeError> {
+        let fixed =
+            |state: &Self| (state.data.len() + state.event_type.len()).saturating_add(line_len);
+        if let Some((from, to)) = self.line {
+            if fixed(self).saturating_add((to - from).saturating_mul(3)) > limit {
+                self.keep_line(input);
+            }
+        }
+        let kept = self.line.map_or(0, |(from, to)| to - from);
+        if fixed(self).saturating_add(kept) > limit {
             Err(DecodeError::EventTooLarge { limit })
         } else {
             Ok(())
         }
     }
 
-    /// Processes one complete line (without its line end); returns an event on dispatch.
-    fn process_line(&mut self, line: &[u8], limit: usize) -> Result<Option<SseEvent>, DecodeError> {
-        self.check_line(line.len(), limit)?;
+    /// Processes one complete line, `input[start..end]` (without its line end); on dispatch,
+    /// says where the event's data is.
+    fn process_line(
+        &mut self,
+        input: &[u8],
+        start: usize,
+        end: usize,
+        limit: usize,
+    ) -> Result<Option<Lent>, DecodeError> {
+        self.check_line(input, end - start, limit)?;
+        let line = &input[start..end];
         // "If the line is empty (a blank line): Dispatch the event".
         if line.is_empty() {
             return Ok(self.dispatch());
@@ -360,10 +456,15 @@ impl StreamState {
             // which saves removing it at dispatch.
             b"data" => {
                 if self.has_data {
+                    self.keep_line(input);
                     self.data.push('\n');
+                    push_lossy(&mut self.data, value);
+                } else {
+                    // The common case, one data line: it stays where it is (decoded when
+                    // the event is lent).
+                    self.line = Some((end - value.len(), end));
                 }
                 self.has_data = true;
-                push_lossy(&mut self.data, value);
             }
             // "If the field value does not contain U+0000 NULL, then set the last event ID
             // buffer to the field value. Otherwise, ignore the field."
@@ -388,8 +489,10 @@ impl StreamState {
         Ok(None)
     }
 
-    /// "Dispatch the event": returns the event, or `None` when no data field was seen.
-    fn dispatch(&mut self) -> Option<SseEvent> {
+    /// "Dispatch the event": says where its data is, or `None` when no data field was seen.
+    /// The event's type and data buffers become the lent ones, and the lent ones (cleared)
+    /// the buffers of the next event.
+    fn dispatch(&mut self) -> Option<Lent> {
         self.in_event = false;
         // "If the data buffer is an empty string, set the data buffer and the event type buffer
         // to the empty string and return."
@@ -400,19 +503,27 @@ impl StreamState {
         self.has_data = false;
         // "If the event type buffer has a value other than the empty string, change the type of
         // the newly created event to equal the value of the event type buffer."
-        let event = (!self.event_type.is_empty()).then(|| std::mem::take(&mut self.event_type));
-        Some(SseEvent {
-            event,
-            data: std::mem::take(&mut self.data),
-            // "Set the last event ID string of the event source to the value of the last event
-            // ID buffer."
-            id: self.last_event_id.clone(),
+        std::mem::swap(&mut self.lent_type, &mut self.event_type);
+        self.event_type.clear();
+        std::mem::swap(&mut self.lent_data, &mut self.data);
+        self.data.clear();
+        Some(match self.line.take() {
+            Some((from, to)) => Lent::Input(from, to),
+            None => Lent::Buffer,
         })
+    }
+
+    /// Copies a data line kept in the input into the data buffer, before the input moves.
+    fn keep_line(&mut self, input: &[u8]) {
+        if let Some((from, to)) = self.line.take() {
+            push_lossy(&mut self.data, &input[from..to]);
+        }
     }
 
     /// Drops the pending event at the end of input or on error.
     fn discard_pending(&mut self) {
         self.data = String::new();
+        self.line = None;
         self.event_type = String::new();
         self.has_data = false;
     }

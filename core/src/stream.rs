@@ -15,7 +15,8 @@ pub use crate::accumulate::StreamEvent;
 
 /// The size of the slices a large feed is decoded in, events drained after each: the decoder's
 /// buffer then stays in the first-level cache (a 64 KiB read decoded at once runs at about
-/// half the speed, measured in `BENCHMARKS.md`). [`ChatStream::feed`] slices by itself.
+/// half the speed, measured in `BENCHMARKS.md`). [`ChatStream::feed`] slices by itself, at
+/// once (no copy of the piece is kept).
 const FEED_SLICE: usize = 8 * 1024;
 
 /// The default cap on one answer's text, reasoning, refusal and tool arguments together
@@ -153,11 +154,8 @@ pub struct ChatStream {
     acc: Accumulator,
     events: VecDeque<StreamEvent>,
     state: State,
-    /// The input ended (the decoder is told once the backlog is decoded).
+    /// The input ended (the decoder is told once its events are drained).
     eof: bool,
-    /// The part of a large feed not yet handed to the decoder: `backlog[backlog_pos..]`.
-    backlog: Vec<u8>,
-    backlog_pos: usize,
     /// The answer-size cap, and the bytes of text, reasoning, refusal and tool arguments
     /// counted so far (each delta counted once, as it arrives).
     max_answer_bytes: usize,
@@ -191,53 +189,38 @@ impl ChatStream {
             events: VecDeque::new(),
             state: State::Open,
             eof: false,
-            backlog: Vec::new(),
-            backlog_pos: 0,
             max_answer_bytes,
             answer_bytes: 0,
         }
     }
 
-    /// Buffers body bytes, any amount: a large piece is decoded a slice at a time as events
-    /// are polled. Bytes after `[DONE]`, an error or the end are ignored.
+    /// Takes body bytes, any amount: a small piece is buffered for
+    /// [`poll_event`](Self::poll_event) to decode; a large one is decoded here a slice at a
+    /// time, its events queued, so that no copy of it is kept. Bytes after `[DONE]`, an error
+    /// or the end are ignored.
     pub fn feed(&mut self, bytes: &[u8]) {
         if self.state != State::Open || self.eof {
             return;
         }
-        if self.backlog_pos == self.backlog.len() && bytes.len() <= FEED_SLICE {
+        if bytes.len() <= FEED_SLICE {
             self.decoder.feed(bytes);
             return;
         }
-        if self.backlog_pos == self.backlog.len() {
-            self.backlog.clear();
-            self.backlog_pos = 0;
+        for slice in bytes.chunks(FEED_SLICE) {
+            if self.state != State::Open {
+                return;
+            }
+            self.decoder.feed(slice);
+            while self.state == State::Open {
+                let Some(read) = self.next_read() else { break };
+                self.apply(read);
+            }
         }
-        self.backlog.extend_from_slice(bytes);
     }
 
     /// Marks the end of the body.
     pub fn feed_eof(&mut self) {
         self.eof = true;
-    }
-
-    /// Hands the decoder the next slice of the backlog, or the end of the input once the
-    /// backlog is empty; false when there is nothing left to hand over.
-    fn refill(&mut self) -> bool {
-        if self.backlog_pos < self.backlog.len() {
-            let end = self.backlog.len().min(self.backlog_pos + FEED_SLICE);
-            self.decoder.feed(&self.backlog[self.backlog_pos..end]);
-            self.backlog_pos = end;
-            if self.backlog_pos == self.backlog.len() {
-                self.backlog.clear();
-                self.backlog_pos = 0;
-            }
-            return true;
-        }
-        if self.eof && !self.decoder.is_eof() {
-            self.decoder.feed_eof();
-            return true;
-        }
-        false
     }
 
     /// The next event: `Ok(None)` means "feed me more" (or, after the end, nothing more).
@@ -251,15 +234,37 @@ impl ChatStream {
                 State::Done | State::Ended => return Ok(None),
                 State::Open => {}
             }
-            match self.decoder.poll_event() {
-                Ok(Some(event)) => self.handle_sse(event),
-                Ok(None) if self.refill() => {}
-                Ok(None) if self.eof => self.state = self.end_state(),
-                Ok(None) => return Ok(None),
-                Err(DecodeError::EventTooLarge { limit }) => {
-                    self.state = State::Failed(StreamError::EventTooLarge { limit });
-                }
+            match self.next_read() {
+                Some(read) => self.apply(read),
+                None if self.eof && !self.decoder.is_eof() => self.decoder.feed_eof(),
+                None if self.eof => self.state = self.end_state(),
+                None => return Ok(None),
             }
+        }
+    }
+
+    /// Reads the decoder's next SSE event into the accumulator; `None` when it needs input.
+    fn next_read(&mut self) -> Option<Read> {
+        match self.decoder.poll_event_ref() {
+            Ok(Some(event)) => Some(read_sse(event, &mut self.acc, &mut self.events)),
+            Ok(None) => None,
+            Err(DecodeError::EventTooLarge { limit }) => {
+                Some(Read::Failed(StreamError::EventTooLarge { limit }))
+            }
+        }
+    }
+
+    fn apply(&mut self, read: Read) {
+        match read {
+            Read::Nothing => {}
+            Read::Chunk { from } => self.count_answer_bytes(from),
+            Read::Done => {
+                self.state = State::Done;
+                // Nothing more is read: the decoder's buffers go.
+                let limit = self.decoder.max_event_size();
+                self.decoder = sse::Decoder::with_max_event_size(limit);
+            }
+            Read::Failed(error) => self.state = State::Failed(error),
         }
     }
 
@@ -293,39 +298,6 @@ impl ChatStream {
             }),
             State::Open => unreachable!("poll_event after feed_eof always leaves the open state"),
         }
-    }
-
-    fn handle_sse(&mut self, event: sse::SseEvent) {
-        // Rule 2: `event: error` is an error.
-        if event.event_type() == "error" {
-            let api = serde_json::from_str::<serde_json::Value>(&event.data)
-                .ok()
-                .and_then(|v| ApiError::from_value(&v))
-                .unwrap_or_else(|| ApiError {
-                    message: crate::text::shorten(&event.data, 300).into_owned(),
-                    ..ApiError::default()
-                });
-            self.state = State::Failed(StreamError::Provider {
-                error: Box::new(api),
-            });
-            return;
-        }
-        let data = event.data.trim_matches(|c: char| c.is_ascii_whitespace());
-        if data.is_empty() {
-            return; // keep-alive
-        }
-        if data == "[DONE]" {
-            self.events.push_back(StreamEvent::Done);
-            self.state = State::Done;
-            self.decoder = sse::Decoder::with_max_event_size(self.decoder.max_event_size());
-            return;
-        }
-        let before = self.events.len();
-        if let Err(e) = self.acc.handle_chunk(data, &mut self.events) {
-            self.state = State::Failed(e.into());
-            return;
-        }
-        self.count_answer_bytes(before);
     }
 
     /// Adds the sizes of the events from `from` on to the answer's size; past the cap the
@@ -367,6 +339,53 @@ impl ChatStream {
             Some(truncation) => State::Failed(StreamError::Truncated { truncation }),
             None => State::Ended,
         }
+    }
+}
+
+/// What one SSE event did to the stream.
+enum Read {
+    /// A keep-alive.
+    Nothing,
+    /// A chunk, whose events start at `from` in the queue.
+    Chunk {
+        from: usize,
+    },
+    /// `[DONE]`.
+    Done,
+    Failed(StreamError),
+}
+
+/// Reads one SSE event (DESIGN.md's rule 2) into the accumulator, its deltas into `events`.
+fn read_sse(
+    event: sse::SseEventRef<'_>,
+    acc: &mut Accumulator,
+    events: &mut VecDeque<StreamEvent>,
+) -> Read {
+    // Rule 2: `event: error` is an error.
+    if event.event_type() == "error" {
+        let api = serde_json::from_str::<serde_json::Value>(event.data)
+            .ok()
+            .and_then(|v| ApiError::from_value(&v))
+            .unwrap_or_else(|| ApiError {
+                message: crate::text::shorten(event.data, 300).into_owned(),
+                ..ApiError::default()
+            });
+        return Read::Failed(StreamError::Provider {
+            error: Box::new(api),
+        });
+    }
+    let data = event.data.trim_matches(|c: char| c.is_ascii_whitespace());
+    if data.is_empty() {
+        return Read::Nothing; // keep-alive
+    }
+    if data == "[DONE]" {
+        events.push_back(StreamEvent::Done);
+        return Read::Done;
+    }
+    let from = events.len();
+    match acc.handle_chunk(data, events) {
+        Ok(()) => Read::Chunk { from },
+        Err(e) => Read::Failed(e.into()),
     }
 }
 

@@ -2,6 +2,7 @@
 //! errors mapped to the core's types.
 
 use crate::ClientConfig;
+use crate::read_ahead::ReadAhead;
 use hrns_core::Completion;
 use hrns_core::answer::AnswerError;
 use hrns_core::client::{
@@ -11,12 +12,9 @@ use hrns_core::http::{HttpRequest, Method};
 use hrns_core::session::{Provider, TransportError, TransportErrorKind};
 use hrns_core::stream::StreamEvent;
 use hrns_core::wire::{ChatRequest, ChatResponse, ModelInfo};
-use std::io::Read;
+use std::io::{BufRead, Read};
 
 pub use hrns_core::client::ClientError;
-
-/// Size of one body read of [`ChatEvents`] (the stream decodes large pieces in slices).
-const READ_SIZE: usize = 64 * 1024;
 
 /// An OpenAI-compatible endpoint on a blocking HTTP agent. Cheap to clone (the connection
 /// pool is shared).
@@ -109,9 +107,8 @@ impl Client {
             resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())),
         );
         let mut events = ChatEvents {
-            body: Box::new(crate::read_ahead::ReadAhead::new(resp.body)),
+            body: ReadAhead::new(resp.body),
             answer,
-            buf: vec![0; READ_SIZE],
         };
         loop {
             match events.answer.opening() {
@@ -169,9 +166,8 @@ impl HttpResponse {
 /// The events of a streamed answer; see [`Client::stream_chat`]. A read loop around the
 /// core's [`StreamedChat`], which decides what the answer is.
 pub struct ChatEvents {
-    body: Box<dyn Read + Send>,
+    body: ReadAhead,
     answer: StreamedChat,
-    buf: Vec<u8>,
 }
 
 impl std::fmt::Debug for ChatEvents {
@@ -190,13 +186,20 @@ impl ChatEvents {
         self.answer.finish()
     }
 
-    /// Reads the next piece of the body into the answer.
+    /// Hands the next piece of the body to the answer, as the reader thread read it.
     fn read(&mut self) -> Result<(), ClientError> {
-        match self.body.read(&mut self.buf) {
-            Ok(0) => self.answer.handle_end(),
-            Ok(n) => self.answer.handle_data(&self.buf[..n]),
+        let n = match self.body.fill_buf() {
+            Ok([]) => {
+                self.answer.handle_end();
+                return Ok(());
+            }
+            Ok(piece) => {
+                self.answer.handle_data(piece);
+                piece.len()
+            }
             Err(e) => return Err(self.answer.handle_transport_error(io_error(&e))),
-        }
+        };
+        self.body.consume(n);
         Ok(())
     }
 }

@@ -1,7 +1,7 @@
 //! A body reader that reads ahead on its own thread, so that receiving the next bytes from the
 //! socket overlaps with decoding the last ones (two cores, twice the work in flight).
 
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 use std::sync::mpsc;
 use std::thread;
 
@@ -60,9 +60,23 @@ impl ReadAhead {
 
 impl Read for ReadAhead {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let chunk = self.fill_buf()?;
+            let n = out.len().min(chunk.len());
+            out[..n].copy_from_slice(&chunk[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+/// The chunks are lent as they are (no copy into the caller's buffer).
+impl io::BufRead for ReadAhead {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
         while self.pos == self.len {
             if self.done {
-                return Ok(0);
+                return Ok(&[]);
             }
             match self.chunks.recv() {
                 Ok(Ok((chunk, len))) => {
@@ -79,14 +93,15 @@ impl Read for ReadAhead {
                 }
                 Err(_) => {
                     self.done = true;
-                    return Ok(0);
+                    return Ok(&[]);
                 }
             }
         }
-        let n = out.len().min(self.len - self.pos);
-        out[..n].copy_from_slice(&self.current[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
+        Ok(&self.current[self.pos..self.len])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.len);
     }
 }
 

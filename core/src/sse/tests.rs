@@ -578,3 +578,28 @@ proptest! {
         prop_assert_eq!(out.events, expected);
     }
 }
+
+#[test]
+fn lent_events_match_the_owned_ones_across_feeds_and_compaction() {
+    // A one-line event is lent from the input; the input moves (compaction) while its blank
+    // line is still to come; invalid UTF-8 and several data lines go through the buffer.
+    let mut decoder = Decoder::new();
+    decoder.feed(b": a comment long enough to be compacted away\ndata: kept in place");
+    assert_eq!(decoder.poll_event_ref(), Ok(None));
+    decoder.feed(b"\n");
+    assert_eq!(decoder.poll_event_ref(), Ok(None));
+    decoder.feed(b"\nevent: two\ndata: a\xFFb\n\ndata: x\ndata: y\n\ndata: last\n\n");
+    let mut got = Vec::new();
+    while let Some(event) = decoder.poll_event_ref().unwrap() {
+        got.push((event.event.map(str::to_owned), event.data.to_owned()));
+    }
+    assert_eq!(
+        got,
+        [
+            (None, "kept in place".to_owned()),
+            (Some("two".to_owned()), "a\u{FFFD}b".to_owned()),
+            (None, "x\ny".to_owned()),
+            (None, "last".to_owned()),
+        ]
+    );
+}
