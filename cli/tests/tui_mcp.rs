@@ -171,3 +171,48 @@ fn a_server_that_exits_while_idle_is_told_at_once_and_left_out() {
     );
     assert_eq!(p.output().matches("MCP server quits stopped").count(), 1);
 }
+
+/// The async driver's path for images: the `picture` tool's PNG reaches a model set up for
+/// images as an image part, and the screen shows its placeholder, never the base64.
+#[test]
+fn an_mcp_image_is_sent_as_a_part_and_shown_as_a_placeholder() {
+    let env = Env::new();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("p1", "mcp__box__picture", "{}")]),
+        Reply::text_answer("A dot."),
+    ])
+    .unwrap();
+    let config = json!({
+        "providers": {"mock": {"url": mock.base_url(), "key": KEY, "model": "mock-model",
+                               "images": true}},
+        "mcpServers": {"box": {"command": "python3", "args": [common::mcp_test_server()]}},
+    });
+    env.write("config/hrns/config.json", &config.to_string());
+    let vars = vec![
+        ("HOME", env.path("home").display().to_string()),
+        ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
+        ("XDG_STATE_HOME", env.path("state").display().to_string()),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+    ];
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &env.work(), &vars, 30, 110);
+    p.expect("mock-model", T);
+    p.send("show me\r");
+    p.expect("[image 1: image/png, 70 bytes]", T);
+    p.expect("A dot.", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+    let png_head = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB";
+    assert!(!p.output().contains(png_head), "the screen shows base64");
+    let body = mock.requests()[1].json();
+    let parts = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user" && m["content"].is_array())
+        .unwrap_or_else(|| panic!("no image message in {body}"));
+    let url = parts["content"][1]["image_url"]["url"].as_str().unwrap();
+    assert!(
+        url.starts_with(&format!("data:image/png;base64,{png_head}")),
+        "{url}"
+    );
+}
