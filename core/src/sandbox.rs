@@ -17,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::str::FromStr;
 
 mod env;
@@ -265,15 +265,6 @@ impl SandboxPolicy {
                  runs under {})",
                 self.mode
             )),
-        }
-    }
-
-    /// Whether `path` (absolute, normalised) is below a writable root.
-    pub fn may_write(&self, path: &Path) -> bool {
-        match self.mode {
-            SandboxMode::DangerFullAccess => true,
-            SandboxMode::ReadOnly => false,
-            SandboxMode::WorkspaceWrite => self.writable_roots.iter().any(|r| path.starts_with(r)),
         }
     }
 }

@@ -273,11 +273,6 @@ impl ChatStream {
         &self.acc
     }
 
-    /// Whether `[DONE]` arrived.
-    pub fn is_done(&self) -> bool {
-        self.state == State::Done
-    }
-
     /// Whether the stream reached its end: `[DONE]`, a clean end of input, or an error. Once
     /// true, [`ChatStream::finish`] has everything.
     pub fn is_finished(&self) -> bool {

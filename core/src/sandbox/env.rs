@@ -31,9 +31,4 @@ impl EnvPolicy {
         }
         !(self.withheld.iter().any(|w| w == name) || is_secret_name(name))
     }
-
-    /// The names among `names` that are withheld, for a report.
-    pub fn withheld_of<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
-        names.into_iter().filter(|n| !self.passes(n)).collect()
-    }
 }

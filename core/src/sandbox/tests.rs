@@ -1,4 +1,5 @@
 use super::*;
+use std::path::Path;
 
 fn places() -> Places {
     Places {
@@ -36,9 +37,6 @@ fn workspace_write_roots_and_network() {
     assert_eq!(roots, ["/ws", "/run/user/tmp", "/tmp", "/cache"]);
     assert_eq!(p.network(), NetworkAccess::Denied);
     assert!(p.is_confined());
-    assert!(p.may_write(Path::new("/ws/src/a.rs")));
-    assert!(!p.may_write(Path::new("/wsx/a")));
-    assert!(!p.may_write(Path::new("/home/u/.bashrc")));
     let args: Vec<String> = p
         .launcher_args()
         .into_iter()
@@ -78,7 +76,6 @@ fn read_only_and_full_access_ignore_the_network_setting() {
     let ro = SandboxPolicy::new(SandboxMode::ReadOnly, &places(), NetworkAccess::Allowed);
     assert!(ro.writable_roots().is_empty());
     assert_eq!(ro.network(), NetworkAccess::Denied);
-    assert!(!ro.may_write(Path::new("/ws/a")));
     let full = SandboxPolicy::new(
         SandboxMode::DangerFullAccess,
         &places(),
@@ -86,7 +83,6 @@ fn read_only_and_full_access_ignore_the_network_setting() {
     );
     assert_eq!(full.network(), NetworkAccess::Allowed);
     assert!(!full.is_confined());
-    assert!(full.may_write(Path::new("/etc/passwd")));
     assert_eq!(full, SandboxPolicy::unconfined());
 }
 
@@ -134,10 +130,7 @@ fn secret_names_are_withheld_unless_allowed() {
         !policy.passes("github_token"),
         "the allow-list compares exactly"
     );
-    assert_eq!(
-        policy.withheld_of(["PATH", "MY_PROVIDER", "X_TOKEN"]),
-        ["MY_PROVIDER", "X_TOKEN"]
-    );
+    assert!(!policy.passes("X_TOKEN"), "a secret's name withholds it");
 }
 
 #[test]

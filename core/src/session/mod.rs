@@ -223,11 +223,6 @@ impl Session {
         self.turn.as_ref().and_then(Turn::asked)
     }
 
-    /// Whether `stream_options` is still sent (false after the provider rejected it).
-    pub fn sends_stream_options(&self) -> bool {
-        self.shared.quirks.stream_options == crate::quirks::StreamOptions::Send
-    }
-
     /// The secrets this session redacts: the provider's key and secret header values, and
     /// [`SessionConfig::secrets`]. Front ends use the same set for what they print and save.
     pub fn secrets(&self) -> &crate::secrets::Secrets {

@@ -271,7 +271,6 @@ impl Turn {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn error_status(
         &mut self,
         s: &mut Shared,
