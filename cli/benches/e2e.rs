@@ -140,6 +140,13 @@ fn throughput(mb: usize) {
         .enable_all()
         .build()
         .unwrap();
+    // The runtime the TUI runs on: hyper's connection task reads the socket on a worker while
+    // the caller decodes, as the blocking client's read-ahead thread does.
+    let workers = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     println!("\n## Streaming over loopback, {mb} MB body (median of {RUNS})\n");
     println!("| variant | path | time | MB/s | events/s | vs baseline |");
     println!("|---|---|---|---|---|---|");
@@ -166,6 +173,12 @@ fn throughput(mb: usize) {
                 std::hint::black_box(tokio_client(&rt, &url));
             }),
         ));
+        rows.push((
+            "hrns-tokio Client::stream_chat, 2 workers",
+            time(RUNS, || {
+                std::hint::black_box(tokio_client(&workers, &url));
+            }),
+        ));
         // A whole turn needs an answer without tool calls (the mix calls one).
         if variant == streams::Variant::Content {
             rows.push((
@@ -175,6 +188,10 @@ fn throughput(mb: usize) {
             rows.push((
                 "hrns-tokio Runner + Session",
                 time(RUNS, || tokio_session(&rt, &url)),
+            ));
+            rows.push((
+                "hrns-tokio Runner + Session, 2 workers",
+                time(RUNS, || tokio_session(&workers, &url)),
             ));
         }
         for (name, t) in rows {
