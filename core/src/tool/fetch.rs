@@ -238,6 +238,51 @@ pub fn check_address(url: &str, ip: IpAddr, policy: PrivateAddresses) -> Result<
     }
 }
 
+/// What a driver does about `url`'s host before it fetches: nothing more ([`HostCheck::Done`])
+/// or resolve a name and check each address ([`HostCheck::Resolve`], [`check_addresses`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostCheck {
+    /// The check is decided: private addresses are allowed, the host is an address literal,
+    /// or the URL has no host to resolve (the request reports that).
+    Done(Result<(), ToolOutput>),
+    /// The host is a name: resolve it (to `port`, for the resolver) and hand the addresses
+    /// to [`check_addresses`]. A name that does not resolve is left to the request to report.
+    Resolve {
+        /// The name to resolve.
+        host: String,
+        /// The port the URL leads to.
+        port: u16,
+    },
+}
+
+/// The first step of the check that `url` leads to no non-public address `policy` refuses;
+/// the same in both drivers, which differ only in how they resolve a name. The connection
+/// resolves again; a name that changes its answer in between is not caught here.
+pub fn host_check(url: &str, policy: PrivateAddresses) -> HostCheck {
+    if policy == PrivateAddresses::Allowed {
+        return HostCheck::Done(Ok(()));
+    }
+    let Ok((host, port)) = host_and_port(url) else {
+        return HostCheck::Done(Ok(()));
+    };
+    match host.parse() {
+        Ok(ip) => HostCheck::Done(check_address(url, ip, policy)),
+        Err(_) => HostCheck::Resolve { host, port },
+    }
+}
+
+/// Checks every address `url`'s host resolved to ([`check_address`]); the first refused one
+/// is the result.
+pub fn check_addresses(
+    url: &str,
+    addresses: impl IntoIterator<Item = IpAddr>,
+    policy: PrivateAddresses,
+) -> Result<(), ToolOutput> {
+    addresses
+        .into_iter()
+        .try_for_each(|ip| check_address(url, ip, policy))
+}
+
 /// Resolves the `Location` of a redirect answered by `base` (an URL [`check_url`] accepted)
 /// and checks the result with [`check_url`]. A fragment is dropped, as it is not sent.
 pub fn resolve_redirect(base: &str, location: &str) -> Result<String, UrlError> {
@@ -622,5 +667,34 @@ mod tests {
         assert!(check_address("http://localhost/", ip, PrivateAddresses::Allowed).is_ok());
         let public: IpAddr = "8.8.8.8".parse().unwrap();
         assert!(check_address("http://x/", public, PrivateAddresses::Refused).is_ok());
+    }
+
+    #[test]
+    fn host_check_resolves_only_names_and_only_when_private_addresses_are_refused() {
+        let refused = PrivateAddresses::Refused;
+        assert_eq!(
+            host_check("http://10.0.0.1/", PrivateAddresses::Allowed),
+            HostCheck::Done(Ok(()))
+        );
+        let HostCheck::Done(Err(literal)) = host_check("http://[::1]:8080/x", refused) else {
+            panic!("an address literal is checked without a lookup");
+        };
+        assert!(literal.content.contains("loopback"), "{}", literal.content);
+        assert_eq!(
+            host_check("https://example.org/a", refused),
+            HostCheck::Resolve {
+                host: "example.org".into(),
+                port: 443
+            }
+        );
+        assert_eq!(host_check("not a url", refused), HostCheck::Done(Ok(())));
+
+        let url = "http://example.org/";
+        let public: IpAddr = "93.184.215.14".parse().unwrap();
+        let private: IpAddr = "192.168.1.2".parse().unwrap();
+        assert!(check_addresses(url, [public], refused).is_ok());
+        assert!(check_addresses(url, [], refused).is_ok());
+        let err = check_addresses(url, [public, private], refused).unwrap_err();
+        assert!(err.content.contains("192.168.1.2"), "{}", err.content);
     }
 }

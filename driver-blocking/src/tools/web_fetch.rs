@@ -6,8 +6,8 @@ use hrns_core::tool::builtin::{
     WEB_FETCH, WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT_SECS, WebFetchArgs,
 };
 use hrns_core::tool::fetch::{
-    ACCEPT, PrivateAddresses, check_address, check_url, fetch_failed, fetch_timed_out,
-    host_and_port, redirect_target,
+    ACCEPT, HostCheck, PrivateAddresses, check_addresses, check_url, fetch_failed, fetch_timed_out,
+    host_check, redirect_target,
 };
 use hrns_core::tool::render::render_fetch;
 use std::io::{ErrorKind, Read as _};
@@ -149,26 +149,18 @@ fn web_fetch(
 }
 
 /// Refuses `url` when its host is, or resolves to, a non-public address that `private` does
-/// not allow ([`check_address`]). A host that does not resolve is left to the request to
-/// report. The connection resolves again; a name that changes its answer in between is not
-/// caught here.
+/// not allow: the core decides ([`host_check`]); this resolves the name.
 fn check_host(url: &str, private: PrivateAddresses) -> Result<(), ToolOutput> {
-    if private == PrivateAddresses::Allowed {
-        return Ok(());
+    match host_check(url, private) {
+        HostCheck::Done(result) => result,
+        HostCheck::Resolve { host, port } => {
+            let found: Vec<std::net::IpAddr> = (host.as_str(), port)
+                .to_socket_addrs()
+                .map(|a| a.map(|a| a.ip()).collect())
+                .unwrap_or_default();
+            check_addresses(url, found, private)
+        }
     }
-    let Ok((host, port)) = host_and_port(url) else {
-        return Ok(());
-    };
-    let addresses: Vec<std::net::IpAddr> = match host.parse() {
-        Ok(ip) => vec![ip],
-        Err(_) => (host.as_str(), port)
-            .to_socket_addrs()
-            .map(|a| a.map(|a| a.ip()).collect())
-            .unwrap_or_default(),
-    };
-    addresses
-        .into_iter()
-        .try_for_each(|ip| check_address(url, ip, private))
 }
 
 #[cfg(test)]
