@@ -1,7 +1,7 @@
 //! Building the HTTP request for one model call.
 
 use super::config::SessionConfig;
-use super::history::History;
+use super::history::HistoryJson;
 use crate::http::{HttpRequest, RequestId};
 use crate::quirks::ProviderQuirks;
 use crate::wire::{ChatRequest, Message, StreamOptions};
@@ -11,13 +11,13 @@ const HEAD_CAPACITY: usize = 16 * 1024;
 
 /// Builds the streaming chat request of a turn: the system prompt, `history` and the tools.
 ///
-/// The history's messages go into the body as the JSON [`History`] keeps beside them: a
-/// tool round trip with a long history must not serialise it again, or turn it into a JSON
-/// tree first (see BENCHMARKS.md, round trips).
+/// The history's messages go into the body as the JSON the session's history keeps beside
+/// them: a tool round trip with a long history must not serialise it again, or turn it into
+/// a JSON tree first (see BENCHMARKS.md, round trips).
 pub(crate) fn turn_request(
     id: RequestId,
     config: &SessionConfig,
-    history: &History,
+    history: HistoryJson<'_>,
     quirks: &ProviderQuirks,
 ) -> HttpRequest {
     let system = config
@@ -27,14 +27,14 @@ pub(crate) fn turn_request(
         .map(Message::system);
     let tools = config.tools.iter().map(|t| t.to_wire()).collect();
     let messages = Messages {
-        size: history.json_bytes() + history.len(),
+        size: history.bytes + history.messages.len(),
         write: |body: &mut Vec<u8>| {
             let mut first = true;
             if let Some(system) = &system {
                 write_message(body, system);
                 first = false;
             }
-            for json in history.json() {
+            for json in history.messages {
                 if !first {
                     body.push(b',');
                 }
@@ -143,7 +143,7 @@ fn chat_body(
 }
 
 /// Checks a turn request's body against the straightforward one, each message serialised
-/// anew: byte for byte, or the JSON kept in [`History`] went stale. The session's tests and
+/// anew: byte for byte, or the JSON the session's history keeps went stale. The session's tests and
 /// fuzz targets run it on every request they send.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(super) fn check_turn_body(
@@ -183,6 +183,7 @@ mod tests {
     use super::*;
     use crate::quirks::{MaxTokensField, ToolChoice};
     use crate::session::config::Provider;
+    use crate::session::history::History;
     use serde_json::{Value, json};
 
     fn config() -> SessionConfig {
@@ -234,8 +235,8 @@ mod tests {
     }
 
     fn sent(config: &SessionConfig, history: &[Message], quirks: &ProviderQuirks) -> Value {
-        let kept = History::from_messages(history.to_vec());
-        let request = turn_request(RequestId(1), config, &kept, quirks);
+        let mut kept = History::from_messages(history.to_vec());
+        let request = turn_request(RequestId(1), config, kept.json(), quirks);
         check_turn_body(&request.body, config, history, quirks);
         serde_json::from_slice(&request.body).expect("the body is JSON")
     }
@@ -274,8 +275,8 @@ mod tests {
             .extra
             .insert("messages".into(), json!([{"role": "user", "content": "x"}]));
         let quirks = ProviderQuirks::default();
-        let kept = History::from_messages(history());
-        let request = turn_request(RequestId(1), &c, &kept, &quirks);
+        let mut kept = History::from_messages(history());
+        let request = turn_request(RequestId(1), &c, kept.json(), &quirks);
         let text = String::from_utf8(request.body.clone()).unwrap();
         assert_eq!(text.matches("\"messages\"").count(), 1, "{text}");
         let body: Value = serde_json::from_slice(&request.body).unwrap();

@@ -105,7 +105,8 @@ impl Shared {
             Some(compaction) => self.summary_request(id, compaction),
             None => {
                 self.context.sent_bytes = self.context.request_bytes();
-                let req = request::turn_request(id, &self.config, &self.history, &self.quirks);
+                let json = self.history.json();
+                let req = request::turn_request(id, &self.config, json, &self.quirks);
                 #[cfg(any(test, feature = "fuzzing"))]
                 request::check_turn_body(&req.body, &self.config, &self.history, &self.quirks);
                 req
