@@ -1,0 +1,122 @@
+//! End-to-end throughput and latency, each figure beside its baseline measured in the same run.
+//!
+//! `cargo bench -p hrns --bench e2e` prints:
+//! - streaming throughput over loopback against the mock provider serving one generated body
+//!   (50 MB, as issue 20 measures; `HRNS_BENCH_MB` for another size): a lines-only baseline
+//!   (ureq, the body read and split into lines, no JSON: the ceiling of any SSE client), then
+//!   each driver's client (`stream_chat` drained) and a whole session turn on each driver's
+//!   runner, in MB/s and events/s, with the ratio to the baseline;
+//! - `hrns exec` (text and `--json`) against a minimal program around `hrns-blocking`'s
+//!   `Client::stream_chat`, whole processes on the same stream (50 MB; `HRNS_BENCH_EXEC_MB`):
+//!   wall time, CPU time and peak RSS, medians and ranges;
+//! - a turn of 100 instant tool calls with 10 KB, 1 MB and 10 MB of history (`roundtrip`):
+//!   hrns's own wall and CPU time per round trip, beside a plain client sending the same
+//!   request bodies in the same run (the mock provider runs in a child process);
+//! - the TUI (in a pseudo-terminal) rendering a 400 KB Markdown answer of about 61 000 deltas
+//!   (`tui`): its whole-process CPU time, beside the same TUI started and quit without a
+//!   prompt in the same run;
+//! - `hrns exec` from process start to the first byte of its request;
+//! - `hrns sessions` over 1 000 saved sessions.
+//!
+//! Medians of several runs; the machine is noisy, so compare ratios within one run.
+
+use hrns_blocking::mock::{MockProvider, Reply};
+use hrns_core::session::{ApprovalPolicy, Provider, Session, SessionConfig};
+use hrns_core::wire::{ChatRequest, Message};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[path = "../../../core/benches/streams/mod.rs"]
+mod streams;
+
+#[path = "../../tests/pty/mod.rs"]
+mod pty;
+
+const RUNS: usize = 5;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn time(runs: usize, mut f: impl FnMut()) -> Duration {
+    f(); // warm-up
+    median(
+        (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+mod memory;
+mod process;
+mod roundtrip;
+mod throughput;
+mod tui;
+
+use memory::*;
+use process::*;
+use roundtrip::*;
+use throughput::*;
+use tui::*;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // First: the command it measures may be this program in another mode.
+    if let Some(pos) = args.iter().position(|a| a == "measure-child") {
+        measure_child(&args[pos + 1..]);
+        return;
+    }
+    if let Some(pos) = args.iter().position(|a| a == "memory-child") {
+        memory_child(&args[pos + 1]);
+        return;
+    }
+    if let Some(pos) = args.iter().position(|a| a == "client-child") {
+        client_child(&args[pos + 1]);
+        return;
+    }
+    if args.iter().any(|a| a == "tool-mock-child") {
+        tool_mock_child();
+        return;
+    }
+    if let Some(pos) = args.iter().position(|a| a == "tui-child") {
+        tui_child(&args[pos + 1], &args[pos + 2]);
+        return;
+    }
+    let mb: usize = std::env::var("HRNS_BENCH_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let want = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
+    if want("throughput") {
+        throughput(mb);
+    }
+    if want("exec") {
+        let mb = std::env::var("HRNS_BENCH_EXEC_MB")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(50);
+        exec_vs_client(mb);
+    }
+    if want("roundtrip") {
+        round_trips();
+    }
+    if want("tui") {
+        tui_render();
+    }
+    if want("startup") {
+        exec_startup();
+    }
+    if want("sessions") {
+        sessions_listing();
+    }
+    if want("memory") {
+        memory(100);
+    }
+}
