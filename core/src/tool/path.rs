@@ -66,8 +66,7 @@ pub enum PathError {
 ///
 /// Drops `.` components and resolves `..` against the component before it. For an absolute
 /// path, `..` at the root stays at the root (as the kernel does: `/..` is `/`). For a relative
-/// path, a `..` with nothing left to remove is kept at the front (`../a` stays `../a`, which
-/// [`escapes_upwards`] reports), since only the base it will be joined to can say where it
+/// path, a `..` with nothing left to remove is kept at the front (`../a` stays `../a`), since only the base it will be joined to can say where it
 /// leads. An empty result is `.`. This is lexical: `a/link/..` becomes `a` even when `link` is
 /// a symbolic link, which is why drivers also call [`check_resolved`]. Idempotent.
 pub fn normalize_lexically(path: &Path) -> PathBuf {
@@ -96,14 +95,6 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
         out.push(".");
     }
     out
-}
-
-/// Returns whether a relative path, once normalised, climbs above its starting point.
-pub fn escapes_upwards(path: &Path) -> bool {
-    normalize_lexically(path)
-        .components()
-        .next()
-        .is_some_and(|c| c == Component::ParentDir)
 }
 
 /// Turns a path the model sent into a normalised absolute path, without confining it.
@@ -314,15 +305,6 @@ mod tests {
         for (input, expected) in table {
             assert_eq!(norm(input), expected, "input {input:?}");
         }
-    }
-
-    #[test]
-    fn escapes_upwards_flags_leading_parent_dirs() {
-        assert!(escapes_upwards(Path::new("..")));
-        assert!(escapes_upwards(Path::new("a/../../b")));
-        assert!(!escapes_upwards(Path::new("a/../b")));
-        assert!(!escapes_upwards(Path::new("/../a")));
-        assert!(!escapes_upwards(Path::new("")));
     }
 
     #[test]
