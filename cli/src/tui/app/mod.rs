@@ -21,11 +21,13 @@ use tokio::sync::mpsc;
 mod connect;
 mod conversation;
 mod draw;
+mod frames;
 mod input;
 mod slash;
 mod turn;
 
 use connect::Connect;
+use frames::Frames;
 
 /// What reaches the loop from other tasks.
 enum Msg {
@@ -263,16 +265,34 @@ impl App {
             let _ = signals.send(Msg::Terminate(signal));
         });
         let mut tick = tokio::time::interval(Duration::from_millis(100));
+        let mut frames = Frames::default();
         while !self.quit {
-            self.draw();
+            if frames.due(tokio::time::Instant::now()) {
+                self.draw();
+            }
+            let next_frame = frames.next();
             tokio::select! {
-                Some(ev) = keys.recv() => self.on_terminal(ev),
-                Some(msg) = self.rx.recv() => self.on_msg(msg),
+                Some(ev) = keys.recv() => {
+                    self.on_terminal(ev);
+                    frames.now();
+                }
+                Some(msg) = self.rx.recv() => {
+                    self.on_msg(msg);
+                    frames.now();
+                }
                 events = complete_io(&mut self.runner, &mut self.session), if self.busy() => {
                     self.on_events(events);
+                    frames.soon();
                 }
-                _ = tick.tick(), if self.waiting_since.is_some() || !self.tasks.is_empty() => {}
+                _ = tokio::time::sleep_until(next_frame.unwrap_or_else(tokio::time::Instant::now)),
+                    if next_frame.is_some() => {}
+                _ = tick.tick(), if self.waiting_since.is_some() || !self.tasks.is_empty() => {
+                    frames.now();
+                }
             }
+        }
+        if frames.next().is_some() {
+            self.draw();
         }
         if self.busy() {
             // Leaving mid-turn: the runner's token stops the tools with their processes.
