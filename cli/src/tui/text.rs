@@ -248,7 +248,48 @@ fn is_control(c: char) -> bool {
 /// The display width of `s` in terminal columns: the sum of its grapheme clusters' widths,
 /// with ANSI escape sequences and control characters counting as zero.
 pub(crate) fn width(s: &str) -> usize {
-    clean(s).graphemes(true).map(grapheme_width).sum()
+    let text = clean(s);
+    if text.is_ascii() {
+        // Cleaned ASCII is printable: one column a byte.
+        return text.len();
+    }
+    clusters(&text).map(grapheme_width).sum()
+}
+
+/// The grapheme clusters of cleaned text (no control characters). An ASCII character followed
+/// by another ASCII character (or the end) is a cluster of its own, so most of what a model
+/// writes skips the segmentation tables, which were the largest single cost of drawing a
+/// streamed answer; elsewhere the clusters come from Unicode's rules, started at a boundary.
+pub(crate) fn clusters(cleaned: &str) -> Clusters<'_> {
+    Clusters {
+        text: cleaned,
+        at: 0,
+    }
+}
+
+/// The iterator of [`clusters`].
+pub(crate) struct Clusters<'a> {
+    text: &'a str,
+    /// Where the next cluster starts (always a cluster boundary).
+    at: usize,
+}
+
+impl<'a> Iterator for Clusters<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = &self.text[self.at..];
+        let bytes = rest.as_bytes();
+        let first = *bytes.first()?;
+        // Only CR LF joins two ASCII characters, and cleaned text has no CR.
+        let len = if first.is_ascii() && bytes.get(1).is_none_or(u8::is_ascii) {
+            1
+        } else {
+            rest.graphemes(true).next().map_or(rest.len(), str::len)
+        };
+        self.at += len;
+        Some(&rest[..len])
+    }
 }
 
 /// The width of one grapheme cluster (a cleaned one: no control characters).
@@ -332,7 +373,7 @@ pub(crate) fn wrap(line: &Line, width: usize) -> Vec<Line> {
     let cells: Vec<Cell<'_>> = cleaned
         .iter()
         .flat_map(|(text, style)| {
-            text.graphemes(true).map(|g| Cell {
+            clusters(text).map(|g| Cell {
                 text: g,
                 style: *style,
                 width: grapheme_width(g),
@@ -447,7 +488,7 @@ pub(crate) fn truncate(line: &Line, width: usize) -> Line {
     let mut last_style = SpanStyle::PLAIN;
     'spans: for span in &line.0 {
         let text = clean(&span.text);
-        for g in text.graphemes(true) {
+        for g in clusters(&text) {
             let cell = Cell {
                 text: g,
                 style: span.style,
@@ -498,6 +539,60 @@ pub(crate) fn expand_tabs(s: &str, tab: usize) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clusters_are_the_unicode_ones() {
+        let printable: String = (0x20u8..0x7f).map(char::from).collect();
+        for s in [
+            "",
+            "a",
+            "hello, world",
+            printable.as_str(),
+            "  indented `code` and **bold**",
+            "caf\u{e9} and cafe\u{301}, e\u{301}\u{302}x",
+            "flags \u{1f1eb}\u{1f1f7}\u{1f1e9}\u{1f1ea}\u{1f1ec} end",
+            "a family \u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467} and x\u{1f44d}\u{1f3fd}y",
+            "\u{1100}\u{1161}\u{11a8} \u{d55c}\u{ad6d}\u{c5b4} \u{4e2d}\u{6587}",
+            "a\u{200d}b \u{feff} \u{301}lead",
+        ] {
+            let fast: Vec<&str> = clusters(s).collect();
+            let slow: Vec<&str> = s.graphemes(true).collect();
+            assert_eq!(fast, slow, "{s:?}");
+            assert_eq!(
+                width(s),
+                slow.iter().map(|g| grapheme_width(g)).sum::<usize>()
+            );
+        }
+        // Every string of up to four pieces from an alphabet of the characters whose clusters
+        // span more than one: combining marks, joiners, regional indicators, modifiers.
+        let alphabet = [
+            "a",
+            " ",
+            "\u{301}",
+            "\u{200d}",
+            "\u{1f1eb}",
+            "\u{1f468}",
+            "\u{1f3fd}",
+            "\u{e9}",
+            "\u{1100}",
+            "\u{1161}",
+            "\u{fe0f}",
+        ];
+        let mut strings = vec![String::new()];
+        for _ in 0..4 {
+            strings = strings
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |a| format!("{s}{a}")))
+                .collect();
+            for s in &strings {
+                let fast: Vec<&str> = clusters(s).collect();
+                let slow: Vec<&str> = s.graphemes(true).collect();
+                assert_eq!(fast, slow, "{s:?}");
+            }
+        }
+        // A combining accent stays with the ASCII letter before it.
+        assert_eq!(clusters("e\u{301}x").collect::<Vec<_>>(), ["e\u{301}", "x"]);
+    }
 
     fn texts(lines: &[Line]) -> Vec<String> {
         lines.iter().map(Line::plain_text).collect()
