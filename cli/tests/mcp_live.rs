@@ -174,3 +174,90 @@ fn a_tool_the_server_adds_mid_session_is_offered_in_the_next_request() {
         "{err}"
     );
 }
+
+/// Runs `exec` (with `flags`) as the agent `boxless`, whose tool map filters out every tool
+/// of the server `box`, beside a server `ctl` whose `stop_other` kills `box` mid-session.
+/// Returns the output and the requests the model got.
+fn stop_an_unoffered_server(flags: &[&str]) -> (std::process::Output, Vec<Value>) {
+    let env = Env::new();
+    let pidfile = env.path("box.pid").display().to_string();
+    let server = common::mcp_test_server();
+    let servers = json!({"mcpServers": {
+        "box": {"command": "python3", "args": [&server, "--pidfile", &pidfile]},
+        "ctl": {"command": "python3", "args": [&server, "--other", &pidfile]},
+    }})
+    .to_string();
+    env.write(
+        "work/.hrns/agents/boxless/AGENT.md",
+        "---\nname: Boxless\ndescription: no box\ntools:\n  \"mcp__box__*\": false\n---\nYou work without the box.\n",
+    );
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("s1", "mcp__ctl__stop_other", "{}")]),
+        // One more step: each input the session gets is a moment to notice the stop.
+        Reply::tool_calls(&[("l1", "mcp__ctl__look", "{}")]),
+        Reply::text_answer("Done."),
+    ])
+    .unwrap();
+    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
+    let out = env
+        .cmd(None)
+        .args(["exec", "--agent", "boxless"])
+        .args(flags)
+        .arg("stop the box")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests: Vec<Value> = mock.chat_requests().iter().map(|r| r.json()).collect();
+    assert_eq!(requests.len(), 3, "{}", stderr(&out));
+    assert_eq!(tool_result(&requests[1], "s1"), "stopped");
+    let first = tool_names(&requests[0]);
+    assert!(
+        first.contains(&"mcp__ctl__stop_other".to_owned()),
+        "{first:?}"
+    );
+    for request in &requests {
+        let names = tool_names(request);
+        assert_eq!(names, first, "the model's tools stay as they were");
+        assert!(box_tools(&names).is_empty(), "{names:?}");
+        let text = request["messages"].to_string();
+        assert!(
+            !text.contains("MCP server box"),
+            "nothing new for the model: {text}"
+        );
+    }
+    (out, requests)
+}
+
+#[test]
+fn a_server_whose_tools_were_not_offered_is_still_reported_once_when_it_stops() {
+    let (out, _) = stop_an_unoffered_server(&[]);
+    let err = stderr(&out);
+    assert_eq!(stdout(&out), "Done.\n");
+    assert_eq!(
+        err.matches("MCP server box stopped").count(),
+        1,
+        "told once: {err}"
+    );
+    assert!(err.contains("killed by signal 15"), "and why: {err}");
+    assert!(!err.contains("no longer offered"), "{err}");
+}
+
+#[test]
+fn a_server_whose_tools_were_not_offered_stops_as_one_json_event_with_empty_lists() {
+    let (out, _) = stop_an_unoffered_server(&["--json"]);
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let changed: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tools_changed")
+        .collect();
+    assert_eq!(changed.len(), 1, "{events:?}");
+    let reason = changed[0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("MCP server box stopped"), "{reason}");
+    assert!(reason.contains("killed by signal 15"), "{reason}");
+    for list in ["added", "removed", "updated"] {
+        assert_eq!(changed[0][list], json!([]), "{list}");
+    }
+}

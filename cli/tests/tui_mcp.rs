@@ -125,12 +125,9 @@ fn tools_a_server_adds_are_offered_and_a_dead_servers_tools_dropped() {
     );
 }
 
-/// A server that exits on its own while no turn runs (once the test creates `stop` in the
-/// workspace) is told of at once, and the next turn's request no longer offers its tools.
-#[test]
-fn a_server_that_exits_while_idle_is_told_at_once_and_left_out() {
-    let env = Env::new();
-    let mock = MockProvider::start([Reply::text_answer("Still here.")]).unwrap();
+/// Configures the server `quits`: one tool, `work`, and it exits with status 5 once the test
+/// creates `stop` in the workspace. Returns the pty's environment variables.
+fn quitting_server(env: &Env, mock: &MockProvider) -> Vec<(&'static str, String)> {
     let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}}}"#;
     let list = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"work","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}}"#;
     let script = env.write(
@@ -145,13 +142,22 @@ fn a_server_that_exits_while_idle_is_told_at_once_and_left_out() {
         ),
     );
     let servers = json!({"mcpServers": {"quits": {"command": "sh", "args": [script]}}}).to_string();
-    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
-    let vars = vec![
+    env.config_with(mock, &format!(", {}", &servers[1..servers.len() - 1]));
+    vec![
         ("HOME", env.path("home").display().to_string()),
         ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
         ("XDG_STATE_HOME", env.path("state").display().to_string()),
         ("PATH", std::env::var("PATH").unwrap_or_default()),
-    ];
+    ]
+}
+
+/// A server that exits on its own while no turn runs (once the test creates `stop` in the
+/// workspace) is told of at once, and the next turn's request no longer offers its tools.
+#[test]
+fn a_server_that_exits_while_idle_is_told_at_once_and_left_out() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("Still here.")]).unwrap();
+    let vars = quitting_server(&env, &mock);
     let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &env.work(), &vars, 30, 110);
     p.expect("mock-model", T);
     std::fs::write(env.work().join("stop"), "").unwrap();
@@ -170,6 +176,45 @@ fn a_server_that_exits_while_idle_is_told_at_once_and_left_out() {
         names(&requests[0].json())
     );
     assert_eq!(p.output().matches("MCP server quits stopped").count(), 1);
+}
+
+/// A server none of whose tools the agent is offered (its tool map filters them out) is
+/// still told of once when it stops; the model's tools stay as they were.
+#[test]
+fn a_server_whose_tools_were_filtered_out_is_told_of_once_when_it_stops() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("Still here.")]).unwrap();
+    let vars = quitting_server(&env, &mock);
+    env.write(
+        "work/.hrns/agents/noquits/AGENT.md",
+        "---\nname: Noquits\ndescription: without quits\ntools:\n  \"mcp__quits__*\": false\n---\nYou work alone.\n",
+    );
+    let mut p = pty::Pty::spawn(
+        env!("CARGO_BIN_EXE_hrns"),
+        &["--agent", "noquits"],
+        &env.work(),
+        &vars,
+        30,
+        110,
+    );
+    p.expect("mock-model", T);
+    std::fs::write(env.work().join("stop"), "").unwrap();
+    p.expect("MCP server quits stopped", T);
+    p.expect("exited with status 5", T);
+    p.send("anyone there?\r");
+    p.expect("Still here.", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+    let body = mock.chat_requests()[0].json();
+    assert!(names(&body).contains(&"read_file".to_owned()), "{body}");
+    assert!(
+        !names(&body).iter().any(|n| n.starts_with("mcp__")),
+        "{body}"
+    );
+    assert!(!body["messages"].to_string().contains("quits"), "{body}");
+    let output = p.output();
+    assert_eq!(output.matches("MCP server quits stopped").count(), 1);
+    assert!(!output.contains("no longer offered"), "{output}");
 }
 
 /// The async driver's path for images: the `picture` tool's PNG reaches a model set up for

@@ -10,7 +10,8 @@ use crate::client::{Transport, io_error};
 use crate::tool::{CancelFlag, ToolContext, Toolbox};
 use hrns_core::http::{HttpRequest, RequestId};
 use hrns_core::session::{
-    Action, Approval, Event, Session, SessionError, ToolRun, TransportError, TurnOutcome,
+    Action, Approval, Event, Session, SessionError, ToolRun, ToolsReason, TransportError,
+    TurnOutcome,
 };
 use hrns_core::tool::ToolOutput;
 use std::collections::{HashMap, VecDeque};
@@ -21,7 +22,7 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 /// Brings a toolbox up to date; returns why when it changed it.
-type ToolUpdate<'a> = Box<dyn FnMut(&mut Toolbox) -> Option<String> + 'a>;
+type ToolUpdate<'a> = Box<dyn FnMut(&mut Toolbox) -> Option<ToolsReason> + 'a>;
 
 /// How often blocked waits look at the cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(20);
@@ -141,13 +142,15 @@ impl<'a> Runner<'a> {
     /// Sets how the runner learns that the tools changed while a session runs (an MCP server
     /// stopped, or listed other tools). Before each input it gives the session (a response
     /// piece, a tool output, a deadline), the runner calls `update` with its toolbox; when
-    /// `update` changed the toolbox it returns why (for people), and the session gets the new
-    /// specs ([`Session::set_tools`]) — so the request that input starts already offers them.
-    pub fn update_tools_with(
+    /// `update` changed the toolbox it returns why (for people: a `String`, or a
+    /// [`ToolsReason`] that is news even when the offered set stays the same), and the session
+    /// gets the new specs ([`Session::set_tools`]) — so the request that input starts already
+    /// offers them.
+    pub fn update_tools_with<R: Into<ToolsReason>>(
         mut self,
-        update: impl FnMut(&mut Toolbox) -> Option<String> + 'a,
+        mut update: impl FnMut(&mut Toolbox) -> Option<R> + 'a,
     ) -> Self {
-        self.update_tools = Some(Box::new(update));
+        self.update_tools = Some(Box::new(move |toolbox| update(toolbox).map(Into::into)));
         self
     }
 
@@ -158,7 +161,7 @@ impl<'a> Runner<'a> {
             return;
         };
         if let Some(reason) = update(&mut self.tools) {
-            session.set_tools(self.tools.specs(), &reason);
+            session.set_tools(self.tools.specs(), reason);
         }
     }
 

@@ -11,7 +11,8 @@ use crate::client::{Client, IncomingResponse};
 use crate::tool::{ToolContext, Toolbox};
 use hrns_core::http::{HttpRequest, RequestId};
 use hrns_core::session::{
-    Action, Approval, Event, Session, SessionError, ToolRun, TransportError, TurnOutcome,
+    Action, Approval, Event, Session, SessionError, ToolRun, ToolsReason, TransportError,
+    TurnOutcome,
 };
 use hrns_core::tool::ToolOutput;
 use hyper::body::Bytes;
@@ -32,7 +33,7 @@ pub type ApprovalFuture = Pin<Box<dyn Future<Output = Approval> + Send>>;
 type Approver = Box<dyn FnMut(ToolRun) -> ApprovalFuture + Send>;
 
 /// Brings a toolbox up to date; returns why when it changed it.
-type ToolUpdate = Box<dyn FnMut(&mut Toolbox) -> Option<String> + Send>;
+type ToolUpdate = Box<dyn FnMut(&mut Toolbox) -> Option<ToolsReason> + Send>;
 
 /// How long a stopped tool gets to end on its own (a command is killed and reaped) before its
 /// task is dropped.
@@ -103,13 +104,15 @@ impl Runner {
     /// Sets how the runner learns that the tools changed while a session runs (an MCP server
     /// stopped, or listed other tools). Before each input it gives the session (a response
     /// piece, a tool output, a deadline), the runner calls `update` with its toolbox; when
-    /// `update` changed the toolbox it returns why (for people), and the session gets the new
-    /// specs ([`Session::set_tools`]) — so the request that input starts already offers them.
-    pub fn update_tools_with(
+    /// `update` changed the toolbox it returns why (for people: a `String`, or a
+    /// [`ToolsReason`] that is news even when the offered set stays the same), and the session
+    /// gets the new specs ([`Session::set_tools`]) — so the request that input starts already
+    /// offers them.
+    pub fn update_tools_with<R: Into<ToolsReason>>(
         mut self,
-        update: impl FnMut(&mut Toolbox) -> Option<String> + Send + 'static,
+        mut update: impl FnMut(&mut Toolbox) -> Option<R> + Send + 'static,
     ) -> Self {
-        self.update_tools = Some(Box::new(update));
+        self.update_tools = Some(Box::new(move |toolbox| update(toolbox).map(Into::into)));
         self
     }
 
@@ -120,7 +123,7 @@ impl Runner {
             return;
         };
         if let Some(reason) = update(&mut self.tools) {
-            session.set_tools(self.tools.specs(), &reason);
+            session.set_tools(self.tools.specs(), reason);
         }
     }
 

@@ -1,13 +1,15 @@
 //! A session's MCP tools kept current: when a server stops or lists other tools, the runner's
 //! toolbox gets the tools as they are now (`Runner::update_tools_with` in both drivers), and
 //! the session says so once ([`hrns_core::session::Event::ToolsChanged`]), naming the server
-//! and why.
+//! and why. A server that stops is reported once even when none of its tools were offered
+//! (all filtered out by the agent or the policy): the model's tools stay as they were, but
+//! the user learns which server stopped and why.
 
 use hrns_blocking::mcp::{McpServers, McpToolHandle, ServerStatus};
 use hrns_core::agent::Agent;
 use hrns_core::mcp::McpTool;
 use hrns_core::mcp::naming::offered;
-use hrns_core::session::ApprovalPolicy;
+use hrns_core::session::{ApprovalPolicy, ToolsReason};
 use hrns_core::tool::{Registry, ToolObject};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -62,8 +64,9 @@ impl LiveTools {
 
     /// Brings `toolbox` up to date when a server's tools changed since the last look (it
     /// stopped, or listed other tools): its MCP tools are replaced by the current ones, the
-    /// others stay. Returns why, for people, when it changed anything.
-    pub(crate) fn update<T>(&mut self, toolbox: &mut Registry<T>) -> Option<String>
+    /// others stay. Returns why, for people, when it changed anything; a server that stopped
+    /// is news even when the offered tools stay the same.
+    pub(crate) fn update<T>(&mut self, toolbox: &mut Registry<T>) -> Option<ToolsReason>
     where
         T: ?Sized + ToolObject,
         McpToolHandle: Into<Box<T>>,
@@ -98,20 +101,23 @@ impl LiveTools {
     }
 
     /// Notes each server as it is now; returns what changed since the last look, one clause
-    /// per server: `MCP server NAME stopped (why)` or `MCP server NAME changed its tools`.
-    fn what_changed(&mut self) -> String {
+    /// per server: `MCP server NAME stopped (why)` or `MCP server NAME changed its tools`,
+    /// as news when a server stopped.
+    fn what_changed(&mut self) -> ToolsReason {
         let servers = self.servers.servers();
         self.seen.resize_with(servers.len(), || Seen {
             failed: false,
             tools: Vec::new(),
         });
         let mut clauses = Vec::new();
+        let mut stopped = false;
         for (server, seen) in servers.iter().zip(&mut self.seen) {
             let status = server.status();
             let tools = server.tools();
             match &status {
                 ServerStatus::Failed(why) if !seen.failed => {
                     clauses.push(format!("MCP server {} stopped ({why})", server.name()));
+                    stopped = true;
                 }
                 ServerStatus::Failed(_) | ServerStatus::Ready | ServerStatus::Disabled => {
                     if tools != seen.tools {
@@ -124,8 +130,10 @@ impl LiveTools {
         }
         if clauses.is_empty() {
             "the MCP servers' tools changed".into()
+        } else if stopped {
+            ToolsReason::news(clauses.join("; "))
         } else {
-            clauses.join("; ")
+            clauses.join("; ").into()
         }
     }
 }

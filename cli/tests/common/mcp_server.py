@@ -7,17 +7,36 @@ Its tools (each answers with text; errors are `isError` results):
   grow       {}                adds the tool `extra` and sends notifications/tools/list_changed
   extra      {}                (after grow) says "extra ran"
   picture    {}                answers with a text block and a 1x1 PNG image block
+  stop_other {}                (with --other PIDFILE) kills the server whose pid PIDFILE holds and
+                               says "stopped" once hrns has collected its exit (at most 10 s)
+
+Options: --pidfile PATH writes this server's pid to PATH at start; --other PIDFILE offers
+stop_other.
 """
 
 import json
 import os
+import signal
 import sys
+import time
 
 PNG = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )
 
 grown = False
+
+
+def option(name):
+    if name in sys.argv[1:-1]:
+        return sys.argv[sys.argv.index(name) + 1]
+    return None
+
+
+OTHER = option("--other")
+if option("--pidfile"):
+    with open(option("--pidfile"), "w") as f:
+        f.write(str(os.getpid()))
 
 
 def tool(name, description, read_only=False):
@@ -41,6 +60,8 @@ def tools():
     ]
     if grown:
         listed.append(tool("extra", "Appears after grow."))
+    if OTHER:
+        listed.append(tool("stop_other", "Stops the other server."))
     return listed
 
 
@@ -72,6 +93,19 @@ def call(name, args):
         return text("grown")
     if name == "extra" and grown:
         return text("extra ran")
+    if name == "stop_other" and OTHER:
+        with open(OTHER) as f:
+            pid = int(f.read())
+        os.kill(pid, signal.SIGTERM)
+        # The other server is hrns's child: it is gone (not a zombie) once hrns collected
+        # its exit status, which is when hrns marks it failed.
+        for _ in range(1000):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return text("stopped")
+            time.sleep(0.01)
+        return text("still there", is_error=True)
     if name == "picture":
         return {
             "content": [

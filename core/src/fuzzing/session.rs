@@ -154,7 +154,14 @@ pub fn session(data: &[u8]) {
                 if arg % 4 == 1 {
                     tools.remove(arg / 4 % tools.len());
                 }
-                session.set_tools(tools, &format!("a server left ({KEY})"));
+                let why = format!("a server left ({KEY})");
+                // Now and then news even when nothing changed (a server whose tools were
+                // filtered out stopped).
+                if arg % 8 == 3 {
+                    session.set_tools(tools, crate::session::ToolsReason::news(why));
+                } else {
+                    session.set_tools(tools, why);
+                }
                 Ok(())
             }
             _ => {

@@ -36,6 +36,7 @@ mod retry;
 mod shared;
 #[cfg(test)]
 mod tests;
+mod tools_reason;
 mod turn;
 
 pub use config::endpoint;
@@ -49,6 +50,7 @@ pub use event::{
     TransportErrorKind, TurnError, TurnOutcome,
 };
 pub(crate) use retry::retry_after;
+pub use tools_reason::{ToolsReason, WhenUnchanged};
 
 use crate::history::HistoryError;
 use crate::http::{HttpRequest, RequestId};
@@ -272,11 +274,13 @@ impl Session {
     /// them (a call to a tool that is gone is answered as an unknown tool, naming the ones
     /// there are). Calls already decided or running keep going. When the set differs from
     /// the one before, emits [`Event::ToolsChanged`] with `reason` (for people, redacted like
-    /// all output); otherwise does nothing.
+    /// all output); otherwise does nothing, unless `reason` is news even so
+    /// ([`WhenUnchanged::Report`]: the event then comes with empty lists).
     ///
     /// A driver calls it before it gives the session an input, so that the request that input
     /// may start (after the last tool result) already offers the new set.
-    pub fn set_tools(&mut self, tools: Vec<ToolSpec>, reason: &str) {
+    pub fn set_tools(&mut self, tools: Vec<ToolSpec>, reason: impl Into<ToolsReason>) {
+        let reason = reason.into();
         let s = &mut self.shared;
         let by_name = |list: &[ToolSpec]| -> std::collections::HashMap<String, ToolSpec> {
             list.iter().map(|t| (t.name.clone(), t.clone())).collect()
@@ -300,11 +304,20 @@ impl Session {
             .map(|t| t.name.clone())
             .collect();
         if added.is_empty() && removed.is_empty() && updated.is_empty() {
+            if reason.when_unchanged == WhenUnchanged::Report {
+                let reason = s.redact(reason.text);
+                s.emit(Event::ToolsChanged {
+                    reason,
+                    added,
+                    removed,
+                    updated,
+                });
+            }
             return;
         }
         s.config.tools = tools;
         s.context.tools_changed(&s.config);
-        let reason = s.redact(reason.to_owned());
+        let reason = s.redact(reason.text);
         s.emit(Event::ToolsChanged {
             reason,
             added,

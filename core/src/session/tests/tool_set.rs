@@ -128,6 +128,36 @@ fn the_same_set_changes_nothing_and_a_set_while_idle_reaches_the_first_request()
 }
 
 #[test]
+fn the_same_set_is_reported_only_when_the_reason_is_news() {
+    let mut h = H::new(config(ApprovalPolicy::Auto));
+    h.s.set_tools(
+        builtin_specs(),
+        ToolsReason::news(format!("MCP server s stopped ({KEY})")),
+    );
+    h.s.set_tools(builtin_specs(), "MCP server s changed its tools");
+    h.drain();
+    match changes(&h)[..] {
+        [
+            Event::ToolsChanged {
+                reason,
+                added,
+                removed,
+                updated,
+            },
+        ] => {
+            assert!(reason.starts_with("MCP server s stopped"), "{reason}");
+            assert!(!reason.contains(KEY), "redacted: {reason}");
+            assert!(added.is_empty() && removed.is_empty() && updated.is_empty());
+        }
+        ref other => panic!("{other:?}"),
+    }
+    h.submit("x");
+    assert_eq!(offered(&h, 0).len(), builtin_specs().len());
+    h.sse(&text_answer("ok"));
+    assert_eq!(h.finals().len(), 1);
+}
+
+#[test]
 fn the_event_round_trips_as_json() {
     let event = Event::ToolsChanged {
         reason: "r".into(),
