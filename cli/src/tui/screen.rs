@@ -8,7 +8,9 @@ use std::io::{self, Stdout, Write};
 
 /// The terminal in raw mode with the live area's bookkeeping.
 pub(crate) struct Screen {
-    out: Stdout,
+    /// Everything a print or a draw writes is buffered and goes out in one write at its end
+    /// (stdout alone would make a system call for each line).
+    out: io::BufWriter<Stdout>,
     colors: bool,
     /// The row of the live area the cursor was left on (0 = its first row).
     cursor_row: u16,
@@ -47,7 +49,7 @@ impl Screen {
             previous(info);
         }));
         terminal::enable_raw_mode()?;
-        let mut out = io::stdout();
+        let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout());
         queue!(out, event::EnableBracketedPaste)?;
         out.flush()?;
         let width = terminal::size().map(|(w, _)| w).unwrap_or(80).max(10);
