@@ -226,7 +226,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
             &discovered,
             &cwd,
             &config,
-            &hrns_blocking::mcp::McpServers::default(), // a replay starts no servers
+            &Arc::new(hrns_blocking::mcp::McpServers::default()), // a replay starts no servers
             Arc::clone(&transport),
             args.json,
             log,

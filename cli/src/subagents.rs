@@ -9,6 +9,7 @@ use hrns_blocking::{Toolbox, Transport, tools};
 use hrns_core::agent::Agent;
 use hrns_core::prompt::{PromptContext, compose_system_prompt};
 use hrns_core::session::{Event, SessionConfig, ToolStatus};
+use hrns_core::skill::Skill;
 use hrns_core::task::{self, ChildEvent, Children};
 use std::io::Write;
 use std::path::Path;
@@ -31,8 +32,8 @@ pub(crate) fn parent_specs(setup: &Setup, toolbox: &Toolbox) -> Vec<hrns_core::t
 
 /// The tools a child may get (before its agent's filter and the policy): every built-in and
 /// every tool of the parent's MCP servers.
-fn child_toolbox(discovered: &Discovered, mcp: &McpServers) -> Toolbox {
-    let mut all = tools::builtin_toolbox(discovered.skills.clone());
+fn child_toolbox(skills: &[Skill], mcp: &McpServers) -> Toolbox {
+    let mut all = tools::builtin_toolbox(skills.to_vec());
     let taken: Vec<String> = all.names().map(str::to_owned).collect();
     for tool in mcp.tools(taken.iter().map(String::as_str)) {
         all.add(tool);
@@ -45,7 +46,7 @@ fn child_toolbox(discovered: &Discovered, mcp: &McpServers) -> Toolbox {
 pub(crate) fn subagents(setup: &Setup, mcp: &McpServers) -> Option<task::Subagents> {
     enabled(setup).then(|| task::Subagents {
         agents: setup.discovered.agents.clone(),
-        tools: child_toolbox(&setup.discovered, mcp).specs(),
+        tools: child_toolbox(&setup.discovered.skills, mcp).specs(),
     })
 }
 
@@ -73,18 +74,22 @@ fn prompt_composer(
 }
 
 /// The blocking `task` tool for `exec`: children run on `transport` with every built-in and
-/// MCP tool their agent allows (a read-only agent only the read-only ones), print their activity as they go, and send their events to `log` for
+/// MCP tool (as the servers are when the child starts) their agent allows (a read-only agent only the read-only ones), print their activity as they go, and send their events to `log` for
 /// the session file.
 pub(crate) fn task_tool(
     discovered: &Discovered,
     workspace: &Path,
     parent: &SessionConfig,
-    mcp: &McpServers,
+    mcp: &Arc<McpServers>,
     transport: Arc<dyn Transport>,
     json: bool,
     log: mpsc::Sender<ChildEvent>,
 ) -> TaskTool {
-    let all = child_toolbox(discovered, mcp);
+    let all = child_toolbox(&discovered.skills, mcp);
+    let current = {
+        let (skills, mcp) = (discovered.skills.clone(), Arc::clone(mcp));
+        move || child_toolbox(&skills, &mcp)
+    };
     let mut parent = parent.clone();
     parent.tools = all.specs();
     let log = std::sync::Mutex::new(log);
@@ -100,34 +105,42 @@ pub(crate) fn task_tool(
                 let _ = log.send(child.clone());
             }
         });
-    TaskTool::new(transport, children, all)
+    TaskTool::new(transport, children, all).current_tools(current)
 }
 
 /// The async `task` tool for the interactive UI: children run on `client` with every built-in
-/// and MCP tool their agent allows (a read-only agent only the read-only ones), and their
+/// and MCP tool (as the servers are when the child starts) their agent allows (a read-only agent only the read-only ones), and their
 /// events go to `observer`. Their approval requests are denied as unattended until the caller
 /// sets [`TaskTool::approve_with`](hrns_tokio::tools::TaskTool::approve_with).
 pub(crate) fn tokio_task_tool(
     discovered: &Discovered,
     workspace: &Path,
     parent: &SessionConfig,
-    mcp: &McpServers,
+    mcp: &Arc<McpServers>,
     client: hrns_tokio::Client,
     observer: impl Fn(&ChildEvent) + Send + Sync + 'static,
 ) -> hrns_tokio::tools::TaskTool {
     // `web_fetch` gets a client of its own that always verifies certificates.
     let http = hrns_tokio::HttpClient::new(&hrns_tokio::ClientConfig::default());
-    let mut all = hrns_tokio::tools::builtin_toolbox(http, discovered.skills.clone());
-    let taken: Vec<String> = all.names().map(str::to_owned).collect();
-    for tool in mcp.tools(taken.iter().map(String::as_str)) {
-        all.add(tool);
-    }
+    let skills = discovered.skills.clone();
+    let toolbox = {
+        let mcp = Arc::clone(mcp);
+        move || {
+            let mut all = hrns_tokio::tools::builtin_toolbox(http.clone(), skills.clone());
+            let taken: Vec<String> = all.names().map(str::to_owned).collect();
+            for tool in mcp.tools(taken.iter().map(String::as_str)) {
+                all.add(tool);
+            }
+            all
+        }
+    };
+    let all = toolbox();
     let mut parent = parent.clone();
     parent.tools = all.specs();
     let children = Children::new(parent, discovered.agents.clone())
         .system_prompt(prompt_composer(discovered, workspace))
         .on_event(observer);
-    hrns_tokio::tools::TaskTool::new(client, children, all)
+    hrns_tokio::tools::TaskTool::new(client, children, all).current_tools(toolbox)
 }
 
 /// A child's event as one JSON line: the event's own object with `parent_call_id` and

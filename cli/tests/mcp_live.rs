@@ -261,3 +261,60 @@ fn a_server_whose_tools_were_not_offered_stops_as_one_json_event_with_empty_list
         assert_eq!(changed[0][list], json!([]), "{list}");
     }
 }
+
+/// The parent changes the box (`first`), then starts a Builder child with `task` (all tools,
+/// effects too); the child makes one call (`child_call`) and answers. Returns the output and
+/// the requests, the child's third and fourth.
+fn child_after(first: &str, child_call: &str) -> (std::process::Output, Vec<Value>) {
+    let env = Env::new();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("p1", first, "{}")]),
+        Reply::tool_calls(&[(
+            "t1",
+            "task",
+            r#"{"description":"use the box","prompt":"Use the box.","agent":"Builder"}"#,
+        )]),
+        Reply::tool_calls(&[("k1", child_call, "{}")]),
+        Reply::text_answer("Child done."),
+        Reply::text_answer("Parent done."),
+    ])
+    .unwrap();
+    env.config_with(&mock, &with_box());
+    let out = env
+        .cmd(None)
+        .args(["exec", "--approval", "auto", "delegate"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Parent done.\n");
+    let requests: Vec<Value> = mock.chat_requests().iter().map(|r| r.json()).collect();
+    assert_eq!(requests.len(), 5, "{}", stderr(&out));
+    let child = tool_names(&requests[2]);
+    assert!(
+        !child.contains(&"task".to_owned()),
+        "the child's: {child:?}"
+    );
+    (out, requests)
+}
+
+#[test]
+fn a_child_started_after_a_server_added_a_tool_is_offered_it() {
+    let (_, requests) = child_after("mcp__box__grow", "mcp__box__extra");
+    let child = tool_names(&requests[2]);
+    assert!(child.contains(&"mcp__box__extra".to_owned()), "{child:?}");
+    assert!(child.contains(&"mcp__box__grow".to_owned()), "{child:?}");
+    assert_eq!(tool_result(&requests[3], "k1"), "extra ran");
+}
+
+#[test]
+fn a_child_started_after_a_server_died_is_not_offered_its_tools() {
+    let (_, requests) = child_after("mcp__box__die", "mcp__box__look");
+    let child = tool_names(&requests[2]);
+    assert!(box_tools(&child).is_empty(), "{child:?}");
+    assert!(child.contains(&"read_file".to_owned()), "{child:?}");
+    let unknown = tool_result(&requests[3], "k1");
+    assert!(
+        unknown.contains("There is no tool named `mcp__box__look`"),
+        "{unknown}"
+    );
+}

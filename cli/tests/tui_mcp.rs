@@ -125,6 +125,68 @@ fn tools_a_server_adds_are_offered_and_a_dead_servers_tools_dropped() {
     );
 }
 
+/// The async driver's `task`: a child started after the server added a tool (`grow`) is
+/// offered it and runs it.
+#[test]
+fn a_child_started_after_a_server_added_a_tool_is_offered_it() {
+    let env = Env::new();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("g1", "mcp__box__grow", "{}")]),
+        Reply::tool_calls(&[(
+            "t1",
+            "task",
+            r#"{"description":"use the box","prompt":"Use the box.","agent":"Builder"}"#,
+        )]),
+        Reply::tool_calls(&[("k1", "mcp__box__extra", "{}")]),
+        Reply::text_answer("Child done."),
+        Reply::text_answer("Parent done."),
+    ])
+    .unwrap();
+    let servers = json!({"mcpServers": {
+        "box": {"command": "python3", "args": [common::mcp_test_server()]},
+    }})
+    .to_string();
+    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
+    let vars = vec![
+        ("HOME", env.path("home").display().to_string()),
+        ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
+        ("XDG_STATE_HOME", env.path("state").display().to_string()),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+    ];
+    let args = ["--approval", "auto"];
+    let mut p = pty::Pty::spawn(
+        env!("CARGO_BIN_EXE_hrns"),
+        &args,
+        &env.work(),
+        &vars,
+        30,
+        110,
+    );
+    p.expect("mock-model", T);
+    p.send("grow and delegate\r");
+    p.expect("Parent done.", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 5);
+    let child = names(&requests[2].json());
+    assert!(
+        !child.contains(&"task".to_owned()),
+        "the child's: {child:?}"
+    );
+    assert!(child.contains(&"mcp__box__extra".to_owned()), "{child:?}");
+    let body = requests[3].json();
+    let result = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == "k1")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(result, "extra ran", "{body}");
+}
+
 /// Configures the server `quits`: one tool, `work`, and it exits with status 5 once the test
 /// creates `stop` in the workspace. Returns the pty's environment variables.
 fn quitting_server(env: &Env, mock: &MockProvider) -> Vec<(&'static str, String)> {

@@ -97,12 +97,18 @@ impl Children {
     /// Decides the child a `task` call with `arguments` runs; an error is the result the model
     /// gets (see [`plan_child`]).
     pub fn start(&self, arguments: &str) -> Result<ChildStart, ToolOutput> {
-        let plan = plan_child(
-            arguments,
-            &self.agents,
-            self.parent.approval,
-            &self.parent.tools,
-        )?;
+        self.start_with(arguments, &self.parent.tools)
+    }
+
+    /// As [`Children::start`], with the tools a child may be given as they are now
+    /// (`available`) instead of those of [`Children::new`]'s parent: an MCP server listed
+    /// other tools or stopped since.
+    pub fn start_with(
+        &self,
+        arguments: &str,
+        available: &[ToolSpec],
+    ) -> Result<ChildStart, ToolOutput> {
+        let plan = plan_child(arguments, &self.agents, self.parent.approval, available)?;
         let tool_names: Vec<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
         let config = child_config(&self.parent, &plan, (self.prompt)(&plan.agent, &tool_names));
         Ok(ChildStart {

@@ -14,6 +14,9 @@ use std::time::Duration;
 /// Answers a child's approval requests.
 pub type ApproveFn = Arc<dyn Fn(&ToolRun) -> Approval + Send + Sync>;
 
+/// Gives the tools a child may get as they are now (see [`TaskTool::current_tools`]).
+pub type CurrentTools = Arc<dyn Fn() -> Toolbox + Send + Sync>;
+
 /// The `task` tool. Add it to the parent's toolbox, and set the parent's
 /// [`SessionConfig::subagents`](hrns_core::session::SessionConfig::subagents) to
 /// [`TaskTool::subagents`]; its children use `tools` (which must not hold it) under the
@@ -23,6 +26,8 @@ pub struct TaskTool {
     transport: Arc<dyn Transport>,
     children: Children,
     tools: Toolbox,
+    /// The tools as they are now, asked for when a child starts ([`TaskTool::current_tools`]).
+    current: Option<CurrentTools>,
     approve: Option<ApproveFn>,
     running: Running,
 }
@@ -77,9 +82,19 @@ impl TaskTool {
             transport,
             children,
             tools,
+            current: None,
             approve: None,
             running: Running::default(),
         }
+    }
+
+    /// Sets where a child's tools come from when it starts, instead of the fixed `tools` of
+    /// [`TaskTool::new`]: the parent's MCP servers may have listed other tools or stopped
+    /// since, and a child is offered them as they are then.
+    #[must_use]
+    pub fn current_tools(mut self, current: impl Fn() -> Toolbox + Send + Sync + 'static) -> Self {
+        self.current = Some(Arc::new(current));
+        self
     }
 
     /// What the parent session needs to know about this tool's children
@@ -114,12 +129,14 @@ impl Tool for TaskTool {
     }
 
     fn run_call(&self, call_id: &str, arguments: &str, ctx: &ToolContext) -> ToolOutput {
-        let child = match self.children.start(arguments) {
+        let current = self.current.as_ref().map(|current| current());
+        let all = current.as_ref().unwrap_or(&self.tools);
+        let child = match self.children.start_with(arguments, &all.specs()) {
             Ok(child) => child,
             Err(refusal) => return refusal,
         };
         let _running = self.running.enter();
-        let mut tools = self.tools.clone();
+        let mut tools = all.clone();
         tools.retain(|name| child.tool_names.iter().any(|n| n == name));
         let mut session = Session::new(child.config);
         let mut runner = Runner::new(Arc::clone(&self.transport), &tools, ctx.clone());

@@ -19,6 +19,9 @@ use std::sync::Arc;
 /// Answers a child's approval requests, given the child's agent and its call.
 pub type ApproveFn = Arc<dyn Fn(String, ToolRun) -> ApprovalFuture + Send + Sync>;
 
+/// Gives the tools a child may get as they are now (see [`TaskTool::current_tools`]).
+pub type CurrentTools = Arc<dyn Fn() -> Toolbox + Send + Sync>;
+
 /// The `task` tool of the async driver. Add it to the parent's toolbox, and set the parent's
 /// [`SessionConfig::subagents`](hrns_core::session::SessionConfig::subagents) to
 /// [`TaskTool::subagents`] so the session orders task calls by what their children may do;
@@ -28,6 +31,8 @@ pub struct TaskTool {
     client: Client,
     children: Children,
     tools: Toolbox,
+    /// The tools as they are now, asked for when a child starts ([`TaskTool::current_tools`]).
+    current: Option<CurrentTools>,
     approve: Option<ApproveFn>,
 }
 
@@ -49,8 +54,18 @@ impl TaskTool {
             client,
             children,
             tools,
+            current: None,
             approve: None,
         }
+    }
+
+    /// Sets where a child's tools come from when it starts, instead of the fixed `tools` of
+    /// [`TaskTool::new`]: the parent's MCP servers may have listed other tools or stopped
+    /// since, and a child is offered them as they are then.
+    #[must_use]
+    pub fn current_tools(mut self, current: impl Fn() -> Toolbox + Send + Sync + 'static) -> Self {
+        self.current = Some(Arc::new(current));
+        self
     }
 
     /// What the parent session needs to know about this tool's children
@@ -72,11 +87,13 @@ impl TaskTool {
     }
 
     async fn run_child(&self, call_id: &str, arguments: &str, ctx: &ToolContext) -> ToolOutput {
-        let child = match self.children.start(arguments) {
+        let current = self.current.as_ref().map(|current| current());
+        let all = current.as_ref().unwrap_or(&self.tools);
+        let child = match self.children.start_with(arguments, &all.specs()) {
             Ok(child) => child,
             Err(refusal) => return refusal,
         };
-        let mut tools = self.tools.clone();
+        let mut tools = all.clone();
         tools.retain(|name| child.tool_names.iter().any(|n| n == name));
         // The child's cancel token is this call's: a cancelled parent turn or an aborted call
         // cancels the child. Its own tools report no usage (no task inside a task).
