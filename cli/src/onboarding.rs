@@ -285,9 +285,42 @@ fn ask_yes(
 
 /// Reads a secret without echoing it when stdin is a terminal.
 fn ask_secret(out: &mut impl Write, question: &str) -> std::io::Result<String> {
+    // Echo goes off before the question shows: a key typed or pasted the moment it appears
+    // must not be echoed (rpassword alone turns echo off only after the question is out).
+    let _quiet = EchoOff::new();
     write!(out, "{question}")?;
     out.flush()?;
     rpassword::read_password().map(|s| s.trim().to_owned())
+}
+
+/// The controlling terminal's echo off for as long as this lives; nothing without a terminal.
+struct EchoOff {
+    tty: std::fs::File,
+    saved: rustix::termios::Termios,
+}
+
+impl EchoOff {
+    fn new() -> Option<EchoOff> {
+        use rustix::termios::{LocalModes, OptionalActions, tcgetattr, tcsetattr};
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .ok()?;
+        let saved = tcgetattr(&tty).ok()?;
+        let mut quiet = saved.clone();
+        quiet.local_modes.remove(LocalModes::ECHO);
+        quiet.local_modes.insert(LocalModes::ECHONL);
+        tcsetattr(&tty, OptionalActions::Now, &quiet).ok()?;
+        Some(EchoOff { tty, saved })
+    }
+}
+
+impl Drop for EchoOff {
+    fn drop(&mut self) {
+        use rustix::termios::{OptionalActions, tcsetattr};
+        let _ = tcsetattr(&self.tty, OptionalActions::Now, &self.saved);
+    }
 }
 
 #[cfg(test)]
