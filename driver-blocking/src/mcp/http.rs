@@ -21,6 +21,7 @@ use hrns_core::mcp::jsonrpc::{DEFAULT_MAX_MESSAGE_SIZE, Message};
 use hrns_core::sse::Decoder;
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::ops::ControlFlow;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
@@ -198,20 +199,12 @@ fn read_json(body: impl Read, slot: &Slot) {
 }
 
 /// An event stream: each event's data is one JSON-RPC message (or batch).
-fn read_events(mut body: impl Read, slot: &Slot) {
+fn read_events(body: impl Read, slot: &Slot) {
     let mut decoder = Decoder::new();
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        let n = match body.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            // The stream broke: a request left unanswered times out in the client.
-            Err(_) => 0,
-        };
-        if n == 0 {
-            decoder.feed_eof();
-        } else {
-            decoder.feed(&buf[..n]);
+    read_pieces(body, |piece| {
+        match piece {
+            Some(bytes) => decoder.feed(bytes),
+            None => decoder.feed_eof(),
         }
         loop {
             match decoder.poll_event() {
@@ -219,11 +212,32 @@ fn read_events(mut body: impl Read, slot: &Slot) {
                     deliver(slot, event.data.as_bytes())
                 }
                 Ok(Some(_)) => {}
-                Ok(None) => break,
-                Err(e) => return close(slot, e.to_string()),
+                Ok(None) => return ControlFlow::Continue(()),
+                Err(e) => {
+                    close(slot, e.to_string());
+                    return ControlFlow::Break(());
+                }
             }
         }
-        if n == 0 {
+    });
+}
+
+/// Reads a streamed body in pieces: `feed` gets each piece, then `None` at the end, and may
+/// stop the reading early. A broken read ends the body too: a request left unanswered then
+/// times out in the client.
+pub(super) fn read_pieces(
+    mut body: impl Read,
+    mut feed: impl FnMut(Option<&[u8]>) -> ControlFlow<()>,
+) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match body.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => 0,
+        };
+        let piece = (n > 0).then(|| &buf[..n]);
+        if feed(piece).is_break() || n == 0 {
             return;
         }
     }

@@ -5,11 +5,12 @@
 //! What the stream says (and whether the endpoint may be used) is decided by the core's
 //! [`EventStream`]; this module only moves bytes.
 
-use super::http::{Slot, close, connection};
+use super::http::{Slot, close, connection, read_pieces};
 use hrns_core::mcp::jsonrpc::Message;
 use hrns_core::mcp::legacy::{EventStream, StreamEvent};
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
 use std::time::Duration;
@@ -114,29 +115,25 @@ pub(super) fn run(
 
 /// Reads the event stream: the endpoint goes to `endpoint_found`, messages to the client;
 /// the end of the stream (or a refused endpoint) closes the connection.
-fn read_stream(url: &str, mut body: impl Read, slot: &Slot, endpoint_found: Sender<String>) {
+fn read_stream(url: &str, body: impl Read, slot: &Slot, endpoint_found: Sender<String>) {
     let mut stream = EventStream::new(url);
     let mut endpoint_found = Some(endpoint_found);
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        let n = match body.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => 0,
-        };
-        if n == 0 {
-            stream.feed_eof();
-        } else {
-            stream.feed(&buf[..n]);
+    read_pieces(body, |piece| {
+        match piece {
+            Some(bytes) => stream.feed(bytes),
+            None => stream.feed_eof(),
         }
         loop {
             let event = match stream.poll_event() {
                 Ok(Some(event)) => event,
-                Ok(None) => break,
-                Err(e) => return close(slot, e.to_string()),
+                Ok(None) => return ControlFlow::Continue(()),
+                Err(e) => {
+                    close(slot, e.to_string());
+                    return ControlFlow::Break(());
+                }
             };
             let Some(connection) = connection(slot) else {
-                return;
+                return ControlFlow::Break(());
             };
             match event {
                 StreamEvent::Endpoint(endpoint) => {
@@ -154,5 +151,5 @@ fn read_stream(url: &str, mut body: impl Read, slot: &Slot, endpoint_found: Send
                 }
             }
         }
-    }
+    });
 }
