@@ -74,15 +74,13 @@ fn ask_offers_one_unsandboxed_run_and_auto_offers_none() {
 
 /// The variables of a run in `env` against `mock`.
 fn vars_of(env: &common::Env, mock: &MockProvider) -> Vec<(&'static str, String)> {
-    vec![
-        ("HOME", env.path("home").display().to_string()),
-        ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
-        ("XDG_STATE_HOME", env.path("state").display().to_string()),
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
+    let mut vars = env.pty_vars();
+    vars.extend([
         ("OPENAI_BASE_URL", mock.base_url()),
         ("OPENAI_API_KEY", common::KEY.to_owned()),
         ("HRNS_MODEL", "mock-model".to_owned()),
-    ]
+    ]);
+    vars
 }
 
 #[test]

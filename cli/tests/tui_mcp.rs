@@ -26,12 +26,7 @@ fn slash_mcp_lists_servers_and_calls_show_their_server() {
     }})
     .to_string();
     env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
-    let vars = vec![
-        ("HOME", env.path("home").display().to_string()),
-        ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
-        ("XDG_STATE_HOME", env.path("state").display().to_string()),
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-    ];
+    let vars = env.pty_vars();
     let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &env.work(), &vars, 30, 110);
     p.expect("mock-model", T);
     p.send("/mcp\r");
@@ -47,6 +42,24 @@ fn slash_mcp_lists_servers_and_calls_show_their_server() {
     p.send("/quit\r");
     assert_eq!(p.wait(T), 0);
     assert!(!p.output().contains(KEY));
+}
+
+/// The UI under `--approval auto` with the test server `box` configured.
+fn box_auto(env: &Env, mock: &MockProvider) -> pty::Pty {
+    let servers = json!({"mcpServers": {
+        "box": {"command": "python3", "args": [common::mcp_test_server()]},
+    }})
+    .to_string();
+    env.config_with(mock, &format!(", {}", &servers[1..servers.len() - 1]));
+    let vars = env.pty_vars();
+    pty::Pty::spawn(
+        env!("CARGO_BIN_EXE_hrns"),
+        &["--approval", "auto"],
+        &env.work(),
+        &vars,
+        30,
+        110,
+    )
 }
 
 fn names(body: &serde_json::Value) -> Vec<String> {
@@ -72,26 +85,7 @@ fn tools_a_server_adds_are_offered_and_a_dead_servers_tools_dropped() {
         Reply::text_answer("Gone."),
     ])
     .unwrap();
-    let servers = json!({"mcpServers": {
-        "box": {"command": "python3", "args": [common::mcp_test_server()]},
-    }})
-    .to_string();
-    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
-    let vars = vec![
-        ("HOME", env.path("home").display().to_string()),
-        ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
-        ("XDG_STATE_HOME", env.path("state").display().to_string()),
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-    ];
-    let args = ["--approval", "auto"];
-    let mut p = pty::Pty::spawn(
-        env!("CARGO_BIN_EXE_hrns"),
-        &args,
-        &env.work(),
-        &vars,
-        30,
-        110,
-    );
+    let mut p = box_auto(&env, &mock);
     p.expect("mock-model", T);
     p.send("grow the box\r");
     p.expect("Grown.", T);
@@ -142,26 +136,7 @@ fn a_child_started_after_a_server_added_a_tool_is_offered_it() {
         Reply::text_answer("Parent done."),
     ])
     .unwrap();
-    let servers = json!({"mcpServers": {
-        "box": {"command": "python3", "args": [common::mcp_test_server()]},
-    }})
-    .to_string();
-    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
-    let vars = vec![
-        ("HOME", env.path("home").display().to_string()),
-        ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
-        ("XDG_STATE_HOME", env.path("state").display().to_string()),
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-    ];
-    let args = ["--approval", "auto"];
-    let mut p = pty::Pty::spawn(
-        env!("CARGO_BIN_EXE_hrns"),
-        &args,
-        &env.work(),
-        &vars,
-        30,
-        110,
-    );
+    let mut p = box_auto(&env, &mock);
     p.expect("mock-model", T);
     p.send("grow and delegate\r");
     p.expect("Parent done.", T);
@@ -205,12 +180,7 @@ fn quitting_server(env: &Env, mock: &MockProvider) -> Vec<(&'static str, String)
     );
     let servers = json!({"mcpServers": {"quits": {"command": "sh", "args": [script]}}}).to_string();
     env.config_with(mock, &format!(", {}", &servers[1..servers.len() - 1]));
-    vec![
-        ("HOME", env.path("home").display().to_string()),
-        ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
-        ("XDG_STATE_HOME", env.path("state").display().to_string()),
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-    ]
+    env.pty_vars()
 }
 
 /// A server that exits on its own while no turn runs (once the test creates `stop` in the
@@ -295,12 +265,7 @@ fn an_mcp_image_is_sent_as_a_part_and_shown_as_a_placeholder() {
         "mcpServers": {"box": {"command": "python3", "args": [common::mcp_test_server()]}},
     });
     env.write("config/hrns/config.json", &config.to_string());
-    let vars = vec![
-        ("HOME", env.path("home").display().to_string()),
-        ("XDG_CONFIG_HOME", env.path("config").display().to_string()),
-        ("XDG_STATE_HOME", env.path("state").display().to_string()),
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-    ];
+    let vars = env.pty_vars();
     let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &env.work(), &vars, 30, 110);
     p.expect("mock-model", T);
     p.send("show me\r");

@@ -87,6 +87,17 @@ impl Env {
         self.write("config/hrns/config.json", &text)
     }
 
+    /// The environment of `hrns` in a pseudo-terminal: this sandbox's HOME and XDG dirs, the
+    /// caller's PATH, nothing else.
+    pub fn pty_vars(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("HOME", self.path("home").display().to_string()),
+            ("XDG_CONFIG_HOME", self.path("config").display().to_string()),
+            ("XDG_STATE_HOME", self.path("state").display().to_string()),
+            ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ]
+    }
+
     pub fn config_json(&self) -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(self.config_file()).unwrap()).unwrap()
     }
