@@ -3,7 +3,8 @@
 //! The result's `content` blocks become text, in order, separated by blank lines: text as
 //! is; images as a placeholder naming their number, type and size, with the image itself
 //! kept aside ([`ToolOutput::images`]) when it is a type providers take (PNG, JPEG, GIF, WebP),
-//! valid base64 and within the size limits ([`MAX_IMAGE_BYTES`], [`MAX_RESULT_IMAGE_BYTES`]);
+//! valid base64 and within the limits ([`MAX_IMAGE_BYTES`], [`MAX_RESULT_IMAGE_BYTES`],
+//! [`MAX_RESULT_IMAGES`]);
 //! whether the model then gets it is the session's decision
 //! ([`crate::session::ImageInputs`]); audio as a placeholder naming its type and size;
 //! resource links as their name, URI and type; embedded resources as their URI and, for text
@@ -24,6 +25,10 @@ pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
 /// The most image bytes (decoded) one result keeps; images past it get the placeholder only.
 pub const MAX_RESULT_IMAGE_BYTES: usize = 10 * 1024 * 1024;
 
+/// The most images one result keeps; the rest get the placeholder only. Each kept image rides
+/// along in every later request of the session, so many tiny ones cost as much as a few big ones.
+pub const MAX_RESULT_IMAGES: usize = 20;
+
 /// The image types OpenAI-compatible providers take in `image_url` data URLs.
 const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
@@ -40,13 +45,15 @@ pub fn call_result_output(server: &str, result: &Value) -> ToolOutput {
     let mut parts: Vec<String> = Vec::new();
     let mut has_text = false;
     let mut images = Vec::new();
+    // The decoded bytes of `images`, kept as they are added so each block costs the same.
+    let mut image_bytes = 0;
     match object.get("content") {
         Some(Value::Array(blocks)) => {
             for block in blocks {
                 match block.get("type").and_then(Value::as_str) {
                     Some("text") => has_text = true,
                     Some("image") => {
-                        parts.push(take_image(block, &mut images));
+                        parts.push(take_image(block, &mut images, &mut image_bytes));
                         continue;
                     }
                     _ => {}
@@ -78,8 +85,9 @@ pub fn call_result_output(server: &str, result: &Value) -> ToolOutput {
     output
 }
 
-/// The placeholder of an image block; the image joins `images` when it may be sent.
-fn take_image(block: &Value, images: &mut Vec<ToolImage>) -> String {
+/// The placeholder of an image block; the image joins `images` (whose decoded bytes
+/// `image_bytes` counts) when it may be sent.
+fn take_image(block: &Value, images: &mut Vec<ToolImage>, image_bytes: &mut usize) -> String {
     let field = |name: &str| block.get(name).and_then(Value::as_str);
     let mime = field("mimeType").unwrap_or("unknown type");
     let shown_mime = crate::text::shorten(mime, 60);
@@ -94,9 +102,11 @@ fn take_image(block: &Value, images: &mut Vec<ToolImage>) -> String {
             "larger than the {} MiB limit",
             MAX_IMAGE_BYTES / (1024 * 1024)
         ))
-    } else if images.iter().map(ToolImage::decoded_len).sum::<usize>() + size
-        > MAX_RESULT_IMAGE_BYTES
-    {
+    } else if images.len() >= MAX_RESULT_IMAGES {
+        Some(format!(
+            "the result has more than {MAX_RESULT_IMAGES} images"
+        ))
+    } else if *image_bytes + size > MAX_RESULT_IMAGE_BYTES {
         Some(format!(
             "the result's images exceed {} MiB together",
             MAX_RESULT_IMAGE_BYTES / (1024 * 1024)
@@ -116,10 +126,12 @@ fn take_image(block: &Value, images: &mut Vec<ToolImage>) -> String {
     if !has_signature(&mime, &decode_prefix(&clean)) {
         return format!("[image: {shown_mime}, {size} bytes, not shown: its data is not {mime}]");
     }
-    images.push(ToolImage {
+    let image = ToolImage {
         mime_type: mime,
         data: clean,
-    });
+    };
+    *image_bytes += image.decoded_len();
+    images.push(image);
     format!("[image {}: {shown_mime}, {size} bytes]", images.len())
 }
 
@@ -294,6 +306,22 @@ mod tests {
         // Neither the debug dump nor the serialised output carries the pixels.
         assert!(!format!("{out:?}").contains(&PNG[..20]));
         assert!(!serde_json::to_string(&out).unwrap().contains(&PNG[..20]));
+    }
+
+    #[test]
+    fn a_result_keeps_at_most_max_result_images_images() {
+        let blocks: Vec<Value> = (0..MAX_RESULT_IMAGES + 5)
+            .map(|_| image(PNG, "image/png"))
+            .collect();
+        let out = call_result_output("s", &json!({ "content": blocks }));
+        assert_eq!(out.images.len(), MAX_RESULT_IMAGES);
+        let last_kept = format!("[image {MAX_RESULT_IMAGES}: image/png, 70 bytes]");
+        assert!(out.content.contains(&last_kept), "{}", out.content);
+        let refused = format!(
+            "[image: image/png, 70 bytes, not shown: the result has more than \
+             {MAX_RESULT_IMAGES} images]"
+        );
+        assert_eq!(out.content.matches(&refused).count(), 5, "{}", out.content);
     }
 
     #[test]
