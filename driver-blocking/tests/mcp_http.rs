@@ -148,6 +148,48 @@ fn a_server_that_refuses_both_transports_is_reported_with_both_answers() {
     );
 }
 
+#[test]
+fn a_redirect_is_refused_and_the_other_host_gets_nothing() {
+    use std::io::{ErrorKind, Read, Write};
+    let elsewhere = TcpListener::bind("127.0.0.1:0").unwrap();
+    let other_port = elsewhere.local_addr().unwrap().port();
+    elsewhere.set_nonblocking(true).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let target = format!("http://127.0.0.1:{other_port}/mcp");
+    let answer = format!(
+        "HTTP/1.1 307 Temporary Redirect\r\nlocation: {target}\r\ncontent-length: 0\r\n\
+         connection: close\r\n\r\n"
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(4) {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (configs, _) = parse_servers(&json!({"moved": {
+        "url": format!("http://127.0.0.1:{port}/mcp"),
+        "headers": {"X-API-Key": "sekrit-value"}
+    }}));
+    let servers = McpServers::start(
+        &configs,
+        &StartOptions::new(dir.path(), dir.path().join("logs")),
+    );
+    let status = servers.servers()[0].status();
+    assert!(
+        matches!(&status, ServerStatus::Failed(why) if why.contains("HTTP 307")
+            && why.contains(&target) && !why.contains("sekrit")),
+        "{status:?}"
+    );
+    match elsewhere.accept() {
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+        other => panic!("the redirect target was contacted: {other:?}"),
+    }
+}
+
 /// Reads one HTTP/1.1 request: its head (lower-cased) and its JSON body.
 fn read_request(stream: &mut TcpStream) -> Option<(String, serde_json::Value)> {
     use std::io::Read;

@@ -81,7 +81,9 @@ fn worker(
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_connect(Some(Duration::from_secs(10)))
-        .max_redirects(3)
+        // Not followed: the server's headers (an API key, the session id) would go along to
+        // whatever host the `Location` names, past the refusal of foreign endpoints.
+        .max_redirects(0)
         .build()
         .into();
     let mut session: Option<String> = None;
@@ -123,6 +125,22 @@ fn worker(
             .unwrap_or_default()
             .to_ascii_lowercase();
         match status {
+            300..=399 => {
+                let location = response
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("nowhere");
+                let location: String = location.chars().take(200).collect();
+                return close(
+                    slot,
+                    format!(
+                        "the server answered HTTP {status}, a redirect to {location}, which \
+                         hrns does not follow (it would carry the server's headers there); \
+                         put the address it should use in the configuration"
+                    ),
+                );
+            }
             202 | 204 => continue,
             // "The client MUST start a new session by sending a new InitializeRequest without
             // a session ID attached."
