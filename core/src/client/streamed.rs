@@ -113,11 +113,17 @@ impl StreamedChat {
     }
 
     /// Reading the body failed: the answer ends here (what arrived is kept for
-    /// [`finish`](Self::finish)), and the transport error is the one error handed out.
+    /// [`finish`](Self::finish)), and the transport error is the one error handed out, unless
+    /// the status already said what went wrong (a 401 or 429 whose error body broke off): the
+    /// user needs "invalid key", not "connection reset".
     pub fn handle_transport_error(&mut self, error: TransportError) -> ClientError {
         self.handle_end();
+        self.settle();
         self.reported = true;
-        ClientError::Transport(error)
+        match &self.state {
+            State::Done(Err(status @ AnswerError::Status { .. })) => status.clone().into(),
+            _ => ClientError::Transport(error),
+        }
     }
 
     /// The next event or the failure, or what the driver should do next.

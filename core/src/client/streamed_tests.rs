@@ -155,6 +155,22 @@ fn a_truncated_or_malformed_stream_fails_once_after_its_events_and_keeps_them() 
 }
 
 #[test]
+fn an_error_body_that_breaks_off_still_fails_with_its_status() {
+    let mut answer = StreamedChat::new(429, [(CT, &b"application/json"[..])]);
+    assert!(matches!(answer.opening(), Opening::NeedsBody));
+    answer.handle_data(br#"{"error":{"message":"slow do"#);
+    let error = answer.handle_transport_error(TransportError::new(
+        TransportErrorKind::Timeout,
+        "read timed out",
+    ));
+    assert!(
+        matches!(error, ClientError::Api { status: 429, .. }),
+        "{error:?}"
+    );
+    assert!(matches!(answer.poll_next(), Next::End), "failed once only");
+}
+
+#[test]
 fn a_transport_error_is_the_one_error_and_what_arrived_is_kept() {
     let mut answer = StreamedChat::new(200, [(CT, SSE)]);
     let body = format!("{}{}", delta("a"), delta("b"));
