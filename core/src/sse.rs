@@ -138,6 +138,10 @@ pub struct Decoder {
     state: StreamState,
 }
 
+/// The largest buffer capacity a decoder keeps between events (reused, so ordinary events
+/// allocate nothing; a larger one is dropped).
+const KEPT_CAPACITY: usize = 64 * 1024;
+
 /// The buffers of "Interpreting an event stream", kept apart from the raw input so a line can be
 /// borrowed from `Decoder::buf` while they change.
 #[derive(Debug, Clone, Default)]
@@ -507,6 +511,14 @@ impl StreamState {
         self.event_type.clear();
         std::mem::swap(&mut self.lent_data, &mut self.data);
         self.data.clear();
+        // A large event's buffer is not kept for the next one, so the decoder holds the limit
+        // once (in the lent event), not twice.
+        if self.data.capacity() > KEPT_CAPACITY {
+            self.data = String::new();
+        }
+        if self.event_type.capacity() > KEPT_CAPACITY {
+            self.event_type = String::new();
+        }
         Some(match self.line.take() {
             Some((from, to)) => Lent::Input(from, to),
             None => Lent::Buffer,

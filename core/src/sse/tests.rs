@@ -603,3 +603,20 @@ fn lent_events_match_the_owned_ones_across_feeds_and_compaction() {
         ]
     );
 }
+
+#[test]
+fn a_large_events_buffers_are_not_kept_for_the_next_one() {
+    let mut d = Decoder::new();
+    // Two data lines, so the data is built in the decoder's own buffer.
+    let line = "x".repeat(400_000);
+    d.feed(format!("event: {line}\ndata: {line}\ndata: {line}\n\n").as_bytes());
+    let event = d.poll_event_ref().unwrap().unwrap();
+    assert_eq!(event.data.len(), 2 * line.len() + 1);
+    // The lent event holds the large buffers; the ones for the next event are small again.
+    assert!(d.state.data.capacity() <= KEPT_CAPACITY);
+    assert!(d.state.event_type.capacity() <= KEPT_CAPACITY);
+    d.feed(b"data: small\n\n");
+    assert_eq!(d.poll_event_ref().unwrap().unwrap().data, "small");
+    assert!(d.state.data.capacity() <= KEPT_CAPACITY);
+    assert!(d.state.lent_data.capacity() <= KEPT_CAPACITY);
+}
