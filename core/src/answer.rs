@@ -228,6 +228,8 @@ impl AnswerReader {
                     self.handle_end();
                 }
             }
+            // An empty piece says nothing yet (an empty frame); wait for bytes or the end.
+            Body::Unexpected { .. } if bytes.is_empty() => {}
             Body::Unexpected { .. } => {
                 // The first bytes say enough: it fails at once, without waiting for the end.
                 let Body::Unexpected {

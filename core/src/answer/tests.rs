@@ -159,6 +159,8 @@ fn a_2xx_page_that_is_neither_stream_nor_json_fails_at_its_first_bytes() {
     let mut r = reader();
     r.handle_head(200, [(SSE, &b"text/html; charset=utf-8"[..])]);
     assert!(!r.is_complete());
+    r.handle_data(b"");
+    assert!(!r.is_complete(), "an empty piece says nothing yet");
     r.handle_data(b"<html><title>Portal login</title>");
     assert!(r.is_complete(), "no need to wait for the end");
     match r.finish() {
