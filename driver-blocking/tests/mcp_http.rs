@@ -285,6 +285,7 @@ fn a_forgotten_session_is_started_again() {
         &StartOptions::new(dir.path(), dir.path().join("logs")),
     );
     assert_eq!(servers.servers()[0].status(), ServerStatus::Ready);
+    let before = servers.generation();
     let tools = servers.tools([]);
     let ctx = ToolContext::new(dir.path()).unwrap();
     let out = tools[0].run("{}", &ctx);
@@ -302,6 +303,10 @@ fn a_forgotten_session_is_started_again() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(out.content, "worked", "{out:?}");
+    assert!(
+        servers.generation() > before,
+        "the new session's readiness counts as a change of the tools"
+    );
     let heads = heads.lock().unwrap();
     let inits: Vec<&String> = heads
         .iter()

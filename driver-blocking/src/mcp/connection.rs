@@ -276,7 +276,12 @@ fn drain(state: &mut State) {
                     let _ = writeln!(state.log, "[hrns] the server changed its tools");
                     state.changes.bump();
                 }
-                Action::Emit(Event::Progress { .. } | Event::Ready) => {}
+                Action::Emit(Event::Ready) => {
+                    // Ready again after a new session (HTTP 404, then a new handshake and
+                    // listing): whoever dropped the tools meanwhile takes them up again.
+                    state.changes.bump();
+                }
+                Action::Emit(Event::Progress { .. }) => {}
                 Action::Emit(_) => {}
             }
         }
