@@ -71,7 +71,7 @@ pub(crate) fn spawn(
 ) -> Result<Spawned, String> {
     // A launcher starts even when the program is missing and fails only after: look first,
     // so the reason names the program rather than a launcher's exit status.
-    if !program_exists(command, cwd) {
+    if !program_exists(command, cwd, env.get("PATH").map(String::as_str)) {
         return Err(format!(
             "cannot run {command:?}: no such program (not found on PATH or not executable)"
         ));
@@ -109,8 +109,9 @@ pub(crate) fn spawn(
 }
 
 /// Whether `command` names an executable file: a path (relative to `cwd`) when it holds a
-/// `/`, else a name found in a directory of `PATH`, as `execvp` looks it up.
-fn program_exists(command: &str, cwd: &Path) -> bool {
+/// `/`, else a name found in a directory of `PATH`, as `execvp` looks it up. `server_path` is
+/// the `PATH` of the server's own `env`, which the child searches instead of hrns's.
+fn program_exists(command: &str, cwd: &Path, server_path: Option<&str>) -> bool {
     use std::os::unix::fs::PermissionsExt;
     let executable = |path: &Path| {
         std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -118,7 +119,10 @@ fn program_exists(command: &str, cwd: &Path) -> bool {
     if command.contains('/') {
         return executable(&cwd.join(command));
     }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    let path = server_path
+        .map(OsString::from)
+        .or_else(|| std::env::var_os("PATH"))
+        .unwrap_or_else(|| "/usr/bin:/bin".into());
     std::env::split_paths(&path).any(|dir| executable(&cwd.join(dir).join(command)))
 }
 
@@ -173,3 +177,7 @@ fn describe(status: std::process::ExitStatus) -> String {
         (None, None) => "the server process ended".into(),
     }
 }
+
+#[cfg(test)]
+#[path = "stdio_tests.rs"]
+mod tests;
