@@ -24,6 +24,7 @@ mod error;
 pub mod jsonrpc;
 pub mod legacy;
 pub mod naming;
+pub mod refusal;
 mod roots;
 
 pub use client::{

@@ -157,7 +157,7 @@ impl Connection {
     ) -> ToolOutput {
         let call = match self.with_client(|client, now| client.call_tool(now, name, arguments)) {
             Ok(call) => call,
-            Err(e) => return ToolOutput::error(format!("The MCP tool could not be called: {e}.")),
+            Err(e) => return hrns_core::mcp::refusal::call_not_sent(&e),
         };
         let mut state = self.lock();
         loop {

@@ -32,6 +32,7 @@ use crate::tool::{Tool, ToolContext};
 use connection::{Changes, Connection};
 use hrns_core::mcp::config::{ServerConfig, Transport};
 use hrns_core::mcp::naming::{assign_names, tool_spec};
+use hrns_core::mcp::refusal;
 use hrns_core::mcp::{Client, ClientConfig, McpTool, Phase, Root, file_uri};
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::fs::OpenOptions;
@@ -408,20 +409,12 @@ impl Tool for McpToolHandle {
     }
 
     fn run(&self, arguments: &str, ctx: &ToolContext) -> ToolOutput {
-        let arguments: serde_json::Value = match serde_json::from_str(arguments) {
-            Ok(value @ serde_json::Value::Object(_)) => value,
-            Ok(_) | Err(_) => {
-                return ToolOutput::error(format!(
-                    "The arguments of {} must be a JSON object.",
-                    self.spec.name
-                ));
-            }
+        let arguments = match refusal::call_arguments(&self.spec.name, arguments) {
+            Ok(arguments) => arguments,
+            Err(refused) => return refused,
         };
         let Some(connection) = &self.server.connection else {
-            return ToolOutput::error(format!(
-                "The MCP server {} is not running.",
-                self.server.name()
-            ));
+            return refusal::server_not_running(self.server.name());
         };
         let mut output = connection.call(&self.tool_name, arguments, &ctx.cancel);
         // The server may echo what it was given (its env, its headers): never to the model.
