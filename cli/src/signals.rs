@@ -34,8 +34,9 @@ pub(crate) fn install(cancel: &CancelFlag) {
 
 /// Hands the first SIGTERM or SIGHUP to `on_signal` (from a thread of its own), for the TUI to
 /// cancel its turn, save the session and leave the screen before it exits with
-/// [`status_of`] the signal; a second one exits at once.
-pub(crate) fn watch_termination(on_signal: impl Fn(i32) + Send + 'static) {
+/// [`status_of`] the signal; a second one exits at once, after `before_exit` (the TUI's
+/// terminal restore: the exit skips the drops that would leave raw mode and show the cursor).
+pub(crate) fn watch_termination(on_signal: impl Fn(i32) + Send + 'static, before_exit: fn()) {
     use signal_hook::consts::{SIGHUP, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP]) else {
         return;
@@ -46,6 +47,7 @@ pub(crate) fn watch_termination(on_signal: impl Fn(i32) + Send + 'static) {
             for signal in signals.forever() {
                 if RECEIVED.swap(signal, Ordering::SeqCst) != 0 {
                     kill_children();
+                    before_exit();
                     std::process::exit(128 + signal);
                 }
                 on_signal(signal);

@@ -159,3 +159,36 @@ fn sighup_during_a_stream_cancels_and_exits_129() {
         "what was shown is kept: {saved}"
     );
 }
+
+#[test]
+fn a_second_signal_exits_at_once_with_the_terminal_restored() {
+    let args = serde_json::json!({ "command": STUBBORN }).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("call_1", "run_command", &args)]),
+        Reply::text_answer("never asked"),
+    ])
+    .unwrap();
+    let mut ui = start(&mock);
+    ui.p.send("start the long job\r");
+    let running = pids(&ui.work());
+    // Both arrive while hrns is stopped, so they are pending together: whichever of them its
+    // threads take first starts the graceful exit, and the other, right after, exits at once.
+    let pid = ui.p.pid();
+    let status = Command::new("sh")
+        .args([
+            "-c",
+            &format!("kill -STOP {pid}; kill -HUP {pid}; kill -TERM {pid}; kill -CONT {pid}"),
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = ui.p.wait(T);
+    assert!(matches!(status, 129 | 143), "{status}: {}", ui.p.output());
+    assert_gone(&running);
+    assert!(ui.p.cursor_visible(), "the cursor is shown again");
+    let raw = String::from_utf8_lossy(&ui.p.raw()).into_owned();
+    assert!(
+        raw.rfind("\x1b[?2004l") > raw.rfind("\x1b[?2004h"),
+        "bracketed paste is turned off"
+    );
+}

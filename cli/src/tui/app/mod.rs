@@ -183,12 +183,20 @@ impl App {
         // Started before the screen is taken, so a slow server delays only the first paint.
         let mcp_found = crate::mcp::configured(&setup.file.config, &setup.workspace);
         let (mcp, mcp_failures) = crate::mcp::start(&mcp_found, &setup.workspace, &setup.sandbox);
+        let (tx, rx) = mpsc::unbounded_channel();
+        // Watched before the screen is taken, so that no signal finds raw mode unguarded.
+        let signals = tx.clone();
+        crate::signals::watch_termination(
+            move |signal| {
+                let _ = signals.send(Msg::Terminate(signal));
+            },
+            crate::tui::screen::restore_terminal,
+        );
         let screen = Screen::enter(colors())
             .map_err(|e| CliError::failure(format!("cannot use the terminal: {e}")))?;
         let history = History::default_path()
             .map(History::load)
             .unwrap_or_else(History::in_memory);
-        let (tx, rx) = mpsc::unbounded_channel();
         let client = client_for(&setup);
         let width = screen.wrap_width();
         let mut app = App {
@@ -259,10 +267,6 @@ impl App {
                     break;
                 }
             }
-        });
-        let signals = self.tx.clone();
-        crate::signals::watch_termination(move |signal| {
-            let _ = signals.send(Msg::Terminate(signal));
         });
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         let mut frames = Frames::default();
