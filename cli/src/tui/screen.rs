@@ -81,6 +81,9 @@ impl Screen {
     }
 
     /// Prints finished lines above the live area, into the scrollback (each wrapped to width).
+    /// The bytes stay buffered: the live area is cleared by them, and flushing here would show
+    /// it blank until the next paced frame; the next [`Screen::draw`] (every branch of the run
+    /// loop marks one) or [`Screen::finish`] sends both at once.
     pub(crate) fn print(&mut self, lines: &[Line]) -> io::Result<()> {
         if lines.is_empty() {
             return Ok(());
@@ -92,7 +95,7 @@ impl Screen {
                 write!(self.out, "{}\r\n", text::render_ansi(&row, self.colors))?;
             }
         }
-        self.out.flush()
+        Ok(())
     }
 
     /// Redraws the live area: `lines` (already one terminal row each, wrapped by the caller)
