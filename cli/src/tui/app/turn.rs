@@ -1,6 +1,6 @@
 //! A turn: sending the prompt, driving the runner, and showing its events as they arrive.
 
-use super::{App, Asker, Asking, Msg};
+use super::{App, Asker, Asking, ChildAsk, Msg};
 use crate::tui::text::{Line, SpanStyle};
 use crate::tui::view;
 use hrns_core::session::{Event, Session};
@@ -101,12 +101,22 @@ impl App {
                     &self.setup.sandbox.policy,
                     &run.name,
                 );
-                self.asking = Some(Asking {
+                let replaced = self.asking.replace(Asking {
                     run,
                     unsandboxed,
                     reason: false,
                     from: Asker::Session,
                 });
+                // A child's question shown meanwhile waits for its turn, its reply kept (a
+                // dropped sender would deny its call without the user being asked).
+                if let Some(Asking {
+                    run,
+                    from: Asker::Child { agent, reply },
+                    ..
+                }) = replaced
+                {
+                    self.child_asks.push_front(ChildAsk { agent, run, reply });
+                }
             }
             if last {
                 self.waiting_since = None;
@@ -186,7 +196,9 @@ impl App {
     /// Shows the next subagent's question when no other question is on screen (a question
     /// of a turn that has ended is dropped, which denies it).
     pub(super) fn ask_child(&mut self) {
-        if self.asking.is_some() {
+        // The session's next question, queued by the answer just given, comes first.
+        let session_asks = self.session.as_ref().and_then(Session::asked).is_some();
+        if self.asking.is_some() || session_asks {
             return;
         }
         while let Some(ask) = self.child_asks.pop_front() {
