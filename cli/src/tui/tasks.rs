@@ -30,10 +30,29 @@ struct Child {
     call_id: String,
     agent: String,
     started: Instant,
-    /// Its tool calls so far, as `name arguments` one-liners, with whether each failed.
-    calls: Vec<(String, String, Option<bool>)>,
+    /// Its tool calls so far, in the order the child made them.
+    calls: Vec<Call>,
     /// Its answer so far (the current request's text).
     answer: String,
+}
+
+/// One tool call of a child, shown as a `name arguments` one-liner.
+#[derive(Debug)]
+struct Call {
+    /// The child's call id, which its result names: a child's read-only calls run in
+    /// parallel, so results can come in any order.
+    id: String,
+    name: String,
+    arguments: String,
+    /// What its result said, once it came.
+    outcome: Option<Outcome>,
+}
+
+/// How a child's tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Succeeded,
+    Failed,
 }
 
 /// The children of the running turn.
@@ -86,15 +105,32 @@ impl Tasks {
             Event::RequestStarted { .. } => c.answer.clear(),
             Event::TextDelta { text } => c.answer.push_str(text),
             Event::ToolCall {
-                name, arguments, ..
-            } => c.calls.push((
-                text::clean(name).into_owned(),
-                text::clean(&view::short_arguments(arguments)).into_owned(),
-                None,
-            )),
-            Event::ToolResult { status, output, .. } => {
-                if let Some(last) = c.calls.last_mut() {
-                    last.2 = Some(*status != hrns_core::session::ToolStatus::Ok || output.is_error);
+                id,
+                name,
+                arguments,
+            } => c.calls.push(Call {
+                id: id.clone(),
+                name: text::clean(name).into_owned(),
+                arguments: text::clean(&view::short_arguments(arguments)).into_owned(),
+                outcome: None,
+            }),
+            Event::ToolResult {
+                id, status, output, ..
+            } => {
+                // The latest call with this id still waiting: ids are unique within a request,
+                // and a result comes after its call, so searching from the end is short.
+                let call = c
+                    .calls
+                    .iter_mut()
+                    .rev()
+                    .find(|call| call.id == *id && call.outcome.is_none());
+                if let Some(call) = call {
+                    let ok = *status == hrns_core::session::ToolStatus::Ok && !output.is_error;
+                    call.outcome = Some(if ok {
+                        Outcome::Succeeded
+                    } else {
+                        Outcome::Failed
+                    });
                 }
             }
             _ => {}
@@ -139,8 +175,8 @@ impl Tasks {
             let mut line = Line::styled("  ▸ ", SpanStyle::PLAIN.dim());
             line.push(c.agent.clone(), SpanStyle::PLAIN.with_fg(text::Color::Blue));
             let latest = match c.calls.last() {
-                Some((name, args, _)) if args.is_empty() => name.clone(),
-                Some((name, args, _)) => format!("{name} {args}"),
+                Some(call) if call.arguments.is_empty() => call.name.clone(),
+                Some(call) => format!("{} {}", call.name, call.arguments),
                 None => "thinking".to_owned(),
             };
             line.push(format!(" · {latest}"), SpanStyle::PLAIN);
@@ -194,15 +230,17 @@ fn details(c: &Child, width: usize) -> Vec<Line> {
             SpanStyle::PLAIN.dim(),
         ));
     }
-    for (name, args, failed) in &c.calls[skipped..] {
+    for call in &c.calls[skipped..] {
         let mut line = Line::styled("    ● ", SpanStyle::PLAIN.dim());
-        line.push(name.clone(), SpanStyle::PLAIN.bold());
-        if !args.is_empty() {
-            line.push(format!(" {args}"), SpanStyle::PLAIN.dim());
+        line.push(call.name.clone(), SpanStyle::PLAIN.bold());
+        if !call.arguments.is_empty() {
+            line.push(format!(" {}", call.arguments), SpanStyle::PLAIN.dim());
         }
-        match failed {
-            Some(true) => line.push(" ✗", SpanStyle::PLAIN.with_fg(text::Color::Red)),
-            Some(false) => line.push(" ✓", SpanStyle::PLAIN.with_fg(text::Color::Green)),
+        match call.outcome {
+            Some(Outcome::Failed) => line.push(" ✗", SpanStyle::PLAIN.with_fg(text::Color::Red)),
+            Some(Outcome::Succeeded) => {
+                line.push(" ✓", SpanStyle::PLAIN.with_fg(text::Color::Green))
+            }
             None => {}
         }
         lines.push(text::truncate(&line, width));

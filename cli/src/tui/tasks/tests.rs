@@ -120,3 +120,51 @@ fn children_left_when_the_turn_ends_end_as_cancelled() {
             .is_empty()
     );
 }
+
+#[test]
+fn parallel_results_mark_the_call_they_name_not_the_last_one() {
+    let t0 = Instant::now();
+    let mut tasks = Tasks::default();
+    for (id, path) in [("c1", "a.rs"), ("c2", "b.rs"), ("c3", "c.rs")] {
+        let call = Event::ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: format!(r#"{{"path":"{path}"}}"#),
+        };
+        tasks.on_event(&ev("a", call), t0, 80);
+    }
+    // The child's read-only calls ran in parallel: the first one failed and came back first,
+    // the last one has not come back yet.
+    let results = [
+        ("c1", ToolOutput::error("no such file")),
+        ("c2", ToolOutput::ok("fn b() {}")),
+    ];
+    for (id, output) in results {
+        let result = Event::ToolResult {
+            id: id.into(),
+            name: "read_file".into(),
+            status: ToolStatus::Ok,
+            output,
+        };
+        tasks.on_event(&ev("a", result), t0, 80);
+    }
+    // A result naming no call of this child marks nothing.
+    let stray = Event::ToolResult {
+        id: "other".into(),
+        name: "read_file".into(),
+        status: ToolStatus::Ok,
+        output: ToolOutput::ok(""),
+    };
+    tasks.on_event(&ev("a", stray), t0, 80);
+    tasks.toggle();
+    let shown = plain(&tasks.lines(t0, 80));
+    assert_eq!(
+        shown[1..4],
+        [
+            "    ● read_file a.rs ✗",
+            "    ● read_file b.rs ✓",
+            "    ● read_file c.rs",
+        ],
+        "{shown:?}"
+    );
+}
