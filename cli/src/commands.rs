@@ -226,6 +226,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
             &discovered,
             &cwd,
             &config,
+            Arc::new(|_: &str| None), // no config file in a replay: the known families decide
             &Arc::new(hrns_blocking::mcp::McpServers::default()), // a replay starts no servers
             Arc::clone(&transport),
             args.json,

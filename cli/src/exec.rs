@@ -156,6 +156,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             &setup.discovered,
             &setup.workspace,
             &config,
+            setup.stated_images(),
             &mcp_servers,
             Arc::clone(&transport),
             args.json,

@@ -427,6 +427,16 @@ impl Setup {
             .unwrap_or_else(|| hrns_core::session::ImageInputs::known_for(&self.provider.model))
     }
 
+    /// What the config file states about a model of the current provider taking images
+    /// (`None` when it says nothing), for subagents whose agent names another model.
+    pub(crate) fn stated_images(&self) -> hrns_core::task::StatedImagesFn {
+        let config = self.file.config.clone();
+        let provider = self.provider.name.clone();
+        // Checked when resolved for the current model; another model's bad value is ignored
+        // like a changed file's, and the known families decide.
+        std::sync::Arc::new(move |model| config.image_inputs(&provider, model).ok().flatten())
+    }
+
     fn context_settings(&self) -> ContextSettings {
         // Checked when resolved; a file changed since by `/connect` falls back to defaults.
         self.file

@@ -10,7 +10,7 @@ use hrns_core::agent::Agent;
 use hrns_core::prompt::{PromptContext, compose_system_prompt};
 use hrns_core::session::{Event, SessionConfig, ToolStatus};
 use hrns_core::skill::Skill;
-use hrns_core::task::{self, ChildEvent, Children};
+use hrns_core::task::{self, ChildEvent, Children, StatedImagesFn};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -75,11 +75,14 @@ fn prompt_composer(
 
 /// The blocking `task` tool for `exec`: children run on `transport` with every built-in and
 /// MCP tool (as the servers are when the child starts) their agent allows (a read-only agent only the read-only ones), print their activity as they go, and send their events to `log` for
-/// the session file.
+/// the session file. A child whose agent names another model takes images as `stated_images`
+/// says for it.
+#[allow(clippy::too_many_arguments)] // each is a different part the children are made of
 pub(crate) fn task_tool(
     discovered: &Discovered,
     workspace: &Path,
     parent: &SessionConfig,
+    stated_images: StatedImagesFn,
     mcp: &Arc<McpServers>,
     transport: Arc<dyn Transport>,
     json: bool,
@@ -95,6 +98,7 @@ pub(crate) fn task_tool(
     let log = std::sync::Mutex::new(log);
     let children = Children::new(parent, discovered.agents.clone())
         .system_prompt(prompt_composer(discovered, workspace))
+        .stated_images(move |model| stated_images(model))
         .on_event(move |child| {
             if json {
                 print_json(child, &mut std::io::stdout().lock());
@@ -111,11 +115,13 @@ pub(crate) fn task_tool(
 /// The async `task` tool for the interactive UI: children run on `client` with every built-in
 /// and MCP tool (as the servers are when the child starts) their agent allows (a read-only agent only the read-only ones), and their
 /// events go to `observer`. Their approval requests are denied as unattended until the caller
-/// sets [`TaskTool::approve_with`](hrns_tokio::tools::TaskTool::approve_with).
+/// sets [`TaskTool::approve_with`](hrns_tokio::tools::TaskTool::approve_with). A child whose
+/// agent names another model takes images as `stated_images` says for it.
 pub(crate) fn tokio_task_tool(
     discovered: &Discovered,
     workspace: &Path,
     parent: &SessionConfig,
+    stated_images: StatedImagesFn,
     mcp: &Arc<McpServers>,
     client: hrns_tokio::Client,
     observer: impl Fn(&ChildEvent) + Send + Sync + 'static,
@@ -139,6 +145,7 @@ pub(crate) fn tokio_task_tool(
     parent.tools = all.specs();
     let children = Children::new(parent, discovered.agents.clone())
         .system_prompt(prompt_composer(discovered, workspace))
+        .stated_images(move |model| stated_images(model))
         .on_event(observer);
     hrns_tokio::tools::TaskTool::new(client, children, all).current_tools(toolbox)
 }

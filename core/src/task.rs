@@ -18,10 +18,12 @@
 
 mod children;
 
-pub use children::{ChildObserver, ChildStart, Children, PromptFn};
+pub use children::{ChildObserver, ChildStart, Children, PromptFn, StatedImagesFn};
 
 use crate::agent::{Agent, find_agent};
-use crate::session::{ApprovalPolicy, Event, PolicyDecision, SessionConfig, TurnOutcome};
+use crate::session::{
+    ApprovalPolicy, Event, ImageInputs, PolicyDecision, SessionConfig, TurnOutcome,
+};
 use crate::tool::args::decode_args;
 use crate::tool::{Effect, ToolOutput, ToolSpec};
 use crate::wire::{Message, Role, Usage};
@@ -192,14 +194,24 @@ pub fn plan_child(
 /// The child's session configuration: the parent's provider, options, policy and retries, the
 /// agent's model (`model:` in its `AGENT.md`) or else the parent's, the agent's `system_prompt`,
 /// the plan's tools (never `task`) and the child step limit.
+///
+/// Whether the child is sent images is decided for its own model: the parent's setting when
+/// the model is the parent's, else what the configuration states for that model of the
+/// parent's provider (`stated_images`, as [`crate::config::Config::image_inputs`] reads it),
+/// else [`ImageInputs::known_for`] — so a text-only parent does not withhold images from a
+/// vision child, nor a vision parent send them to a text-only child.
 pub fn child_config(
     parent: &SessionConfig,
     plan: &ChildPlan,
     system_prompt: String,
+    stated_images: &dyn Fn(&str) -> Option<ImageInputs>,
 ) -> SessionConfig {
     let mut config = parent.clone();
     config.system_prompt = Some(system_prompt);
     if let Some(model) = &plan.agent.model {
+        if *model != parent.model {
+            config.images = stated_images(model).unwrap_or_else(|| ImageInputs::known_for(model));
+        }
         config.model = model.clone();
     }
     config.tools = plan.tools.clone();

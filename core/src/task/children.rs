@@ -4,7 +4,7 @@
 
 use super::{ChildEvent, ChildPlan, Subagents, child_config, child_result, plan_child, task_spec};
 use crate::agent::Agent;
-use crate::session::{Event, SessionConfig, SessionError, TurnOutcome};
+use crate::session::{Event, ImageInputs, SessionConfig, SessionError, TurnOutcome};
 use crate::tool::{ToolOutput, ToolSpec};
 use crate::wire::Message;
 use std::fmt;
@@ -12,6 +12,9 @@ use std::sync::Arc;
 
 /// Composes a child's system prompt from its agent and the names of its tools.
 pub type PromptFn = Arc<dyn Fn(&Agent, &[String]) -> String + Send + Sync>;
+/// What the configuration states about whether a model of the parent's provider takes images
+/// (`None` when it says nothing); see [`child_config`].
+pub type StatedImagesFn = Arc<dyn Fn(&str) -> Option<ImageInputs> + Send + Sync>;
 /// Receives every event of every child, tagged with the parent call id.
 pub type ChildObserver = Arc<dyn Fn(&ChildEvent) + Send + Sync>;
 
@@ -24,6 +27,7 @@ pub struct Children {
     parent: SessionConfig,
     agents: Vec<Agent>,
     prompt: PromptFn,
+    stated_images: StatedImagesFn,
     observer: ChildObserver,
 }
 
@@ -52,14 +56,29 @@ impl Children {
     /// Children that run with the parent's configuration `parent` (provider, model, policy;
     /// its `tools` are what a child may be given) and pick from `agents`. Their system prompts
     /// are their agents' prompts until [`Children::system_prompt`] sets a composer; their
-    /// events go nowhere until [`Children::on_event`].
+    /// events go nowhere until [`Children::on_event`]. A child whose agent names another
+    /// model takes images as [`ImageInputs::known_for`] says until
+    /// [`Children::stated_images`] tells what the configuration states.
     pub fn new(parent: SessionConfig, agents: Vec<Agent>) -> Self {
         Children {
             parent,
             agents,
             prompt: Arc::new(|agent, _| agent.prompt.clone()),
+            stated_images: Arc::new(|_| None),
             observer: Arc::new(|_| {}),
         }
+    }
+
+    /// Sets what the configuration states about a model of the parent's provider taking
+    /// images (typically [`crate::config::Config::image_inputs`] for that provider), for
+    /// children whose agent names another model than the parent's.
+    #[must_use]
+    pub fn stated_images(
+        mut self,
+        stated: impl Fn(&str) -> Option<ImageInputs> + Send + Sync + 'static,
+    ) -> Self {
+        self.stated_images = Arc::new(stated);
+        self
     }
 
     /// Sets how a child's system prompt is composed.
@@ -110,7 +129,12 @@ impl Children {
     ) -> Result<ChildStart, ToolOutput> {
         let plan = plan_child(arguments, &self.agents, self.parent.approval, available)?;
         let tool_names: Vec<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
-        let config = child_config(&self.parent, &plan, (self.prompt)(&plan.agent, &tool_names));
+        let config = child_config(
+            &self.parent,
+            &plan,
+            (self.prompt)(&plan.agent, &tool_names),
+            &*self.stated_images,
+        );
         Ok(ChildStart {
             plan,
             config,

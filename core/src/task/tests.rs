@@ -1,6 +1,6 @@
 use super::*;
 use crate::agent::builtin_agents;
-use crate::session::{Provider, TurnError};
+use crate::session::{ImageInputs, Provider, TurnError};
 use crate::tool::builtin::builtin_specs;
 
 fn tools() -> Vec<ToolSpec> {
@@ -91,7 +91,7 @@ fn the_child_config_keeps_the_parents_provider_and_policy() {
         &parent.tools,
     )
     .unwrap();
-    let child = child_config(&parent, &plan, "child prompt".into());
+    let child = child_config(&parent, &plan, "child prompt".into(), &|_| None);
     assert_eq!(child.model, "big-model");
     assert_eq!(child.provider, parent.provider);
     assert_eq!(child.approval, ApprovalPolicy::Auto);
@@ -106,11 +106,94 @@ fn the_child_config_keeps_the_parents_provider_and_policy() {
     .unwrap();
     assert_eq!(own.agent.model.as_deref(), Some("small-model"));
     assert_eq!(
-        child_config(&parent, &own, String::new()).model,
+        child_config(&parent, &own, String::new(), &|_| None).model,
         "small-model"
     );
     parent.max_steps = 3;
-    assert_eq!(child_config(&parent, &plan, String::new()).max_steps, 3);
+    assert_eq!(
+        child_config(&parent, &plan, String::new(), &|_| None).max_steps,
+        3
+    );
+}
+
+fn agent_with_model(model: &str) -> crate::agent::Agent {
+    crate::agent::parse_agent_md(
+        &format!("---\nname: Looker\nmodel: {model}\n---\nYou look."),
+        "Looker/AGENT.md",
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_child_on_another_model_takes_images_as_that_model_does() {
+    use crate::config::Config;
+    let mut parent = SessionConfig::new(Provider::new("http://p/v1", None), "text-model");
+    parent.images = ImageInputs::Placeholder;
+    let mut plan = plan_child(
+        r#"{"description":"d","prompt":"p"}"#,
+        &builtin_agents(),
+        ApprovalPolicy::Auto,
+        &tools(),
+    )
+    .unwrap();
+    let config = Config::parse(
+        r#"{"providers":{"p":{"url":"http://p/v1","images":true,
+            "models":{"text-model":{"images":false},"gpt-4o-blind":{"images":false}}}}}"#,
+    )
+    .unwrap();
+    let stated = |model: &str| config.image_inputs("p", model).ok().flatten();
+    let images_for = |parent: &SessionConfig, plan: &ChildPlan| {
+        child_config(parent, plan, String::new(), &stated).images
+    };
+    // The agent names no model: the parent's model, the parent's setting (even where the
+    // configuration would say otherwise, as the parent's may come from elsewhere).
+    parent.images = ImageInputs::Parts;
+    assert_eq!(images_for(&parent, &plan), ImageInputs::Parts);
+    parent.images = ImageInputs::Placeholder;
+    // The provider's key states images for a model without its own key.
+    plan.agent = agent_with_model("qwen2.5-vl");
+    assert_eq!(images_for(&parent, &plan), ImageInputs::Parts);
+    // The model's key beats the known family.
+    plan.agent = agent_with_model("gpt-4o-blind");
+    parent.images = ImageInputs::Parts;
+    assert_eq!(images_for(&parent, &plan), ImageInputs::Placeholder);
+    // Nothing stated: the known families decide, either way.
+    let nothing = |_: &str| None;
+    plan.agent = agent_with_model("gpt-4o-mini");
+    parent.images = ImageInputs::Placeholder;
+    let child = child_config(&parent, &plan, String::new(), &nothing);
+    assert_eq!(
+        (child.model.as_str(), child.images),
+        ("gpt-4o-mini", ImageInputs::Parts)
+    );
+    plan.agent = agent_with_model("llama3");
+    parent.images = ImageInputs::Parts;
+    assert_eq!(
+        child_config(&parent, &plan, String::new(), &nothing).images,
+        ImageInputs::Placeholder
+    );
+}
+
+#[test]
+fn children_decide_a_named_models_images_with_what_they_are_told() {
+    let mut parent = SessionConfig::new(Provider::new("http://p/v1", None), "text-model");
+    parent.approval = ApprovalPolicy::Auto;
+    parent.tools = tools();
+    let mut agents = builtin_agents();
+    agents.push(agent_with_model("local-vl"));
+    let call = r#"{"description":"d","prompt":"Look.","agent":"Looker"}"#;
+    let children = Children::new(parent.clone(), agents.clone());
+    assert_eq!(
+        children.start(call).unwrap().config.images,
+        ImageInputs::Placeholder,
+        "unknown family, nothing stated"
+    );
+    let children = Children::new(parent, agents)
+        .stated_images(|model| (model == "local-vl").then_some(ImageInputs::Parts));
+    assert_eq!(
+        children.start(call).unwrap().config.images,
+        ImageInputs::Parts
+    );
 }
 
 #[test]

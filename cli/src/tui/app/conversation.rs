@@ -33,6 +33,7 @@ impl App {
                 &self.setup.discovered,
                 &self.setup.workspace,
                 &config,
+                self.setup.stated_images(),
                 &self.mcp,
                 self.client.clone(),
                 move |child| {
