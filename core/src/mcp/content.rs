@@ -32,6 +32,31 @@ pub const MAX_RESULT_IMAGES: usize = 20;
 /// The image types OpenAI-compatible providers take in `image_url` data URLs.
 const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
+/// Names servers give image types that are not the registered ones, mapped to the registered
+/// type they mean (compared in lower case). Providers check a data URL's type strictly.
+const IMAGE_TYPE_ALIASES: [(&str, &str); 3] = [
+    // Common in the wild, never registered; the file extension leaks into the type.
+    ("image/jpg", "image/jpeg"),
+    // Progressive JPEG, as old browsers named it.
+    ("image/pjpeg", "image/jpeg"),
+    // The unregistered name PNG had before its registration.
+    ("image/x-png", "image/png"),
+];
+
+/// The registered type (one of [`IMAGE_TYPES`]) that a server's `mimeType` names, in any
+/// case, with surrounding spaces or parameters (`image/png; q=1`) or as a known alias; `None`
+/// for every other type.
+fn canonical_image_type(mime: &str) -> Option<&'static str> {
+    let essence = mime.split(';').next().unwrap_or_default().trim();
+    let known = |name: &str| name.eq_ignore_ascii_case(essence);
+    IMAGE_TYPES.into_iter().find(|t| known(t)).or_else(|| {
+        IMAGE_TYPE_ALIASES
+            .into_iter()
+            .find(|(alias, _)| known(alias))
+            .map(|(_, canonical)| canonical)
+    })
+}
+
 /// Maps a `tools/call` result to the tool output the model reads. `server` names the server in
 /// the texts about malformed results.
 pub fn call_result_output(server: &str, result: &Value) -> ToolOutput {
@@ -95,9 +120,13 @@ fn take_image(block: &Value, images: &mut Vec<ToolImage>, image_bytes: &mut usiz
         return format!("[image: {shown_mime}, not shown: it has no data]");
     };
     let size = base64_decoded_len(data);
-    let why_not = if !IMAGE_TYPES.contains(&mime.to_ascii_lowercase().as_str()) {
-        Some("only PNG, JPEG, GIF and WebP images are sent".to_owned())
-    } else if size > MAX_IMAGE_BYTES {
+    let Some(mime) = canonical_image_type(mime) else {
+        return format!(
+            "[image: {shown_mime}, {size} bytes, not shown: only PNG, JPEG, GIF and WebP images \
+             are sent]"
+        );
+    };
+    let why_not = if size > MAX_IMAGE_BYTES {
         Some(format!(
             "larger than the {} MiB limit",
             MAX_IMAGE_BYTES / (1024 * 1024)
@@ -120,14 +149,13 @@ fn take_image(block: &Value, images: &mut Vec<ToolImage>, image_bytes: &mut usiz
     let Some(clean) = clean_base64(data) else {
         return format!("[image: {shown_mime}, not shown: its data is not valid base64]");
     };
-    let mime = mime.to_ascii_lowercase();
     // A provider refuses a request whose image is not what it says, and the image stays in
     // every later request: one lying server must not break the session.
-    if !has_signature(&mime, &decode_prefix(&clean)) {
+    if !has_signature(mime, &decode_prefix(&clean)) {
         return format!("[image: {shown_mime}, {size} bytes, not shown: its data is not {mime}]");
     }
     let image = ToolImage {
-        mime_type: mime,
+        mime_type: mime.to_owned(),
         data: clean,
     };
     *image_bytes += image.decoded_len();
@@ -337,6 +365,72 @@ mod tests {
             // The same bytes under another type are refused.
             let out = call_result_output("s", &json!({"content": [image(data, "image/png")]}));
             assert!(out.images.is_empty() && out.content.contains("is not image/png"));
+        }
+    }
+
+    #[test]
+    fn known_aliases_and_spellings_of_a_type_are_sent_as_the_registered_type() {
+        let jpeg = "/9j/4AAQSkZJRgABAQ==";
+        let cases = [
+            (jpeg, "image/jpg", "image/jpeg"),
+            (jpeg, "IMAGE/JPG", "image/jpeg"),
+            (jpeg, "image/pjpeg", "image/jpeg"),
+            (jpeg, "Image/Jpeg", "image/jpeg"),
+            (PNG, "image/x-png", "image/png"),
+            (PNG, "IMAGE/PNG", "image/png"),
+            (PNG, " image/png ; charset=binary", "image/png"),
+        ];
+        for (data, mime, canonical) in cases {
+            let out = call_result_output("s", &json!({"content": [image(data, mime)]}));
+            assert_eq!(out.images.len(), 1, "{mime}: {}", out.content);
+            assert_eq!(out.images[0].mime_type, canonical, "{mime}");
+            assert!(
+                out.images[0]
+                    .data_url()
+                    .starts_with(&format!("data:{canonical};base64,")),
+                "{mime}"
+            );
+            // The text names the type as the server gave it.
+            assert!(out.content.starts_with(&format!("[image 1: {mime},")));
+        }
+        // An alias does not lift the signature check: PNG bytes called `image/jpg` are refused
+        // by the type they were mapped to.
+        let out = call_result_output("s", &json!({"content": [image(PNG, "image/jpg")]}));
+        assert!(out.images.is_empty());
+        assert!(
+            out.content.contains("its data is not image/jpeg"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[test]
+    fn types_that_only_look_like_an_image_type_are_refused() {
+        let hostile = [
+            "image/svg+xml",
+            "IMAGE/SVG+XML",
+            "image/jpgx",
+            "image/png+xml",
+            "image/x-jpg",
+            "image/pngimage/png",
+            "text/png",
+            "image/",
+            "png",
+            "image/png\u{0}",
+            "image/p\u{0}ng",
+            ";image/png",
+            "",
+        ];
+        let jpeg = "/9j/4AAQSkZJRgABAQ==";
+        for mime in hostile {
+            for data in [PNG, jpeg] {
+                let out = call_result_output("s", &json!({"content": [image(data, mime)]}));
+                assert!(out.images.is_empty(), "{mime:?} was kept");
+                assert!(
+                    out.content.contains("only PNG, JPEG, GIF and WebP"),
+                    "{mime:?}"
+                );
+            }
         }
     }
 
