@@ -96,9 +96,32 @@ impl Accumulator {
         json: &str,
         events: &mut VecDeque<StreamEvent>,
     ) -> Result<(), ChunkError> {
+        if self.apply_envelope(json.as_bytes(), events) {
+            return Ok(());
+        }
+        self.handle_full(json, events)
+    }
+
+    /// [`handle_chunk`](Self::handle_chunk) for JSON data as it arrived, which may hold invalid
+    /// UTF-8: a chunk that takes the fast path has only its varying string checked; any other
+    /// is decoded lossily (each invalid sequence becomes U+FFFD) and parsed in full.
+    pub(crate) fn handle_chunk_bytes(
+        &mut self,
+        json: &[u8],
+        events: &mut VecDeque<StreamEvent>,
+    ) -> Result<(), ChunkError> {
         if self.apply_envelope(json, events) {
             return Ok(());
         }
+        self.handle_full(&String::from_utf8_lossy(json), events)
+    }
+
+    /// The full path of [`handle_chunk`](Self::handle_chunk): parse, learn the envelope, apply.
+    fn handle_full(
+        &mut self,
+        json: &str,
+        events: &mut VecDeque<StreamEvent>,
+    ) -> Result<(), ChunkError> {
         let view = chunk::parse(json).map_err(|e| malformed(e.to_string(), json))?;
         self.envelopes.learn(json, &view);
         // `"error": false`, `""` or `{}` carry no error (some servers send such placeholders).
@@ -182,7 +205,7 @@ impl Accumulator {
 
     /// The fast path (see [`crate::envelope`]): applies a chunk recognised by its envelope and
     /// returns true, or returns false to send it the full way.
-    fn apply_envelope(&mut self, json: &str, events: &mut VecDeque<StreamEvent>) -> bool {
+    fn apply_envelope(&mut self, json: &[u8], events: &mut VecDeque<StreamEvent>) -> bool {
         #[cfg(test)]
         if self.no_fast_path {
             return false;

@@ -52,20 +52,28 @@ pub(crate) struct Match<'a> {
 impl Envelopes {
     /// The chunk's choice, slot and decoded string when `json` has a known envelope and its
     /// middle is one valid JSON string; `None` sends the chunk the full way.
-    pub(crate) fn recognise<'a>(&self, json: &'a str) -> Option<Match<'a>> {
+    ///
+    /// `json` is raw bytes: the envelope was valid UTF-8 when it was learned and is compared
+    /// byte for byte, and its ends are ASCII quotes, so the chunk is valid UTF-8 exactly when
+    /// its middle is; only the middle is checked. A middle that is not valid UTF-8 goes the
+    /// full way (which decodes it lossily).
+    pub(crate) fn recognise<'a>(&self, json: &'a [u8]) -> Option<Match<'a>> {
         let env = self.list.iter().find(|e| {
             json.len() >= e.prefix.len() + e.suffix.len()
-                && json.starts_with(&e.prefix)
-                && json.ends_with(&e.suffix)
+                && json.starts_with(e.prefix.as_bytes())
+                && json.ends_with(e.suffix.as_bytes())
         })?;
         let middle = &json[env.prefix.len()..json.len() - env.suffix.len()];
-        let text = match memchr::memchr2(b'"', b'\\', middle.as_bytes()) {
-            None if !middle.bytes().any(|b| b < 0x20) => Cow::Borrowed(middle),
+        let text = match memchr::memchr2(b'"', b'\\', middle) {
+            None if !middle.iter().any(|&b| b < 0x20) => {
+                Cow::Borrowed(std::str::from_utf8(middle).ok()?)
+            }
             None => return None,
-            // Escapes: decode the token (with its quotes); a stray quote fails to parse.
+            // Escapes: decode the token (with its quotes); a stray quote or invalid UTF-8
+            // fails to parse.
             Some(_) => {
                 let token = &json[env.prefix.len() - 1..json.len() - env.suffix.len() + 1];
-                Cow::Owned(serde_json::from_str::<String>(token).ok()?)
+                Cow::Owned(serde_json::from_slice::<String>(token).ok()?)
             }
         };
         Some(Match {
@@ -192,12 +200,15 @@ mod tests {
     fn a_learned_envelope_recognises_the_same_shape() {
         let e = learned(C);
         let world = C.replace("Hello", " world");
-        let m = e.recognise(&world).unwrap();
+        let m = e.recognise(world.as_bytes()).unwrap();
         assert_eq!((m.choice, m.slot, &*m.text), (0, Slot::Content, " world"));
         let escaped = C.replace("Hello", r#"a\"b\u00e9\n"#);
-        let m = e.recognise(&escaped).unwrap();
+        let m = e.recognise(escaped.as_bytes()).unwrap();
         assert_eq!(&*m.text, "a\"bé\n");
-        assert_eq!(&*e.recognise(&C.replace("Hello", "")).unwrap().text, "");
+        assert_eq!(
+            &*e.recognise(C.replace("Hello", "").as_bytes()).unwrap().text,
+            ""
+        );
     }
 
     #[test]
@@ -211,7 +222,7 @@ mod tests {
             C.replace("\"created\":1", "\"created\":2"),
             C.replace("null", "\"stop\""),
         ] {
-            assert!(e.recognise(&other).is_none(), "{other}");
+            assert!(e.recognise(other.as_bytes()).is_none(), "{other}");
         }
     }
 

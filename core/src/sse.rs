@@ -90,6 +90,26 @@ impl SseEventRef<'_> {
     }
 }
 
+/// One dispatched event lent by [`Decoder::poll_event_bytes`] until the decoder's next call,
+/// its data not yet decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseEventBytes<'a> {
+    /// The `event` field; `None` means the default type "message".
+    pub event: Option<&'a str>,
+    /// Data lines joined with "\n", as raw bytes: decoded lossily, they are
+    /// [`SseEventRef::data`].
+    pub data: &'a [u8],
+    /// The last event ID buffer at dispatch time; None if never set.
+    pub id: Option<&'a str>,
+}
+
+impl SseEventBytes<'_> {
+    /// The event type, `"message"` when the stream set none (the standard's default).
+    pub fn event_type(&self) -> &str {
+        self.event.unwrap_or("message")
+    }
+}
+
 /// Why decoding stopped. Errors are terminal: once returned, every later call returns it again.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -250,6 +270,46 @@ impl Decoder {
 
     /// [`poll_event`](Self::poll_event) without copies: the event is lent until the next call.
     pub fn poll_event_ref(&mut self) -> Result<Option<SseEventRef<'_>>, DecodeError> {
+        let Some(lent) = self.next_dispatch()? else {
+            return Ok(None);
+        };
+        let data = match lent {
+            Lent::Input(from, to) => match std::str::from_utf8(&self.buf[from..to]) {
+                Ok(text) => text,
+                Err(_) => {
+                    push_lossy(&mut self.state.lent_data, &self.buf[from..to]);
+                    self.state.lent_data.as_str()
+                }
+            },
+            Lent::Buffer => self.state.lent_data.as_str(),
+        };
+        Ok(Some(self.state.lend(data)))
+    }
+
+    /// [`poll_event_ref`](Self::poll_event_ref) with the data not yet decoded: its bytes as they
+    /// arrived, which may hold invalid UTF-8. Decoded lossily (each maximal invalid sequence
+    /// replaced by U+FFFD) they are `poll_event_ref`'s data. A reader that uses only part of
+    /// the data (the chat chunk's fast path) checks only that part, instead of every byte of
+    /// every event.
+    pub fn poll_event_bytes(&mut self) -> Result<Option<SseEventBytes<'_>>, DecodeError> {
+        let Some(lent) = self.next_dispatch()? else {
+            return Ok(None);
+        };
+        let state = &self.state;
+        let data = match lent {
+            Lent::Input(from, to) => &self.buf[from..to],
+            Lent::Buffer => state.lent_data.as_bytes(),
+        };
+        Ok(Some(SseEventBytes {
+            event: (!state.lent_type.is_empty()).then_some(state.lent_type.as_str()),
+            data,
+            id: state.last_event_id.as_deref(),
+        }))
+    }
+
+    /// Reads lines up to the next dispatched event and says where its data is; `None` when
+    /// more input is needed (or the stream is over).
+    fn next_dispatch(&mut self) -> Result<Option<Lent>, DecodeError> {
         if let Some(error) = &self.error {
             return Err(error.clone());
         }
@@ -268,7 +328,7 @@ impl Decoder {
             }
             self.at_start = false;
         }
-        let data = loop {
+        loop {
             if self.skip_lf && self.pos < self.buf.len() {
                 if self.buf[self.pos] == b'\n' {
                     self.pos += 1;
@@ -280,7 +340,13 @@ impl Decoder {
             // LINE FEED (LF) character not preceded by a U+000D CARRIAGE RETURN (CR) character,
             // and a single U+000D CARRIAGE RETURN (CR) character not followed by a U+000A LINE
             // FEED (LF) character being the ways in which a line can end."
-            let Some(offset) = memchr2(b'\n', b'\r', &self.buf[self.scan..]) else {
+            let rest = &self.buf[self.scan..];
+            // A blank line (the end of every event) ends at once: no search for it.
+            let found = match rest.first() {
+                Some(b'\n' | b'\r') => Some(0),
+                _ => memchr2(b'\n', b'\r', rest),
+            };
+            let Some(offset) = found else {
                 self.end_of_buffer()?;
                 return Ok(None);
             };
@@ -298,29 +364,11 @@ impl Decoder {
             self.pos = next;
             self.scan = next;
             match self.state.process_line(&self.buf, start, end, self.limit) {
-                Ok(Some(data)) => break data,
+                Ok(Some(data)) => return Ok(Some(data)),
                 Ok(None) => {}
                 Err(error) => return Err(self.fail(error)),
             }
-        };
-        let data = match data {
-            Lent::Input(from, to) => match std::str::from_utf8(&self.buf[from..to]) {
-                Ok(text) => text,
-                Err(_) => {
-                    push_lossy(&mut self.state.lent_data, &self.buf[from..to]);
-                    self.state.lent_data.as_str()
-                }
-            },
-            Lent::Buffer => self.state.lent_data.as_str(),
-        };
-        let state = &self.state;
-        Ok(Some(SseEventRef {
-            event: (!state.lent_type.is_empty()).then_some(state.lent_type.as_str()),
-            data,
-            // "Set the last event ID string of the event source to the value of the last event
-            // ID buffer."
-            id: state.last_event_id.as_deref(),
-        }))
+        }
     }
 
     /// After [`feed_eof`](Self::feed_eof) and once [`poll_event`](Self::poll_event) returned
@@ -388,6 +436,17 @@ impl Decoder {
 }
 
 impl StreamState {
+    /// The dispatched event with `data`, lent until the decoder's next call.
+    fn lend<'a>(&'a self, data: &'a str) -> SseEventRef<'a> {
+        SseEventRef {
+            event: (!self.lent_type.is_empty()).then_some(self.lent_type.as_str()),
+            data,
+            // "Set the last event ID string of the event source to the value of the last event
+            // ID buffer."
+            id: self.last_event_id.as_deref(),
+        }
+    }
+
     /// Fails when a line of `line_len` bytes on top of the pending event crosses `limit`.
     ///
     /// The pending event is measured decoded, so invalid bytes that grew into U+FFFD count at

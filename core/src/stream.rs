@@ -245,7 +245,7 @@ impl ChatStream {
 
     /// Reads the decoder's next SSE event into the accumulator; `None` when it needs input.
     fn next_read(&mut self) -> Option<Read> {
-        match self.decoder.poll_event_ref() {
+        match self.decoder.poll_event_bytes() {
             Ok(Some(event)) => Some(read_sse(event, &mut self.acc, &mut self.events)),
             Ok(None) => None,
             Err(DecodeError::EventTooLarge { limit }) => {
@@ -351,34 +351,40 @@ enum Read {
 }
 
 /// Reads one SSE event (DESIGN.md's rule 2) into the accumulator, its deltas into `events`.
+///
+/// The data is still raw bytes: the chunk's fast path checks only the part it uses, and
+/// everything else decodes it lossily first, as the decoder's own `poll_event_ref` would.
 fn read_sse(
-    event: sse::SseEventRef<'_>,
+    event: sse::SseEventBytes<'_>,
     acc: &mut Accumulator,
     events: &mut VecDeque<StreamEvent>,
 ) -> Read {
     // Rule 2: `event: error` is an error.
     if event.event_type() == "error" {
-        let api = serde_json::from_str::<serde_json::Value>(event.data)
+        let data = String::from_utf8_lossy(event.data);
+        let api = serde_json::from_str::<serde_json::Value>(&data)
             .ok()
             .and_then(|v| ApiError::from_value(&v))
             .unwrap_or_else(|| ApiError {
-                message: crate::text::shorten(event.data, 300).into_owned(),
+                message: crate::text::shorten(&data, 300).into_owned(),
                 ..ApiError::default()
             });
         return Read::Failed(StreamError::Provider {
             error: Box::new(api),
         });
     }
-    let data = event.data.trim_matches(|c: char| c.is_ascii_whitespace());
+    // ASCII whitespace never occurs inside a UTF-8 sequence, so trimming the bytes trims the
+    // decoded text alike.
+    let data = event.data.trim_ascii();
     if data.is_empty() {
         return Read::Nothing; // keep-alive
     }
-    if data == "[DONE]" {
+    if data == b"[DONE]" {
         events.push_back(StreamEvent::Done);
         return Read::Done;
     }
     let from = events.len();
-    match acc.handle_chunk(data, events) {
+    match acc.handle_chunk_bytes(data, events) {
         Ok(()) => Read::Chunk { from },
         Err(e) => Read::Failed(e.into()),
     }

@@ -947,8 +947,9 @@ mod fast_path {
     use proptest::prelude::*;
 
     /// Chunks of the shapes the fast path learns, and of shapes that break it, with strings
-    /// that need escapes, hold quotes, backslashes and control characters.
-    fn chunk() -> impl Strategy<Value = String> {
+    /// that need escapes, hold quotes, backslashes and control characters, and invalid UTF-8
+    /// (as the bytes arrive, before any decoding).
+    fn chunk() -> impl Strategy<Value = Vec<u8>> {
         let text = prop_oneof![
             "[a-z ]{0,6}",
             Just("\"".to_owned()),
@@ -956,11 +957,20 @@ mod fast_path {
             Just("\n".to_owned()),
             Just("é\u{1F600}".to_owned()),
             Just("\",\"role\":\"x".to_owned()),
+            // `§` stands for an invalid sequence, put in after the JSON is written.
+            Just("a§b".to_owned()),
+            Just("§".to_owned()),
         ];
-        (0..9u8, text, 0..2u32, 0..3u32).prop_map(|(kind, t, choice, ix)| {
+        let invalid = prop_oneof![
+            Just(&b"\xFF"[..]),
+            Just(&b"\xC3"[..]),
+            Just(&b"\xE2\x82"[..]),
+            Just(&b"\xED\xA0\x80"[..]),
+        ];
+        (0..9u8, text, 0..2u32, 0..3u32, invalid).prop_map(|(kind, t, choice, ix, invalid)| {
             let s = serde_json::to_string(&t).unwrap();
             let raw = t.replace(['"', '\\'], "");
-            match kind {
+            let json = match kind {
                 0 => format!(r#"{{"id":"x","choices":[{{"index":{choice},"delta":{{"content":{s}}},"finish_reason":null}}]}}"#),
                 1 => format!(r#"{{"id":"x","choices":[{{"index":{choice},"delta":{{"reasoning_content":{s}}}}}]}}"#),
                 2 => format!(r#"{{"choices":[{{"index":{choice},"delta":{{"tool_calls":[{{"index":{ix},"function":{{"arguments":{s}}}}}]}}}}]}}"#),
@@ -970,29 +980,75 @@ mod fast_path {
                 6 => format!(r#"{{"id":"x","choices":[{{"index":{choice},"delta":{{"content":"{raw}\n"}},"finish_reason":null}}]}}"#),
                 7 => format!(r#"{{"choices":[{{"index":{choice},"delta":{{"reasoning":{s}}}}}]}}"#),
                 _ => format!(r#"{{"choices":[{{"index":{choice},"delta":{{"tool_calls":[{{"index":{ix},"function":{{"arguments":"{raw}"}}}}]}}}}]}}"#),
+            };
+            let mut bytes = Vec::new();
+            for (i, part) in json.split('§').enumerate() {
+                if i > 0 {
+                    bytes.extend_from_slice(invalid);
+                }
+                bytes.extend_from_slice(part.as_bytes());
             }
+            bytes
         })
     }
 
-    fn run(
-        chunks: &[String],
-        fast: bool,
-    ) -> (Vec<Result<(), String>>, Vec<StreamEvent>, Completion) {
+    /// How a chunk's bytes reach the accumulator.
+    #[derive(Debug, Clone, Copy)]
+    enum Path {
+        /// Raw, through the fast path where it fits.
+        Bytes,
+        /// Raw, always parsed in full.
+        BytesFull,
+        /// Decoded lossily first, then through the fast path where it fits (as before the
+        /// fast path took raw bytes).
+        Decoded,
+    }
+
+    type Outcome = (Vec<Result<(), String>>, Vec<StreamEvent>, Completion);
+
+    fn run(chunks: &[Vec<u8>], path: Path) -> Outcome {
         let mut acc = Accumulator::new();
-        acc.no_fast_path = !fast;
+        acc.no_fast_path = matches!(path, Path::BytesFull);
         let mut events = VecDeque::new();
         let results = chunks
             .iter()
-            .map(|c| acc.handle_chunk(c, &mut events).map_err(|e| e.to_string()))
+            .map(|c| {
+                let result = match path {
+                    Path::Bytes | Path::BytesFull => acc.handle_chunk_bytes(c, &mut events),
+                    Path::Decoded => acc.handle_chunk(&String::from_utf8_lossy(c), &mut events),
+                };
+                result.map_err(|e| e.to_string())
+            })
             .collect();
         (results, events.into(), acc.into_completion(true))
+    }
+
+    #[test]
+    fn invalid_utf8_in_a_known_envelope_is_replaced_as_in_full_parsing() {
+        let chunk = |token: &[u8]| {
+            let mut c = br#"{"id":"x","choices":[{"index":0,"delta":{"content":""#.to_vec();
+            c.extend_from_slice(token);
+            c.extend_from_slice(br#""},"finish_reason":null}]}"#);
+            c
+        };
+        let mut acc = Accumulator::new();
+        let mut events = VecDeque::new();
+        for token in [&b"a"[..], b"b\xFFc", b"\xC3", b"\\n\xE2\x82"] {
+            acc.handle_chunk_bytes(&chunk(token), &mut events).unwrap();
+        }
+        assert_eq!(
+            acc.choices().next().unwrap().content,
+            "ab\u{FFFD}c\u{FFFD}\n\u{FFFD}"
+        );
     }
 
     proptest! {
         #![proptest_config(crate::proptest_seeds::with_cases(512))]
         #[test]
         fn the_fast_path_equals_full_parsing(chunks in proptest::collection::vec(chunk(), 1..40)) {
-            prop_assert_eq!(run(&chunks, true), run(&chunks, false));
+            let full = run(&chunks, Path::BytesFull);
+            prop_assert_eq!(&run(&chunks, Path::Bytes), &full);
+            prop_assert_eq!(&run(&chunks, Path::Decoded), &full);
         }
     }
 }

@@ -551,6 +551,40 @@ proptest! {
     }
 
     #[test]
+    fn raw_data_decoded_lossily_is_the_events_data(input in any_input(), cuts in splits()) {
+        let mut decoder = Decoder::new();
+        let mut events = Vec::new();
+        let mut error = None;
+        let chunks = split_at(&input, &cuts);
+        for chunk in chunks.iter().map(Some).chain([None]) {
+            match chunk {
+                Some(chunk) => decoder.feed(chunk),
+                None => decoder.feed_eof(),
+            }
+            loop {
+                match decoder.poll_event_bytes() {
+                    Ok(Some(e)) => events.push(SseEvent {
+                        event: e.event.map(str::to_owned),
+                        data: String::from_utf8_lossy(e.data).into_owned(),
+                        id: e.id.map(str::to_owned),
+                    }),
+                    Ok(None) => break,
+                    Err(e) => {
+                        error = Some(e);
+                        break;
+                    }
+                }
+            }
+            if error.is_some() {
+                break;
+            }
+        }
+        let expected = whole(&input, true);
+        prop_assert_eq!(events, expected.events);
+        prop_assert_eq!(error, expected.error);
+    }
+
+    #[test]
     fn matches_reference(input in any_input()) {
         prop_assert_eq!(whole(&input, true), reference(&input));
         prop_assert_eq!(bytewise(&input), reference(&input));
