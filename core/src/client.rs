@@ -11,6 +11,7 @@ use crate::session::{Provider, TransportError, TransportErrorKind};
 use crate::stream::StreamError;
 use crate::wire::{ApiError, ChatRequest, ChatResponse, ModelInfo, ModelList};
 use serde::de::DeserializeOwned;
+use std::time::Duration;
 
 mod streamed;
 
@@ -31,13 +32,19 @@ pub enum ClientError {
     /// The provider could not be reached, or the connection broke.
     #[error(transparent)]
     Transport(#[from] TransportError),
-    /// The provider answered with an error status; its message says what to fix.
-    #[error("the provider answered {status}: {error}")]
+    /// The provider answered with an error status; its message says what to fix, and
+    /// `retry_after` how long to wait before trying again when it is rate limited or
+    /// overloaded.
+    #[error("the provider answered {status}: {error}{}", wait_note(*retry_after))]
     Api {
         /// The HTTP status.
         status: u16,
         /// The provider's error.
         error: Box<ApiError>,
+        /// How long the provider asked to wait before a retry (`retry-after-ms`, else
+        /// `Retry-After` in seconds; an HTTP date is not read, as the core has no clock), read
+        /// as the session reads it.
+        retry_after: Option<Duration>,
     },
     /// The stream or the JSON answer could not be read (the server's fault).
     #[error(transparent)]
@@ -60,7 +67,16 @@ pub enum ClientError {
 impl From<AnswerError> for ClientError {
     fn from(error: AnswerError) -> Self {
         match error {
-            AnswerError::Status { status, error, .. } => ClientError::Api { status, error },
+            AnswerError::Status {
+                status,
+                error,
+                retry_after,
+                ..
+            } => ClientError::Api {
+                status,
+                error,
+                retry_after,
+            },
             AnswerError::Stream(failure) => ClientError::Stream(failure.error),
             AnswerError::NoHead => ClientError::Transport(TransportError::new(
                 TransportErrorKind::Io,
@@ -104,7 +120,19 @@ pub fn check_status(status: u16, body: &[u8]) -> Result<(), ClientError> {
         Err(ClientError::Api {
             status,
             error: Box::new(ApiError::from_body(body)),
+            retry_after: None,
         })
+    }
+}
+
+/// The end of an API error's message that says how long the provider asked to wait.
+fn wait_note(retry_after: Option<Duration>) -> String {
+    match retry_after {
+        Some(wait) => format!(
+            " (it asks to wait {:.1} s before retrying)",
+            wait.as_secs_f64()
+        ),
+        None => String::new(),
     }
 }
 
@@ -126,9 +154,18 @@ pub fn read_models(status: u16, body: &[u8]) -> Result<Vec<ModelInfo>, ClientErr
     read_json::<ModelList>(status, body).map(|list| list.data)
 }
 
-/// Reads a non-streamed chat answer.
-pub fn read_chat(status: u16, body: &[u8]) -> Result<ChatResponse, ClientError> {
-    read_json(status, body)
+/// Reads a non-streamed chat answer with its response `headers`: an error status keeps how
+/// long the provider asked to wait (`retry-after-ms`, `Retry-After`).
+pub fn read_chat<'a>(
+    status: u16,
+    headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    body: &[u8],
+) -> Result<ChatResponse, ClientError> {
+    let mut answer = read_json(status, body);
+    if let Err(ClientError::Api { retry_after, .. }) = &mut answer {
+        *retry_after = crate::session::retry_after(headers, None);
+    }
+    answer
 }
 
 #[cfg(test)]

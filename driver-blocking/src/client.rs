@@ -91,7 +91,8 @@ impl Client {
     pub fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ClientError> {
         let mut resp = self.send(&pure::chat_request(&self.provider, request, false))?;
         let body = resp.read_all(MAX_CHAT_BODY)?;
-        pure::read_chat(resp.status, &body)
+        let headers = resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
+        pure::read_chat(resp.status, headers, &body)
     }
 
     /// A streaming chat completion: an iterator of stream events, each yielded as soon as its

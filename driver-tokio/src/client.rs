@@ -183,7 +183,8 @@ impl Client {
         let req = pure::chat_request(&self.provider, request, false);
         let mut resp = self.send(req).await?;
         let (body, _) = resp.read_all(MAX_CHAT_BODY).await?;
-        pure::read_chat(resp.status, &body)
+        let headers = resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
+        pure::read_chat(resp.status, headers, &body)
     }
 
     /// A streaming chat completion: a [`Stream`] of events, each yielded as soon as its bytes

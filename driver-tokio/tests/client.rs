@@ -102,7 +102,7 @@ async fn api_errors_carry_the_provider_message_and_never_the_key() {
     let c = client(&mock);
     let err = c.stream_chat(&request()).await.unwrap_err();
     assert!(
-        matches!(&err, ClientError::Api { status: 401, error } if error.message == "invalid key")
+        matches!(&err, ClientError::Api { status: 401, error, .. } if error.message == "invalid key")
     );
     let err2 = c.chat(&request()).await.unwrap_err();
     assert!(err2.to_string().contains("no such model"));
@@ -245,5 +245,52 @@ async fn no_head_within_the_idle_timeout_is_a_timeout() {
     match c.chat(&request()).await {
         Err(ClientError::Transport(e)) => assert_eq!(e.kind, TransportErrorKind::Timeout),
         other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_rate_limited_answer_says_how_long_to_wait() {
+    let mock = MockProvider::start([
+        Reply::rate_limited("7"),
+        Reply::rate_limited("2").header("retry-after-ms", "1500"),
+        Reply::rate_limited("soon"),
+        Reply::error(503, "overloaded"),
+    ])
+    .unwrap();
+    let c = client(&mock);
+    let err = c.stream_chat(&request()).await.unwrap_err();
+    match &err {
+        ClientError::Api {
+            status: 429,
+            retry_after,
+            ..
+        } => assert_eq!(*retry_after, Some(Duration::from_secs(7))),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        err.to_string().contains("wait 7.0 s before retrying"),
+        "{err}"
+    );
+    // The non-streamed call keeps it too; `retry-after-ms` is the finer of the two.
+    match c.chat(&request()).await.unwrap_err() {
+        ClientError::Api { retry_after, .. } => {
+            assert_eq!(retry_after, Some(Duration::from_millis(1500)))
+        }
+        other => panic!("{other:?}"),
+    }
+    // A value that is not a delay, or no header at all, is no wait, and says none.
+    for _ in 0..2 {
+        let err = c.stream_chat(&request()).await.unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                ClientError::Api {
+                    retry_after: None,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(!err.to_string().contains("wait"), "{err}");
     }
 }

@@ -65,7 +65,9 @@ fn an_error_status_is_read_whole_before_opening_and_fails_once() {
             }
         };
         match &error {
-            ClientError::Api { status: 401, error } => assert_eq!(error.message, "invalid key"),
+            ClientError::Api {
+                status: 401, error, ..
+            } => assert_eq!(error.message, "invalid key"),
             other => panic!("{other:?}"),
         }
         assert!(matches!(answer.poll_next(), Next::End), "failed once only");

@@ -34,7 +34,9 @@ fn chat_requests_set_stream_and_drop_stream_options_when_not_streaming() {
 fn status_and_json_reading() {
     assert_eq!(check_status(204, b""), Ok(()));
     match check_status(401, br#"{"error":{"message":"bad key"}}"#) {
-        Err(ClientError::Api { status: 401, error }) => assert_eq!(error.message, "bad key"),
+        Err(ClientError::Api {
+            status: 401, error, ..
+        }) => assert_eq!(error.message, "bad key"),
         other => panic!("{other:?}"),
     }
     let models = read_models(200, br#"{"data":[{"id":"a"},{"id":"b"}]}"#).unwrap();
@@ -44,7 +46,7 @@ fn status_and_json_reading() {
         Err(ClientError::Api { status: 500, .. })
     ));
     let long = format!("<html>{}</html>", "x".repeat(1000));
-    match read_chat(200, long.as_bytes()) {
+    match read_chat(200, [], long.as_bytes()) {
         Err(ClientError::Stream(StreamError::Malformed { payload, .. })) => {
             assert_eq!(payload.chars().count(), QUOTED_BODY_CHARS);
             assert!(payload.starts_with("<html>"));
