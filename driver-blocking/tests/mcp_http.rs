@@ -113,26 +113,42 @@ fn the_everything_server_over_streamable_http() {
     assert!(out.content.contains("again"), "{out:?}");
 }
 
-/// A server that answers every request with `status` and an empty body.
-fn refusing_server(status: &str) -> u16 {
+/// A server that answers every request with `status` and `body`.
+fn refusing_server(status: &str, body: &[u8]) -> u16 {
     use std::io::{Read, Write};
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let answer = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    let mut answer = format!(
+        "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    answer.extend_from_slice(body);
     std::thread::spawn(move || {
         for stream in listener.incoming().take(4) {
             let Ok(mut stream) = stream else { continue };
             let mut buf = [0u8; 4096];
             let _ = stream.read(&mut buf);
-            let _ = stream.write_all(answer.as_bytes());
+            let _ = stream.write_all(&answer);
         }
     });
     port
 }
 
+/// The status of the one server at `url` once its start ended.
+fn status_of(url: &str) -> ServerStatus {
+    let dir = tempfile::tempdir().unwrap();
+    let (configs, _) = parse_servers(&json!({"old": {"url": url}}));
+    let servers = McpServers::start(
+        &configs,
+        &StartOptions::new(dir.path(), dir.path().join("logs")),
+    );
+    servers.servers()[0].status()
+}
+
 #[test]
 fn a_server_that_refuses_both_transports_is_reported_with_both_answers() {
-    let port = refusing_server("405 Method Not Allowed");
+    let port = refusing_server("405 Method Not Allowed", b"");
     let dir = tempfile::tempdir().unwrap();
     let (configs, _) =
         parse_servers(&json!({"old": {"url": format!("http://127.0.0.1:{port}/sse")}}));
@@ -146,6 +162,103 @@ fn a_server_that_refuses_both_transports_is_reported_with_both_answers() {
             && why.contains("HTTP+SSE transport with HTTP 405") && why.contains("neither transport")),
         "{status:?}"
     );
+}
+
+#[test]
+fn when_the_fallback_fails_too_the_first_refusals_words_are_kept() {
+    let said = br#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#;
+    let port = refusing_server("400 Bad Request", said);
+    let status = status_of(&format!("http://127.0.0.1:{port}/mcp"));
+    assert!(
+        matches!(&status, ServerStatus::Failed(why) if why.contains("POST with HTTP 400")
+            && why.contains("Bad Request: No valid session ID provided")
+            && why.contains("neither transport")),
+        "{status:?}"
+    );
+    // A hostile body: long, with control sequences and line breaks. It is quoted on one
+    // short line, and the failure still says what happened.
+    let mut hostile = b"\x1b[2J\x1b]0;pwned\x07line one\r\nline two ".to_vec();
+    hostile.extend(std::iter::repeat_n(b'x', 100_000));
+    let port = refusing_server("400 Bad Request", &hostile);
+    let status = status_of(&format!("http://127.0.0.1:{port}/mcp"));
+    let ServerStatus::Failed(why) = &status else {
+        panic!("{status:?}")
+    };
+    assert!(why.contains("[2J ]0;pwned line one line two x"), "{why}");
+    assert!(!why.chars().any(char::is_control), "{why:?}");
+    assert!(why.len() < 800, "{} bytes: {why}", why.len());
+    assert!(why.contains("neither transport"), "{why}");
+    // Another 4xx without a fallback says its words too.
+    let port = refusing_server("401 Unauthorized", b"missing X-API-Key");
+    let status = status_of(&format!("http://127.0.0.1:{port}/mcp"));
+    assert!(
+        matches!(&status, ServerStatus::Failed(why) if why.contains("HTTP 401")
+            && why.contains("missing X-API-Key")),
+        "{status:?}"
+    );
+}
+
+#[test]
+fn a_refusals_session_id_does_not_replace_the_sessions() {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&heads);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            while let Some((head, body)) = read_request(&mut stream) {
+                seen.lock().unwrap().push((head.clone(), body.clone()));
+                let id = body["id"].clone();
+                let (status, session, answer) = match body["method"].as_str().unwrap_or("") {
+                    "initialize" => {
+                        let result =
+                            json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}});
+                        (
+                            "200 OK",
+                            "good",
+                            json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+                        )
+                    }
+                    "tools/list" => (
+                        "200 OK",
+                        "",
+                        json!({"jsonrpc": "2.0", "id": id,
+                        "result": {"tools": [{"name": "work", "inputSchema": {"type": "object"}}]}})
+                        .to_string(),
+                    ),
+                    // The notification is refused, naming another session.
+                    _ => ("400 Bad Request", "bogus", String::new()),
+                };
+                let mut response =
+                    format!("HTTP/1.1 {status}\r\ncontent-length: {}\r\n", answer.len());
+                if !answer.is_empty() {
+                    response.push_str("content-type: application/json\r\n");
+                }
+                if !session.is_empty() {
+                    response.push_str(&format!("mcp-session-id: {session}\r\n"));
+                }
+                response.push_str("\r\n");
+                response.push_str(&answer);
+                if stream.write_all(response.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    assert_eq!(
+        status_of(&format!("http://127.0.0.1:{port}/mcp")),
+        ServerStatus::Ready
+    );
+    let heads = heads.lock().unwrap();
+    let list = heads
+        .iter()
+        .find(|(_, b)| b["method"] == "tools/list")
+        .map(|(h, _)| h)
+        .expect("tools/list was sent");
+    assert!(list.contains("mcp-session-id: good"), "{list}");
 }
 
 #[test]

@@ -162,6 +162,29 @@ fn origin(url: &str) -> Option<(String, String, u16)> {
     Some((scheme, host.to_ascii_lowercase(), port))
 }
 
+/// Most bytes of a refused answer's body that [`quote_refusal`] quotes.
+pub const MAX_QUOTED_REFUSAL: usize = 200;
+
+/// What the body of an answer that refused the streamable-HTTP `initialize` said, as one
+/// shortened line for the failure text when the fallback fails too (a server's "Bad Request:
+/// No valid session ID" tells the user more than either status). Control characters and runs
+/// of white space become one space, so a hostile body cannot reach the terminal as such;
+/// `None` for a body with nothing to show.
+pub fn quote_refusal(body: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(body);
+    let mut line = String::with_capacity(text.len().min(4 * MAX_QUOTED_REFUSAL));
+    for word in text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+    {
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    (!line.is_empty()).then(|| crate::text::shorten(&line, MAX_QUOTED_REFUSAL).into_owned())
+}
+
 #[cfg(test)]
 #[path = "legacy_tests.rs"]
 mod tests;

@@ -149,3 +149,23 @@ fn an_oversized_event_is_an_error() {
     s.feed(&big);
     assert!(matches!(s.poll_event(), Err(StreamError::Sse(_))));
 }
+
+#[test]
+fn a_refusal_is_quoted_on_one_short_line() {
+    assert_eq!(quote_refusal(b""), None);
+    assert_eq!(quote_refusal(b" \r\n\t "), None);
+    assert_eq!(
+        quote_refusal(b"{\"error\": \"Bad Request:\n  No valid session ID\"}\n").as_deref(),
+        Some("{\"error\": \"Bad Request: No valid session ID\"}")
+    );
+    // Control sequences and broken UTF-8 never come through as such.
+    let hostile = b"\x1b[2J\x1b]0;owned\x07 gone\xff\x00away";
+    let quoted = quote_refusal(hostile).unwrap();
+    assert!(!quoted.chars().any(char::is_control), "{quoted:?}");
+    assert_eq!(quoted, "[2J ]0;owned gone\u{fffd} away");
+    // A long body is cut, saying how much was left out.
+    let long = "é".repeat(10_000);
+    let quoted = quote_refusal(long.as_bytes()).unwrap();
+    assert!(quoted.len() < MAX_QUOTED_REFUSAL + 40, "{}", quoted.len());
+    assert!(quoted.ends_with("more bytes)"), "{quoted}");
+}

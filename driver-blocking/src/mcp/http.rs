@@ -5,14 +5,15 @@
 //! One worker thread sends the messages in order (so `notifications/initialized` reaches the
 //! server before `tools/list`); a response that is an event stream is read on a thread of its
 //! own, so a long tool call does not hold back a cancellation. The `Mcp-Session-Id` the server
-//! gives with its answer to `initialize` is sent with every later request, and the negotiated
-//! version as `MCP-Protocol-Version`.
+//! gives with its (2xx) answer to `initialize` is sent with every later request, and the
+//! negotiated version as `MCP-Protocol-Version`; a refusal's id is ignored.
 //!
 //! A 404 to a request that carried the session id means the server forgot the session: the
 //! client starts a new one ([`hrns_core::mcp::Client::handle_session_expired`]).
 //!
 //! A server that answers the `initialize` POST with 400, 404 or 405 may speak only the older
-//! HTTP+SSE transport of 2024-11-05: the connection goes on with it ([`super::legacy`]).
+//! HTTP+SSE transport of 2024-11-05: the connection goes on with it ([`super::legacy`]). When
+//! that fails too, the failure quotes what the refused POST's body said.
 //!
 //! Not yet: the optional GET stream for messages the server starts.
 
@@ -110,14 +111,17 @@ fn worker(
             Ok(response) => response,
             Err(e) => return close(slot, format!("the POST to {url} failed: {e}")),
         };
+        let status = response.status().as_u16();
+        // Only an accepted message's answer names the session: a refusal (a 400 to a
+        // notification, a 404 of a forgotten session) must not replace it.
         if let Some(id) = response
             .headers()
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
+            .filter(|_| (200..300).contains(&status))
         {
             session = Some(id.to_owned());
         }
-        let status = response.status().as_u16();
         let content_type = response
             .headers()
             .get("content-type")
@@ -155,15 +159,10 @@ fn worker(
             // Not Found): Issue a GET request to the server URL, expecting that this will open
             // an SSE stream" — 400 too, which some servers of that time answer.
             400 | 404 | 405 if initialize => {
-                drop(response);
-                return super::legacy::run(&agent, url, headers, slot, message, messages, status);
+                let refused = refusal(status, response);
+                return super::legacy::run(&agent, url, headers, slot, message, messages, &refused);
             }
-            400..=499 if initialize => {
-                return close(
-                    slot,
-                    format!("the server answered the initialize POST with HTTP {status}"),
-                );
-            }
+            400..=499 if initialize => return close(slot, refusal(status, response)),
             200..=299 => {}
             _ if is_request => return close(slot, format!("the server answered HTTP {status}")),
             _ => continue,
@@ -186,6 +185,35 @@ fn worker(
             );
         }
     }
+}
+
+/// Most bytes of a refused answer's body read for its failure text.
+const REFUSAL_BODY_BYTES: u64 = 4096;
+/// How long a refused answer's body is waited for: a server that sends the head and then
+/// nothing must not hold up the fallback.
+const REFUSAL_BODY_WAIT: Duration = Duration::from_secs(2);
+
+/// "the server answered the initialize POST with HTTP {status}", and what the body said
+/// ([`hrns_core::mcp::legacy::quote_refusal`]) when it said something in time.
+fn refusal(status: u16, response: ureq::http::Response<ureq::Body>) -> String {
+    let mut text = format!("the server answered the initialize POST with HTTP {status}");
+    let reader = response.into_body().into_reader();
+    let (said, body) = channel();
+    let spawned = std::thread::Builder::new()
+        .name("mcp-http-refusal".into())
+        .spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = reader.take(REFUSAL_BODY_BYTES).read_to_end(&mut bytes);
+            let _ = said.send(bytes);
+        });
+    let quoted = spawned
+        .ok()
+        .and_then(|_| body.recv_timeout(REFUSAL_BODY_WAIT).ok())
+        .and_then(|bytes| hrns_core::mcp::legacy::quote_refusal(&bytes));
+    if let Some(quoted) = quoted {
+        text.push_str(&format!(" (\"{quoted}\")"));
+    }
+    text
 }
 
 /// Hands the messages of one JSON text (or a malformed-message note) to the connection.

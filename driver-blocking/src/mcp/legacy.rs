@@ -17,7 +17,8 @@ use std::time::Duration;
 
 /// Opens the event stream of `url` and sends `first` (the `initialize` the server refused
 /// as a POST) and then every queued message to the endpoint the stream names.
-/// `post_status` is the status of the refused POST, for the failure texts.
+/// `refused` says how the POST was refused (its status and what its body said), for the
+/// failure texts.
 pub(super) fn run(
     agent: &ureq::Agent,
     url: &str,
@@ -25,9 +26,8 @@ pub(super) fn run(
     slot: &Slot,
     first: Message,
     messages: &Receiver<Message>,
-    post_status: u16,
+    refused: &str,
 ) {
-    let refused = format!("the server answered the initialize POST with HTTP {post_status}");
     let mut request = agent.get(url).header("Accept", "text/event-stream");
     for (name, value) in headers {
         request = request.header(name.as_str(), value.as_str());
