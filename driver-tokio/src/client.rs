@@ -31,6 +31,13 @@ pub use hrns_core::client::ClientError;
 
 type Pool = legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
+/// The most one HTTP/1 read takes from the socket (hyper's default is 400 KiB). hyper grows
+/// its read buffer only while reads fill it, so a slow stream keeps small reads; a fast one
+/// (a local server, a large answer) is read in fewer, larger pieces, which costs the kernel's
+/// receive path less: on a 50 MB loopback stream the reading alone took about a fifth less
+/// CPU (`BENCHMARKS.md`, issue 20 item 2). Also the bound on a response head.
+const MAX_READ_BUF: usize = 1 << 20;
+
 /// A pooled HTTP(S) client: connections are kept and reused, HTTP/2 is used where the server
 /// offers it. Cheap to clone (clones share the pool). [`Client`] adds a provider to it;
 /// `web_fetch` uses it alone.
@@ -67,6 +74,7 @@ impl HttpClient {
         let pool = legacy::Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .timer(TokioTimer::new())
+            .http1_max_buf_size(MAX_READ_BUF)
             .build(https);
         HttpClient {
             pool,

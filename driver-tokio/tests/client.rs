@@ -294,3 +294,31 @@ async fn a_rate_limited_answer_says_how_long_to_wait() {
         assert!(!err.to_string().contains("wait"), "{err}");
     }
 }
+
+/// The idle timeout measures the provider's silence, not the caller's pace: a caller busy for
+/// longer than the timeout between two reads (here it blocks its thread, as heavy work between
+/// polls does) loses nothing once the provider has sent everything.
+#[tokio::test]
+async fn a_caller_slower_than_the_idle_timeout_is_not_a_stall() {
+    let text = "all of it sent at once";
+    let mock = MockProvider::start([Reply::text_answer(text)]).unwrap();
+    let idle = Duration::from_millis(500);
+    let config = ClientConfig {
+        read_idle_timeout: idle,
+        ..ClientConfig::default()
+    };
+    let c = Client::new(Provider::new(mock.base_url(), None), &config);
+    let mut events = c.stream_chat(&request()).await.unwrap();
+    let mut shown = String::new();
+    let mut first = true;
+    while let Some(event) = events.next().await {
+        if let StreamEvent::ContentDelta { text, .. } = event.unwrap() {
+            shown.push_str(&text);
+        }
+        if std::mem::take(&mut first) {
+            std::thread::sleep(idle + idle / 2);
+        }
+    }
+    assert_eq!(shown, text);
+    assert_eq!(events.finish().await.unwrap().choices[0].content, text);
+}
