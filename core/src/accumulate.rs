@@ -5,11 +5,13 @@
 //! fragment finds its call through hash maps, and unknown fields are parsed only when present.
 
 mod completion;
+mod delta_text;
 mod event;
 #[cfg(test)]
 mod tests;
 
 pub use completion::{Choice, Completion, FinishReason, FunctionCallParts, ToolCallParts};
+pub use delta_text::DeltaText;
 pub use event::StreamEvent;
 
 use crate::chunk::{
@@ -230,7 +232,7 @@ impl Accumulator {
                 events.push_back(StreamEvent::ToolCallArgumentsDelta {
                     choice: m.choice,
                     call,
-                    fragment: m.text.into_owned(),
+                    fragment: m.text.into(),
                 });
             }
             return true;
@@ -425,7 +427,7 @@ fn apply_delta(state: &mut ChoiceState, delta: DeltaView<'_>, events: &mut VecDe
             .push_str(text);
         events.push_back(StreamEvent::RefusalDelta {
             choice: index,
-            text: text.to_owned(),
+            text: text.into(),
         });
     }
     if let Some(calls) = delta.tool_calls {
@@ -463,7 +465,7 @@ fn push_content(choice: &mut Choice, text: &str, events: &mut VecDeque<StreamEve
     choice.content.push_str(text);
     events.push_back(StreamEvent::ContentDelta {
         choice: choice.index,
-        text: text.to_owned(),
+        text: text.into(),
     });
 }
 
@@ -477,7 +479,7 @@ fn push_reasoning(choice: &mut Choice, text: &str, events: &mut VecDeque<StreamE
         .push_str(text);
     events.push_back(StreamEvent::ReasoningDelta {
         choice: choice.index,
-        text: text.to_owned(),
+        text: text.into(),
     });
 }
 
@@ -607,7 +609,7 @@ fn apply_tool_fragment(
             events.push_back(StreamEvent::ToolCallArgumentsDelta {
                 choice: choice.index,
                 call: pos,
-                fragment: text.to_owned(),
+                fragment: text.into(),
             });
         }
     }

@@ -269,7 +269,7 @@ impl AnswerReader {
                         if !choice.content.is_empty() {
                             self.events.push_back(StreamEvent::ContentDelta {
                                 choice: 0,
-                                text: choice.content.clone(),
+                                text: choice.content.as_str().into(),
                             });
                         }
                     }

@@ -136,4 +136,4 @@ pub mod wire;
 
 pub use accumulate::{Accumulator, Choice, Completion, FinishReason};
 pub use session::{Action, Event, Session, SessionConfig};
-pub use stream::{ChatStream, StreamError, StreamEvent, StreamFailure};
+pub use stream::{ChatStream, DeltaText, StreamError, StreamEvent, StreamFailure};

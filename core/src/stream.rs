@@ -11,7 +11,7 @@ use crate::wire::ApiError;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-pub use crate::accumulate::StreamEvent;
+pub use crate::accumulate::{DeltaText, StreamEvent};
 
 /// The size of the slices a large feed is decoded in, events drained after each: the decoder's
 /// buffer then stays in the first-level cache (a 64 KiB read decoded at once runs at about

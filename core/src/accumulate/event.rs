@@ -1,6 +1,6 @@
 //! What the accumulator reports as a stream arrives: the deltas a UI shows.
 
-use super::FinishReason;
+use super::{DeltaText, FinishReason};
 use crate::wire::Usage;
 use serde::{Deserialize, Serialize};
 
@@ -13,21 +13,21 @@ pub enum StreamEvent {
         /// The choice index.
         choice: u32,
         /// The new text.
-        text: String,
+        text: DeltaText,
     },
     /// Reasoning text was appended to a choice.
     ReasoningDelta {
         /// The choice index.
         choice: u32,
         /// The new reasoning text.
-        text: String,
+        text: DeltaText,
     },
     /// Refusal text was appended to a choice.
     RefusalDelta {
         /// The choice index.
         choice: u32,
         /// The new refusal text.
-        text: String,
+        text: DeltaText,
     },
     /// A new tool call started.
     ToolCallBegin {
@@ -48,7 +48,7 @@ pub enum StreamEvent {
         /// The call's position (see [`StreamEvent::ToolCallBegin`]).
         call: usize,
         /// The new piece of the arguments text.
-        fragment: String,
+        fragment: DeltaText,
     },
     /// A choice got its finish reason.
     ChoiceFinished {
