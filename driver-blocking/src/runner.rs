@@ -89,6 +89,8 @@ pub struct Runner<'a> {
     queue: VecDeque<ToolRun>,
     /// Running calls, each with its own stop flag.
     running: HashMap<String, CancelFlag>,
+    /// The session's actions other than events, taken and not done yet (kept for its buffer).
+    actions: Vec<Action>,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -130,6 +132,7 @@ impl<'a> Runner<'a> {
             exchange: None,
             queue: VecDeque::new(),
             running: HashMap::new(),
+            actions: Vec::new(),
         }
     }
 
@@ -272,9 +275,12 @@ impl<'a> Runner<'a> {
         outcome
     }
 
-    /// Takes the session's actions: starts what it asks for, appends its events to `events`.
+    /// Takes the session's actions: starts what it asks for, appends its events to `events`
+    /// (all at once: a read of a fast stream brings hundreds).
     fn take_actions(&mut self, session: &mut Session, events: &mut Vec<Event>) {
-        while let Some(action) = session.poll() {
+        let mut actions = std::mem::take(&mut self.actions);
+        session.poll_into(events, &mut actions);
+        for action in actions.drain(..) {
             match action {
                 Action::SendRequest(req) => self.send(req),
                 Action::RunTool(run) => self.queue.push_back(run),
@@ -289,6 +295,7 @@ impl<'a> Runner<'a> {
                 Action::Emit(event) => events.push(event),
             }
         }
+        self.actions = actions;
         if let Some((id, stop)) = &self.exchange {
             if !session.wants_response(*id) {
                 stop.store(true, Ordering::SeqCst); // the reader stops at its next piece

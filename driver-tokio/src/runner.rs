@@ -234,7 +234,10 @@ impl Runner {
     /// [`Runner::complete_io`] begins with it.
     pub fn dispatch(&mut self, session: &mut Session) -> Vec<Event> {
         let mut events = Vec::new();
-        while let Some(action) = session.poll() {
+        let mut actions = Vec::new();
+        // All at once: a frame of a fast stream brings hundreds of deltas.
+        session.poll_into(&mut events, &mut actions);
+        for action in actions {
             match action {
                 Action::SendRequest(req) => {
                     self.exchange = Some(Exchange::start(&self.client, req))

@@ -18,6 +18,8 @@
 //! - `hrns exec` from process start to the first byte of its request;
 //! - `hrns sessions` over 1 000 saved sessions.
 //!
+//! Child modes for profiling one path alone are in `profile.rs`.
+//!
 //! Medians of several runs; the machine is noisy, so compare ratios within one run.
 
 use hrns_blocking::mock::{MockProvider, Reply};
@@ -55,12 +57,14 @@ fn time(runs: usize, mut f: impl FnMut()) -> Duration {
 
 mod memory;
 mod process;
+mod profile;
 mod roundtrip;
 mod throughput;
 mod tui;
 
 use memory::*;
 use process::*;
+use profile::*;
 use roundtrip::*;
 use throughput::*;
 use tui::*;
@@ -78,6 +82,18 @@ fn main() {
     }
     if let Some(pos) = args.iter().position(|a| a == "client-child") {
         client_child(&args[pos + 1]);
+        return;
+    }
+    if let Some(pos) = args.iter().position(|a| a == "serve-child") {
+        serve_child(&args[pos + 1]);
+        return;
+    }
+    if let Some(pos) = args.iter().position(|a| a == "turn-child") {
+        turn_child(&args[pos + 1], &args[pos + 2], &args[pos + 3]);
+        return;
+    }
+    if let Some(pos) = args.iter().position(|a| a == "core-child") {
+        core_child(&args[pos + 1], &args[pos + 2]);
         return;
     }
     if args.iter().any(|a| a == "tool-mock-child") {

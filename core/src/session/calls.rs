@@ -229,7 +229,7 @@ impl Calls {
             } = call.state
             {
                 if now >= deadline {
-                    s.actions.push_back(Action::AbortTool {
+                    s.outbox.push(Action::AbortTool {
                         call_id: call.id.clone(),
                     });
                     let text = format!(
@@ -251,7 +251,7 @@ impl Calls {
         for call in &mut self.calls {
             match call.state {
                 CallState::Done { .. } => continue,
-                CallState::Running { .. } => s.actions.push_back(Action::AbortTool {
+                CallState::Running { .. } => s.outbox.push(Action::AbortTool {
                     call_id: call.id.clone(),
                 }),
                 CallState::Ready(_) | CallState::AwaitingApproval { .. } => {}
@@ -308,7 +308,7 @@ impl Calls {
                     unreachable!("matched as ready above");
                 };
                 s.issued_calls.insert(run.call_id.clone());
-                s.actions.push_back(Action::RunTool(run));
+                s.outbox.push(Action::RunTool(run));
             }
             if alone {
                 return; // a call with effects holds back every later call
@@ -337,7 +337,7 @@ impl Calls {
             name: run.name.clone(),
             arguments: run.arguments.clone(),
         });
-        s.actions.push_back(Action::AskApproval(run.clone()));
+        s.outbox.push(Action::AskApproval(run.clone()));
     }
 }
 

@@ -164,9 +164,13 @@ pub enum Event {
 }
 
 impl Event {
-    /// Whether this event ends a turn.
+    /// Whether this event ends a turn (as [`TurnOutcome::from_event`] says, without making
+    /// the outcome: it is asked of every event, deltas included).
     pub fn is_final(&self) -> bool {
-        TurnOutcome::from_event(self).is_some()
+        matches!(
+            self,
+            Event::TurnFinished { .. } | Event::TurnFailed { .. } | Event::TurnCancelled
+        )
     }
 }
 

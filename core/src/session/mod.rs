@@ -10,9 +10,10 @@
 //!   [`Session::handle_response_end`], [`Session::handle_transport_error`],
 //!   [`Session::handle_tool_output`], [`Session::handle_approval`], [`Session::handle_timeout`];
 //! - commands: [`Session::submit`], [`Session::cancel`], [`Session::set_tools`];
-//! - output: [`Session::poll`].
+//! - output: [`Session::poll`] (or [`Session::poll_into`], everything at once).
 //!
-//! **After any input or command, drain [`Session::poll`] until it returns `None`**, then wait
+//! **After any input or command, drain [`Session::poll`] until it returns `None`** (or call
+//! [`Session::poll_into`] once), then wait
 //! for whichever comes first: a response for a request you sent, a tool result, the user, or
 //! the deadline of [`Session::poll_timeout`].
 //!
@@ -30,6 +31,9 @@ mod history;
 #[cfg(test)]
 mod history_tests;
 mod images;
+mod outbox;
+#[cfg(test)]
+mod outbox_tests;
 mod request;
 mod response;
 mod retry;
@@ -199,7 +203,7 @@ impl Session {
 
     /// Whether no turn is running and the final event of the last one was polled.
     pub fn is_idle(&self) -> bool {
-        self.turn.is_none() && self.shared.finals_queued == 0
+        self.turn.is_none() && !self.shared.outbox.has_final()
     }
 
     /// When to call [`Session::handle_timeout`] next: a retry is waiting, or a running tool
@@ -481,13 +485,19 @@ impl Session {
 
     /// The next thing to do, or `None` when the session waits for input.
     pub fn poll(&mut self) -> Option<Action> {
-        let action = self.shared.actions.pop_front();
-        if let Some(Action::Emit(event)) = &action {
-            if event.is_final() {
-                self.shared.finals_queued -= 1;
-            }
-        }
-        action
+        self.shared.outbox.pop()
+    }
+
+    /// Everything [`Session::poll`] would return until `None`, at once: the events appended to
+    /// `events` and the other actions to `actions`, each list in order.
+    ///
+    /// What is lost is only the order between an event and an action, which no driver needs
+    /// (an action is done, an event shown, whichever comes first). What is gained: a fast
+    /// stream queues hundreds of deltas per read, and they are handed over together — into
+    /// an empty `events`, by swapping buffers — instead of each moving through `poll` on its
+    /// own.
+    pub fn poll_into(&mut self, events: &mut Vec<Event>, actions: &mut Vec<Action>) {
+        self.shared.outbox.take_into(events, actions);
     }
 
     // ----- internals -----

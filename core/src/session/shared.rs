@@ -5,12 +5,13 @@ use super::config::SessionConfig;
 use super::context::{Compaction, ContextState};
 use super::event::{Event, TurnError};
 use super::history::History;
+use super::outbox::Outbox;
 use super::{Action, SessionError, TokenTotals, request, retry};
 use crate::http::RequestId;
 use crate::quirks::ProviderQuirks;
 use crate::secrets::Secrets;
 use crate::wire::Message;
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 
 /// The session's own state, apart from the running turn. Turn logic gets `&mut Shared`
 /// beside `&mut Turn`, so neither is ever taken out of the session and put back.
@@ -19,10 +20,8 @@ pub(super) struct Shared {
     pub(super) config: SessionConfig,
     /// The conversation, each message with its JSON; changed only through its own methods.
     pub(super) history: History,
-    pub(super) actions: VecDeque<Action>,
-    /// Final events in `actions` not polled yet: the session is not idle before its owner saw
-    /// how the turn ended (a turn can end inside `submit`).
-    pub(super) finals_queued: usize,
+    /// What was decided and not taken yet.
+    pub(super) outbox: Outbox,
     pub(super) turns: u64,
     /// The id the next request gets; every id below it was issued.
     pub(super) next_request: u64,
@@ -59,8 +58,7 @@ impl Shared {
             quirks: config.provider.quirks,
             config,
             history: History::default(),
-            actions: VecDeque::new(),
-            finals_queued: 0,
+            outbox: Outbox::default(),
             turns: 0,
             next_request: 0,
             approved_tools: HashSet::new(),
@@ -72,10 +70,7 @@ impl Shared {
     }
 
     pub(super) fn emit(&mut self, event: Event) {
-        if event.is_final() {
-            self.finals_queued += 1;
-        }
-        self.actions.push_back(Action::Emit(event));
+        self.outbox.emit(event);
     }
 
     pub(super) fn push_history(&mut self, message: Message) {
@@ -113,7 +108,7 @@ impl Shared {
             }
         };
         self.emit(Event::RequestStarted { step, attempt });
-        self.actions.push_back(Action::SendRequest(req));
+        self.outbox.push(Action::SendRequest(req));
         id
     }
 

@@ -196,7 +196,10 @@ impl Turn {
         // A summary request's answer is not shown: only its outcome is.
         let quiet = self.compaction.is_some();
         while let Some(ev) = answer.poll_event() {
-            if let Some(event) = response::ui_event(ev).filter(|_| !quiet) {
+            if quiet {
+                continue;
+            }
+            if let Some(event) = response::ui_event(ev) {
                 *shown = true;
                 s.emit(event);
             }
