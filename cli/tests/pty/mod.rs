@@ -12,8 +12,89 @@ pub struct Pty {
     master: Box<dyn MasterPty + Send>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
-    raw: Arc<Mutex<Vec<u8>>>,
+    output: Arc<Mutex<Output>>,
     screen: Arc<Mutex<vt100::Parser>>,
+}
+
+/// What the program wrote: the bytes, and the text without escape sequences, which grows as
+/// the bytes come (each byte is decoded and stripped once, not on every look at it).
+#[derive(Default)]
+struct Output {
+    raw: Vec<u8>,
+    text: String,
+    /// The start of a UTF-8 sequence that the next read completes.
+    partial: Vec<u8>,
+    strip: Strip,
+}
+
+/// Where [`Output`] is in an escape sequence, as [`strip_ansi`] reads them.
+#[derive(Default, Clone, Copy, PartialEq)]
+enum Strip {
+    #[default]
+    Text,
+    /// After ESC.
+    Escape,
+    /// In a CSI sequence, until its final byte.
+    Csi,
+    /// In an OSC string, until BEL or ESC `\`.
+    Osc,
+    /// After an ESC inside an OSC string.
+    OscEscape,
+}
+
+impl Output {
+    fn push(&mut self, bytes: &[u8]) {
+        self.raw.extend_from_slice(bytes);
+        let mut pending = std::mem::take(&mut self.partial);
+        pending.extend_from_slice(bytes);
+        let mut rest = &pending[..];
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(text) => {
+                    self.push_text(text);
+                    break;
+                }
+                Err(e) => {
+                    let (valid, after) = rest.split_at(e.valid_up_to());
+                    self.push_text(std::str::from_utf8(valid).expect("checked"));
+                    match e.error_len() {
+                        // Cut by the read: the next one completes it.
+                        None => {
+                            self.partial = after.to_vec();
+                            break;
+                        }
+                        Some(bad) => {
+                            self.push_text("\u{fffd}");
+                            rest = &after[bad..];
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn push_text(&mut self, text: &str) {
+        for c in text.chars() {
+            self.strip = match (self.strip, c) {
+                (Strip::Text, '\x1b') => Strip::Escape,
+                (Strip::Text, '\r') => Strip::Text,
+                (Strip::Text, c) => {
+                    self.text.push(c);
+                    Strip::Text
+                }
+                (Strip::Escape, '[') => Strip::Csi,
+                (Strip::Escape, ']') => Strip::Osc,
+                // A two-byte escape.
+                (Strip::Escape, _) => Strip::Text,
+                (Strip::Csi, '@'..='~') => Strip::Text,
+                (Strip::Csi, _) => Strip::Csi,
+                (Strip::Osc | Strip::OscEscape, '\x07') => Strip::Text,
+                (Strip::Osc | Strip::OscEscape, '\x1b') => Strip::OscEscape,
+                (Strip::OscEscape, '\\') => Strip::Text,
+                (Strip::Osc | Strip::OscEscape, _) => Strip::Osc,
+            };
+        }
+    }
 }
 
 impl Pty {
@@ -46,16 +127,16 @@ impl Pty {
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("reader");
         let writer = pair.master.take_writer().expect("writer");
-        let raw = Arc::new(Mutex::new(Vec::new()));
+        let output = Arc::new(Mutex::new(Output::default()));
         let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 2000)));
-        let (raw2, screen2) = (Arc::clone(&raw), Arc::clone(&screen));
+        let (output2, screen2) = (Arc::clone(&output), Arc::clone(&screen));
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
-                raw2.lock().unwrap().extend_from_slice(&buf[..n]);
+                output2.lock().unwrap().push(&buf[..n]);
                 screen2.lock().unwrap().process(&buf[..n]);
             }
         });
@@ -63,20 +144,38 @@ impl Pty {
             master: pair.master,
             writer,
             child,
-            raw,
+            output,
             screen,
         }
     }
 
-    /// Everything the program wrote, escape sequences removed.
+    /// Everything the program wrote, escape sequences removed (as [`strip_ansi`] removes them).
     pub fn output(&self) -> String {
-        let raw = self.raw.lock().unwrap();
-        strip_ansi(&String::from_utf8_lossy(&raw))
+        self.output.lock().unwrap().text.clone()
     }
 
     /// Everything the program wrote, as bytes.
     pub fn raw(&self) -> Vec<u8> {
-        self.raw.lock().unwrap().clone()
+        self.output.lock().unwrap().raw.clone()
+    }
+
+    /// Whether the output from byte `from` on contains `needle`, and where to look from next
+    /// time: the text only grows, so each poll of [`Pty::expect`] reads only what is new.
+    fn output_contains(&self, needle: &str, from: usize) -> (bool, usize) {
+        let output = self.output.lock().unwrap();
+        let text = &output.text;
+        let mut start = from.min(text.len());
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
+        if text[start..].contains(needle) {
+            return (true, start);
+        }
+        // A match may begin in the last `needle.len() - 1` bytes and end in what comes next.
+        (
+            false,
+            text.len().saturating_sub(needle.len().saturating_sub(1)),
+        )
     }
 
     /// The visible screen as text.
@@ -92,10 +191,13 @@ impl Pty {
     /// Waits until the output contains `needle`; panics with the output after `timeout`.
     pub fn expect(&self, needle: &str, timeout: Duration) {
         let start = Instant::now();
+        let mut from = 0;
         while start.elapsed() < timeout {
-            if self.output().contains(needle) || self.screen().contains(needle) {
+            let (found, next) = self.output_contains(needle, from);
+            if found || self.screen().contains(needle) {
                 return;
             }
+            from = next;
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!(
@@ -206,4 +308,30 @@ pub fn strip_ansi(s: &str) -> String {
         }
     }
     out
+}
+
+#[test]
+fn output_is_stripped_as_it_comes_like_strip_ansi_of_the_whole() {
+    let sample = "a\x1b[1;31mred\x1b[0m\r\n\x1b]0;title\x07é\x1b]8;;x\x1b\\link\x1b]2;t\x1bx\x07\
+                  \x1bMnext 界\u{1F600}\x1b[?25h";
+    let mut bytes = sample.as_bytes().to_vec();
+    bytes.extend_from_slice(b"\xff\xe2\x82 end\xf0\x9f");
+    let whole = strip_ansi(&String::from_utf8_lossy(&bytes));
+    // Every split into two reads, and one byte per read.
+    for cut in 0..=bytes.len() {
+        let mut output = Output::default();
+        output.push(&bytes[..cut]);
+        output.push(&bytes[cut..]);
+        let mut text = output.text.clone();
+        if !output.partial.is_empty() {
+            text.push('\u{fffd}'); // the lossy decoding of a cut-off sequence at the end
+        }
+        assert_eq!(text, whole, "cut at {cut}");
+        assert_eq!(output.raw, bytes);
+    }
+    let mut output = Output::default();
+    for b in &bytes {
+        output.push(std::slice::from_ref(b));
+    }
+    assert!(whole.starts_with(&output.text) && whole.len() - output.text.len() == 3);
 }
