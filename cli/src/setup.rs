@@ -356,6 +356,9 @@ impl Setup {
             .max_answer_bytes()
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         file.config
+            .retry_policy()
+            .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
+        file.config
             .image_inputs(&provider.name, &provider.model)
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         Ok(Setup {
@@ -410,6 +413,9 @@ impl Setup {
         // Checked when resolved, like the context settings.
         if let Ok(Some(cap)) = self.file.config.max_answer_bytes() {
             config.max_answer_bytes = cap;
+        }
+        if let Ok(retry) = self.file.config.retry_policy() {
+            config.retry = retry;
         }
         config.images = self.image_inputs();
         config

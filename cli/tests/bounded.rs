@@ -184,3 +184,49 @@ fn a_long_retry_after_fails_at_once_saying_how_long() {
         assert_eq!(mock.chat_requests().len(), 1, "not retried");
     }
 }
+
+#[test]
+fn the_retry_budget_is_set_in_the_config() {
+    let env = Env::new();
+    // One attempt in all: a 500 is not retried.
+    let mock = MockProvider::start([Reply::error(500, "boom"), Reply::text_answer("no")]).unwrap();
+    env.config_with(&mock, r#", "retryAttempts": 1"#);
+    let out = env.cmd(None).args(["exec", "go"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("boom"), "{}", stderr(&out));
+    assert_eq!(mock.chat_requests().len(), 1, "not retried");
+    // A shorter longest wait: a minute is already too long.
+    let mock = MockProvider::start([Reply::rate_limited("60"), Reply::text_answer("no")]).unwrap();
+    env.config_with(&mock, r#", "retryMaxWait": 5"#);
+    let out = env.cmd(None).args(["exec", "go"]).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("more than the retry budget of 5 s"), "{err}");
+    assert_eq!(mock.chat_requests().len(), 1, "not retried");
+    // Two attempts: one retry, then the answer.
+    let mock =
+        MockProvider::start([Reply::error(500, "boom"), Reply::text_answer("second try")]).unwrap();
+    env.config_with(&mock, r#", "retryAttempts": 2, "retryMaxWait": 600"#);
+    let out = env.cmd(None).args(["exec", "go"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "second try\n");
+    assert_eq!(mock.chat_requests().len(), 2);
+}
+
+#[test]
+fn a_wrong_retry_key_is_a_usage_error_naming_it() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("never")]).unwrap();
+    for (extra, key) in [
+        (r#", "retryAttempts": 0"#, "`retryAttempts`"),
+        (r#", "retryAttempts": "many""#, "`retryAttempts`"),
+        (r#", "retryMaxWait": -5"#, "`retryMaxWait`"),
+        (r#", "retryMaxWait": 1e12"#, "`retryMaxWait`"),
+    ] {
+        env.config_with(&mock, extra);
+        let out = env.cmd(None).args(["exec", "hi"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra}: {}", stderr(&out));
+        assert!(stderr(&out).contains(key), "{extra}: {}", stderr(&out));
+    }
+    assert!(mock.chat_requests().is_empty());
+}

@@ -43,7 +43,10 @@ mod context;
 mod images;
 pub use context::ContextSettings;
 mod limits;
-pub use limits::MIN_MAX_ANSWER_BYTES;
+pub use limits::{
+    MAX_RETRY_ATTEMPTS, MAX_RETRY_MAX_WAIT, MIN_MAX_ANSWER_BYTES, RETRY_ATTEMPTS_KEY,
+    RETRY_MAX_WAIT_KEY,
+};
 mod stale;
 pub use stale::{ChoiceKind, StaleChoice};
 

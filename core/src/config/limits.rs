@@ -1,15 +1,29 @@
 //! The limits of the config file: `maxAnswerBytes`, the cap on one answer's text, reasoning
-//! and tool arguments together.
+//! and tool arguments together; `retryAttempts` and `retryMaxWait`, the retry budget of a
+//! model request.
 //!
 //! ```json
-//! { "maxAnswerBytes": 67108864 }
+//! { "maxAnswerBytes": 67108864, "retryAttempts": 6, "retryMaxWait": 900 }
 //! ```
 //!
-//! The key lives among the fields hrns keeps verbatim (`extra`), so files written by other
-//! versions keep it.
+//! The keys live among the fields hrns keeps verbatim (`extra`), so files written by other
+//! versions keep them.
 
 use super::Config;
+use crate::session::RetryPolicy;
 use crate::stream::MAX_ANSWER_BYTES_KEY;
+use serde_json::Value;
+use std::time::Duration;
+
+/// The key of the attempts per model request ([`RetryPolicy::max_attempts`]).
+pub const RETRY_ATTEMPTS_KEY: &str = "retryAttempts";
+/// The key of the longest `Retry-After` honoured, in seconds
+/// ([`RetryPolicy::max_retry_after`]).
+pub const RETRY_MAX_WAIT_KEY: &str = "retryMaxWait";
+/// The most attempts accepted: more would only hide a provider that is down.
+pub const MAX_RETRY_ATTEMPTS: u64 = 20;
+/// The longest wait accepted, in seconds (a day).
+pub const MAX_RETRY_MAX_WAIT: u64 = 24 * 60 * 60;
 
 /// The smallest cap accepted: below it even short answers would fail.
 pub const MIN_MAX_ANSWER_BYTES: u64 = 1024;
@@ -34,6 +48,40 @@ impl Config {
                 )
             })
     }
+
+    /// The retry budget the file sets: [`RetryPolicy::default`] with `retryAttempts` (attempts
+    /// per model request in all, 1 to [`MAX_RETRY_ATTEMPTS`]; 1 means no retry) and
+    /// `retryMaxWait` (the longest `Retry-After` waited for, in whole seconds up to
+    /// [`MAX_RETRY_MAX_WAIT`]; a provider asking for more fails the turn at once) where set.
+    /// A value out of range or not a whole number is an error naming the key.
+    pub fn retry_policy(&self) -> Result<RetryPolicy, String> {
+        let mut policy = RetryPolicy::default();
+        if let Some(v) = self.extra.get(RETRY_ATTEMPTS_KEY) {
+            policy.max_attempts = whole(v, 1, MAX_RETRY_ATTEMPTS)
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| {
+                    format!(
+                        "`{RETRY_ATTEMPTS_KEY}` must be a whole number of attempts from 1 to \
+                         {MAX_RETRY_ATTEMPTS}, not {v}"
+                    )
+                })?;
+        }
+        if let Some(v) = self.extra.get(RETRY_MAX_WAIT_KEY) {
+            let secs = whole(v, 0, MAX_RETRY_MAX_WAIT).ok_or_else(|| {
+                format!(
+                    "`{RETRY_MAX_WAIT_KEY}` must be a whole number of seconds from 0 to \
+                     {MAX_RETRY_MAX_WAIT}, not {v}"
+                )
+            })?;
+            policy.max_retry_after = Duration::from_secs(secs);
+        }
+        Ok(policy)
+    }
+}
+
+/// `v` when it is a whole number from `min` to `max`.
+fn whole(v: &Value, min: u64, max: u64) -> Option<u64> {
+    v.as_u64().filter(|n| (min..=max).contains(n))
 }
 
 #[cfg(test)]
@@ -64,5 +112,55 @@ mod tests {
         let c = Config::parse(r#"{"maxAnswerBytes": 4096}"#).unwrap();
         let again = Config::parse(&c.to_json_pretty()).unwrap();
         assert_eq!(again.max_answer_bytes(), Ok(Some(4096)));
+    }
+
+    #[test]
+    fn the_retry_budget_keys_set_attempts_and_the_longest_wait() {
+        let policy = |text: &str| Config::parse(text).unwrap().retry_policy();
+        assert_eq!(policy("{}"), Ok(RetryPolicy::default()));
+        let set = policy(r#"{"retryAttempts": 1, "retryMaxWait": 900}"#).unwrap();
+        assert_eq!(set.max_attempts, 1);
+        assert_eq!(set.max_retry_after, Duration::from_secs(900));
+        assert_eq!(set.base_delay, RetryPolicy::default().base_delay);
+        let edges = policy(r#"{"retryAttempts": 20, "retryMaxWait": 0}"#).unwrap();
+        assert_eq!(
+            (edges.max_attempts, edges.max_retry_after),
+            (20, Duration::ZERO)
+        );
+        assert_eq!(
+            policy(r#"{"retryMaxWait": 86400}"#).map(|p| p.max_retry_after),
+            Ok(Duration::from_secs(86400))
+        );
+        let hostile = [
+            "0",
+            "21",
+            "-1",
+            "1.5",
+            "\"4\"",
+            "null",
+            "true",
+            "[4]",
+            "{}",
+            "1e3",
+            "18446744073709551615",
+        ];
+        for bad in hostile {
+            let e = policy(&format!(r#"{{"retryAttempts": {bad}}}"#)).unwrap_err();
+            assert!(
+                e.contains("`retryAttempts`") && e.contains("from 1 to 20"),
+                "{e}"
+            );
+        }
+        for bad in ["-1", "86401", "0.5", "\"5m\"", "null", "1e9"] {
+            let e = policy(&format!(r#"{{"retryMaxWait": {bad}}}"#)).unwrap_err();
+            assert!(e.contains("`retryMaxWait`") && e.contains("seconds"), "{e}");
+        }
+        let c = Config::parse(r#"{"retryAttempts": 2, "retryMaxWait": 60}"#).unwrap();
+        let again = Config::parse(&c.to_json_pretty()).unwrap();
+        assert_eq!(
+            again.retry_policy(),
+            c.retry_policy(),
+            "the keys survive a round trip"
+        );
     }
 }
