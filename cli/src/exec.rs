@@ -163,7 +163,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             child_tx,
         );
         if policy == ApprovalPolicy::Ask {
-            task = task.approve_with(|run| ask_on_terminal(run, false).0);
+            task = task.approve_with(|agent, run| ask_on_terminal(run, Some(agent), false).0);
         }
         children = Some(task.running());
         toolbox.add(task);
@@ -341,7 +341,7 @@ pub(crate) fn run_turn(
                             // Shown with the question: the result comes without it.
                             diffs.shown(id);
                         }
-                        let (approval, unsandboxed) = ask_on_terminal(run, offer);
+                        let (approval, unsandboxed) = ask_on_terminal(run, None, offer);
                         if unsandboxed {
                             escalations.allow(&run.arguments);
                         }
@@ -462,20 +462,32 @@ fn show_proposed_diff(run: &ToolRun) -> bool {
 
 /// Asks on the terminal: `y` once, `a` always for this tool, `n` (with an optional reason),
 /// and when `offer_unsandboxed`, `u`: once without the sandbox (the second value is then
-/// true).
-fn ask_on_terminal(run: &ToolRun, offer_unsandboxed: bool) -> (Approval, bool) {
+/// true). A subagent's call names its `agent`.
+fn ask_on_terminal(
+    run: &ToolRun,
+    agent: Option<&str>,
+    offer_unsandboxed: bool,
+) -> (Approval, bool) {
     let s = crate::style::Style::stderr();
     let mut err = std::io::stderr();
+    // A subagent's call says whose it is, as the interactive UI's question does.
+    let asker = agent
+        .map(|agent| {
+            let name = crate::output::one_line(&crate::safe_text::safe(agent), 60);
+            format!(" {}", s.harness(&format!("(agent {name})")))
+        })
+        .unwrap_or_default();
     let _ =
         write!(
         err,
-        "{} {} {}\n{} ",
+        "{} {} {}{}\n{} ",
         s.harness("allow"),
         s.tool(&crate::safe_text::safe(&crate::output::tool_label(&run.name))),
         s.args(&crate::output::one_line(
             &crate::safe_text::safe(&run.arguments),
             200
         )),
+        asker,
         s.harness(if offer_unsandboxed {
             "[y]es / [a]lways for this tool / [u]nsandboxed, once / [n]o (optionally: n <reason>):"
         } else {

@@ -1,6 +1,7 @@
 //! Approvals under `--approval ask`, `hrns exec` and the TUI in a pseudo-terminal: "run without
 //! the sandbox" (the model's command blocked by the sandbox, then let out once when the user
-//! answers `u`), and the diff of an asked write shown once.
+//! answers `u`), the diff of an asked write shown once, and a subagent's call asked about by
+//! its agent's name.
 
 mod common;
 mod pty;
@@ -187,4 +188,55 @@ fn exec_shows_an_asked_writes_diff_once() {
     // Shown in the question, not again after the result.
     assert_eq!(out.matches("@@ -1,3 +1,3 @@").count(), 1, "{out}");
     assert_eq!(out.matches("+TWO").count(), 1, "{out}");
+}
+
+#[test]
+fn exec_asks_about_a_subagents_call_naming_its_agent() {
+    let env = common::Env::new();
+    let task = serde_json::json!({"description": "write", "prompt": "Write a.txt.",
+                                  "agent": "Builder"})
+    .to_string();
+    let write = r#"{"path":"a.txt","content":"hi\n"}"#;
+    // The parent offers `task`; its child does not. Each answers by its last message.
+    let mock = MockProvider::start_with(move |req: &hrns_blocking::mock::RecordedRequest| {
+        if req.method != "POST" {
+            return None;
+        }
+        let body = req.json();
+        let parent = body["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["function"]["name"] == "task"));
+        let after_tool = body["messages"].as_array()?.last()?["role"] == "tool";
+        Some(match (parent, after_tool) {
+            (true, false) => Reply::tool_calls(&[("t1", "task", &task)]),
+            (false, false) => Reply::tool_calls(&[("c1", "write_file", write)]),
+            (false, true) => Reply::text_answer("child wrote it"),
+            (true, true) => Reply::text_answer("PARENT DONE"),
+        })
+    })
+    .unwrap();
+    let vars = vars_of(&env, &mock);
+    let args = ["exec", "--approval", "ask", "go"];
+    let mut p = pty::Pty::spawn(
+        env!("CARGO_BIN_EXE_hrns"),
+        &args,
+        &env.work(),
+        &vars,
+        30,
+        200,
+    );
+    p.expect("[n]o", T);
+    let output = p.output();
+    let asked = output
+        .lines()
+        .find(|l| l.starts_with("allow write_file"))
+        .unwrap_or_else(|| panic!("no question: {output}"));
+    assert!(asked.ends_with("(agent Builder)"), "{asked}");
+    p.send("y\r");
+    assert_eq!(p.wait(T), 0, "{}", p.output());
+    assert!(p.output().contains("PARENT DONE"), "{}", p.output());
+    assert_eq!(
+        std::fs::read_to_string(env.work().join("a.txt")).unwrap(),
+        "hi\n"
+    );
 }

@@ -11,8 +11,9 @@ use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
-/// Answers a child's approval requests.
-pub type ApproveFn = Arc<dyn Fn(&ToolRun) -> Approval + Send + Sync>;
+/// Answers a child's approval requests: it gets the child's agent (so the question can say
+/// who asks) and the call.
+pub type ApproveFn = Arc<dyn Fn(&str, &ToolRun) -> Approval + Send + Sync>;
 
 /// Gives the tools a child may get as they are now (see [`TaskTool::current_tools`]).
 pub type CurrentTools = Arc<dyn Fn() -> Toolbox + Send + Sync>;
@@ -108,11 +109,12 @@ impl TaskTool {
         self.running.clone()
     }
 
-    /// Sets who answers the children's approval requests.
+    /// Sets who answers the children's approval requests: `approve` gets the child's agent
+    /// and the call, as the async driver's does.
     #[must_use]
     pub fn approve_with(
         mut self,
-        approve: impl Fn(&ToolRun) -> Approval + Send + Sync + 'static,
+        approve: impl Fn(&str, &ToolRun) -> Approval + Send + Sync + 'static,
     ) -> Self {
         self.approve = Some(Arc::new(approve));
         self
@@ -140,10 +142,10 @@ impl Tool for TaskTool {
         tools.retain(|name| child.tool_names.iter().any(|n| n == name));
         let mut session = Session::new(child.config);
         let mut runner = Runner::new(Arc::clone(&self.transport), &tools, ctx.clone());
-        if let Some(approve) = self.approve.clone() {
-            runner = runner.approve_with(move |run| approve(run));
-        }
         let agent = &child.plan.agent.name;
+        if let Some(approve) = self.approve.clone() {
+            runner = runner.approve_with(move |run| approve(agent, run));
+        }
         let outcome = runner.run(&mut session, &child.plan.prompt, |event: &Event| {
             self.children.observe(call_id, agent, event);
         });
