@@ -161,7 +161,7 @@ impl HumanPrinter {
                 self.end_reasoning(to);
                 let shown = match &mut self.out_filter {
                     Some(filter) => filter.filter(text),
-                    None => text.into(),
+                    None => text.as_str().into(),
                 };
                 to.out().extend_from_slice(shown.as_bytes());
                 self.at_line_start = text.ends_with('\n');
@@ -500,7 +500,7 @@ mod tests {
         }];
         for i in 0..500 {
             events.push(Event::TextDelta {
-                text: format!("w{i}{}", if i % 50 == 49 { "\n" } else { " " }),
+                text: format!("w{i}{}", if i % 50 == 49 { "\n" } else { " " }).into(),
             });
             if i == 250 {
                 events.push(Event::ToolCall {
@@ -592,7 +592,7 @@ mod tests {
             .as_bytes()
             .chunks(5)
             .map(|t| Event::TextDelta {
-                text: String::from_utf8(t.to_vec()).unwrap(),
+                text: String::from_utf8(t.to_vec()).unwrap().into(),
             })
             .collect();
         let printed = |events: &[Event], json: bool| {
@@ -602,7 +602,7 @@ mod tests {
         let out = printed(&events, false);
         assert_eq!(out, "key: [redacted].\n");
         // JSON lines hold one delta each; a whole secret in one of them goes too.
-        let whole = [Event::TextDelta { text }];
+        let whole = [Event::TextDelta { text: text.into() }];
         let out = printed(&whole, true);
         assert_eq!(
             out,

@@ -1,7 +1,7 @@
 //! What the session tells its driver's UI, logs and `exec --json`: one [`Event`] enum with a
 //! documented, versioned JSON shape.
 
-use crate::accumulate::FinishReason;
+use crate::accumulate::{DeltaText, FinishReason};
 use crate::stream::StreamError;
 use crate::tool::ToolOutput;
 use crate::wire::{ApiError, Message, Usage};
@@ -39,18 +39,18 @@ pub enum Event {
     },
     /// Answer text arrived.
     TextDelta {
-        /// The new text.
-        text: String,
+        /// The new text. Short text (a token) is kept inline, without an allocation.
+        text: DeltaText,
     },
     /// Reasoning text arrived.
     ReasoningDelta {
-        /// The new reasoning text.
-        text: String,
+        /// The new reasoning text. Short text (a token) is kept inline, without an allocation.
+        text: DeltaText,
     },
     /// Refusal text arrived.
     RefusalDelta {
-        /// The new refusal text.
-        text: String,
+        /// The new refusal text. Short text (a token) is kept inline, without an allocation.
+        text: DeltaText,
     },
     /// The model started writing a tool call.
     ToolCallStreaming {

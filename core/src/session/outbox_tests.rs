@@ -31,7 +31,7 @@ fn op() -> impl Strategy<Value = Op> {
 /// What an item is, for comparing orders: an event's or an action's sequence number.
 fn label(action: &Action) -> String {
     match action {
-        Action::Emit(Event::TextDelta { text }) => text.clone(),
+        Action::Emit(Event::TextDelta { text }) => text.to_string(),
         Action::Emit(Event::TurnFailed {
             error: TurnError::CompactionFailed { reason },
         }) => reason.clone(),
@@ -60,7 +60,7 @@ proptest! {
                             error: TurnError::CompactionFailed { reason: name },
                         });
                     } else {
-                        outbox.emit(Event::TextDelta { text: name });
+                        outbox.emit(Event::TextDelta { text: name.into() });
                     }
                 }
                 Op::Push => {

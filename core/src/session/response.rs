@@ -15,15 +15,9 @@ pub(crate) const INTERRUPTED_MARKER: &str = "\n\n[interrupted by the user]";
 /// The stream events a user sees, for choice 0.
 pub(super) fn ui_event(ev: StreamEvent) -> Option<Event> {
     match ev {
-        StreamEvent::ContentDelta { choice: 0, text } => {
-            Some(Event::TextDelta { text: text.into() })
-        }
-        StreamEvent::ReasoningDelta { choice: 0, text } => {
-            Some(Event::ReasoningDelta { text: text.into() })
-        }
-        StreamEvent::RefusalDelta { choice: 0, text } => {
-            Some(Event::RefusalDelta { text: text.into() })
-        }
+        StreamEvent::ContentDelta { choice: 0, text } => Some(Event::TextDelta { text }),
+        StreamEvent::ReasoningDelta { choice: 0, text } => Some(Event::ReasoningDelta { text }),
+        StreamEvent::RefusalDelta { choice: 0, text } => Some(Event::RefusalDelta { text }),
         StreamEvent::ToolCallBegin {
             choice: 0,
             call,
