@@ -5,7 +5,8 @@
 //!
 //! Every input has the same layout: byte 0 picks the maximum event size, byte 1 picks how the
 //! rest (the body) is cut into feeds, and the body follows. Each function decodes the body twice,
-//! fed whole and fed in pieces with a poll after every piece, and panics when an invariant
+//! fed whole and fed in pieces with a poll after every piece ([`sse_decoder`] a third time, its
+//! pieces decoded in place with `Decoder::decode_bytes`), and panics when an invariant
 //! breaks:
 //! - no panic inside the decoder;
 //! - the same events, errors and end state whichever way the body was cut;
@@ -171,6 +172,33 @@ pub fn sse_decoder(data: &[u8]) {
     }
 
     assert_eq!(split, whole, "feeding in pieces changed the outcome");
+
+    // The same pieces decoded where they lie.
+    let mut in_place = SseOutcome::default();
+    let mut decoder = Decoder::with_max_event_size(limit);
+    for piece in input.pieces() {
+        let events = &mut in_place.events;
+        let decoded = decoder.decode_bytes(piece, |event| {
+            events.push(SseEvent {
+                event: event.event.map(str::to_owned),
+                data: String::from_utf8_lossy(event.data).into_owned(),
+                id: event.id.map(str::to_owned),
+            });
+            std::ops::ControlFlow::Continue(())
+        });
+        if decoded.is_ok() {
+            let held = decoder.buffered_len();
+            assert!(
+                held <= limit + BOM_SLACK,
+                "{held} bytes buffered after decoding in place, limit {limit}"
+            );
+        }
+    }
+    decoder.feed_eof();
+    drain_sse(&mut decoder, &mut in_place);
+    in_place.truncated = decoder.is_truncated();
+    in_place.retry = decoder.reconnection_time();
+    assert_eq!(in_place, whole, "decoding in place changed the outcome");
 }
 
 /// What one chat stream run observed.

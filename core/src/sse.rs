@@ -37,6 +37,7 @@
 //! - Bytes fed after [`Decoder::feed_eof`] or after an error are ignored.
 
 use memchr::{memchr, memchr2};
+use std::ops::ControlFlow;
 
 /// Default limit on one event's buffered size (16 MiB).
 pub const DEFAULT_MAX_EVENT_SIZE: usize = 16 * 1024 * 1024;
@@ -295,16 +296,121 @@ impl Decoder {
         let Some(lent) = self.next_dispatch()? else {
             return Ok(None);
         };
-        let state = &self.state;
+        Ok(Some(self.lend_bytes(lent)))
+    }
+
+    /// [`feed`](Self::feed) and drain [`poll_event_bytes`](Self::poll_event_bytes) in one,
+    /// without copying `input` into the decoder: complete lines are read where they lie and
+    /// only the incomplete last line is kept. Each event goes to `sink`; when it returns
+    /// `Break`, decoding stops and the rest of `input` is kept as [`feed`](Self::feed) would
+    /// keep it (a later poll or call reads it). Errors are those of `poll_event_bytes`, and
+    /// sticky alike; bytes after [`feed_eof`](Self::feed_eof) are ignored.
+    pub fn decode_bytes(
+        &mut self,
+        input: &[u8],
+        mut sink: impl FnMut(SseEventBytes<'_>) -> ControlFlow<()>,
+    ) -> Result<(), DecodeError> {
+        if let Some(error) = &self.error {
+            return Err(error.clone());
+        }
+        if self.eof || input.is_empty() {
+            return Ok(());
+        }
+        // A line begun in an earlier input, or the start of the stream (where a BOM may be
+        // split), is completed in the buffer: up to the first line end of `input`.
+        let mut input = input;
+        if self.pos < self.buf.len() || self.at_start {
+            let cut = match memchr2(b'\n', b'\r', input) {
+                Some(end) if input[end] == b'\r' && input.get(end + 1) == Some(&b'\n') => end + 2,
+                Some(end) => end + 1,
+                None => input.len(),
+            };
+            self.feed(&input[..cut]);
+            while let Some(lent) = self.next_dispatch()? {
+                if sink(self.lend_bytes(lent)).is_break() {
+                    self.feed(&input[cut..]);
+                    return Ok(());
+                }
+            }
+            input = &input[cut..];
+            if input.is_empty() {
+                return Ok(());
+            }
+            if self.pos < self.buf.len() {
+                // Not reached (the buffer ended at a line end and was read to its end); the
+                // buffered way stays correct if it were.
+                self.feed(input);
+                while let Some(lent) = self.next_dispatch()? {
+                    if sink(self.lend_bytes(lent)).is_break() {
+                        break;
+                    }
+                }
+                return Ok(());
+            }
+        }
+        // Everything buffered is read: read lines straight from `input`.
+        self.compact();
+        let mut pos = 0;
+        let mut stopped = false;
+        if self.skip_lf {
+            if input[0] == b'\n' {
+                pos = 1;
+            }
+            self.skip_lf = false;
+        }
+        loop {
+            let rest = &input[pos..];
+            let found = match rest.first() {
+                Some(b'\n' | b'\r') => Some(0),
+                _ => memchr2(b'\n', b'\r', rest),
+            };
+            let Some(offset) = found else { break };
+            let start = pos;
+            let end = pos + offset;
+            pos = match (input[end], input.get(end + 1)) {
+                (b'\r', Some(b'\n')) => end + 2,
+                (b'\r', None) => {
+                    self.skip_lf = true;
+                    end + 1
+                }
+                _ => end + 1,
+            };
+            match self.state.process_line(input, start, end, self.limit) {
+                Ok(Some(lent)) => {
+                    let data = match lent {
+                        Lent::Input(from, to) => &input[from..to],
+                        Lent::Buffer => self.state.lent_data.as_bytes(),
+                    };
+                    if sink(self.state.lend_bytes(data)).is_break() {
+                        stopped = true;
+                        break;
+                    }
+                }
+                Ok(None) => {}
+                Err(error) => return Err(self.fail(error)),
+            }
+        }
+        // What is left (the incomplete last line, or the rest after a `Break`) is kept, and a
+        // data line still pending is copied out of `input` before it goes.
+        self.state.keep_line(input);
+        self.buf.extend_from_slice(&input[pos..]);
+        if !stopped {
+            // The incomplete line's size, as `end_of_buffer` checks it.
+            self.scan = self.buf.len();
+            if let Err(error) = self.state.check_line(&self.buf, self.buf.len(), self.limit) {
+                return Err(self.fail(error));
+            }
+        }
+        Ok(())
+    }
+
+    /// The event whose data `lent` says where, with the data as raw bytes.
+    fn lend_bytes(&self, lent: Lent) -> SseEventBytes<'_> {
         let data = match lent {
             Lent::Input(from, to) => &self.buf[from..to],
-            Lent::Buffer => state.lent_data.as_bytes(),
+            Lent::Buffer => self.state.lent_data.as_bytes(),
         };
-        Ok(Some(SseEventBytes {
-            event: (!state.lent_type.is_empty()).then_some(state.lent_type.as_str()),
-            data,
-            id: state.last_event_id.as_deref(),
-        }))
+        self.state.lend_bytes(data)
     }
 
     /// Reads lines up to the next dispatched event and says where its data is; `None` when
@@ -436,6 +542,15 @@ impl Decoder {
 }
 
 impl StreamState {
+    /// The dispatched event with raw `data`, lent until the decoder's next call.
+    fn lend_bytes<'a>(&'a self, data: &'a [u8]) -> SseEventBytes<'a> {
+        SseEventBytes {
+            event: (!self.lent_type.is_empty()).then_some(self.lent_type.as_str()),
+            data,
+            id: self.last_event_id.as_deref(),
+        }
+    }
+
     /// The dispatched event with `data`, lent until the decoder's next call.
     fn lend<'a>(&'a self, data: &'a str) -> SseEventRef<'a> {
         SseEventRef {

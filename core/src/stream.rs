@@ -10,13 +10,14 @@ use crate::sse::{self, DecodeError};
 use crate::wire::ApiError;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 
 pub use crate::accumulate::{DeltaText, StreamEvent};
 
-/// The size of the slices a large feed is decoded in, events drained after each: the decoder's
-/// buffer then stays in the first-level cache (a 64 KiB read decoded at once runs at about
-/// half the speed, measured in `BENCHMARKS.md`). [`ChatStream::feed`] slices by itself, at
-/// once (no copy of the piece is kept).
+/// The largest piece [`ChatStream::feed`] buffers for [`ChatStream::poll_event`] to decode; a
+/// larger one is decoded at once where it lies (`sse::Decoder::decode_bytes`), its events
+/// queued, so that no copy of it is made (copying every byte into the decoder's buffer was
+/// a seventh of the decode path's time, measured in `BENCHMARKS.md`).
 const FEED_SLICE: usize = 8 * 1024;
 
 /// The default cap on one answer's text, reasoning, refusal and tool arguments together
@@ -195,8 +196,8 @@ impl ChatStream {
     }
 
     /// Takes body bytes, any amount: a small piece is buffered for
-    /// [`poll_event`](Self::poll_event) to decode; a large one is decoded here a slice at a
-    /// time, its events queued, so that no copy of it is kept. Bytes after `[DONE]`, an error
+    /// [`poll_event`](Self::poll_event) to decode; a large one is decoded here where it lies,
+    /// its events queued, and only its incomplete last line is copied. Bytes after `[DONE]`, an error
     /// or the end are ignored.
     pub fn feed(&mut self, bytes: &[u8]) {
         if self.state != State::Open || self.eof {
@@ -206,15 +207,24 @@ impl ChatStream {
             self.decoder.feed(bytes);
             return;
         }
-        for slice in bytes.chunks(FEED_SLICE) {
-            if self.state != State::Open {
-                return;
+        // The decoder is moved out while it hands its events to `self`.
+        let mut decoder = std::mem::take(&mut self.decoder);
+        let decoded = decoder.decode_bytes(bytes, |event| {
+            let read = read_sse(event, &mut self.acc, &mut self.events);
+            self.apply(read);
+            if self.state == State::Open {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
             }
-            self.decoder.feed(slice);
-            while self.state == State::Open {
-                let Some(read) = self.next_read() else { break };
-                self.apply(read);
-            }
+        });
+        self.decoder = decoder;
+        if let Err(DecodeError::EventTooLarge { limit }) = decoded {
+            self.apply(Read::Failed(StreamError::EventTooLarge { limit }));
+        }
+        if self.state == State::Done {
+            // As `apply` does for `[DONE]` (it replaced the placeholder while it was out).
+            self.decoder = sse::Decoder::with_max_event_size(self.decoder.max_event_size());
         }
     }
 

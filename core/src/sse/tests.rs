@@ -54,6 +54,55 @@ fn run<'a>(limit: usize, chunks: impl IntoIterator<Item = &'a [u8]>, eof: bool) 
     out
 }
 
+/// [`run`] with each chunk, by its mode, fed and polled (0), decoded in place (1), or decoded
+/// in place with the sink stopping after its first event, the rest polled out (2).
+fn run_in_place(limit: usize, chunks: &[Vec<u8>], modes: &[u8]) -> Outcome {
+    let mut decoder = Decoder::with_max_event_size(limit);
+    let mut out = Outcome::default();
+    let mut ok = true;
+    for (i, chunk) in chunks.iter().enumerate() {
+        let mode = modes.get(i).copied().unwrap_or(1);
+        if mode == 0 {
+            decoder.feed(chunk);
+        } else {
+            let mut seen = 0;
+            let events = &mut out.events;
+            let decoded = decoder.decode_bytes(chunk, |e| {
+                events.push(SseEvent {
+                    event: e.event.map(str::to_owned),
+                    data: String::from_utf8_lossy(e.data).into_owned(),
+                    id: e.id.map(str::to_owned),
+                });
+                seen += 1;
+                if mode == 2 && seen == 1 {
+                    std::ops::ControlFlow::Break(())
+                } else {
+                    std::ops::ControlFlow::Continue(())
+                }
+            });
+            if let Err(error) = decoded {
+                assert_eq!(decoder.poll_event(), Err(error.clone()), "error not sticky");
+                out.error = Some(error);
+                ok = false;
+                break;
+            }
+        }
+        ok = drain(&mut decoder, &mut out);
+        if !ok {
+            break;
+        }
+    }
+    if ok {
+        decoder.feed_eof();
+        if drain(&mut decoder, &mut out) {
+            assert_eq!(decoder.poll_event(), Ok(None), "end not stable");
+        }
+    }
+    out.truncated = decoder.is_truncated();
+    out.retry = decoder.reconnection_time();
+    out
+}
+
 fn whole(input: &[u8], eof: bool) -> Outcome {
     run(DEFAULT_MAX_EVENT_SIZE, [input], eof)
 }
@@ -585,6 +634,18 @@ proptest! {
     }
 
     #[test]
+    fn decoding_in_place_matches_feeding(
+        input in any_input(),
+        cuts in splits(),
+        modes in prop::collection::vec(0..3u8, 0..64),
+        limit in limits(),
+    ) {
+        let chunks = split_at(&input, &cuts);
+        let fed = run(limit, chunks.iter().map(Vec::as_slice), true);
+        prop_assert_eq!(run_in_place(limit, &chunks, &modes), fed);
+    }
+
+    #[test]
     fn matches_reference(input in any_input()) {
         prop_assert_eq!(whole(&input, true), reference(&input));
         prop_assert_eq!(bytewise(&input), reference(&input));
@@ -653,4 +714,25 @@ fn a_large_events_buffers_are_not_kept_for_the_next_one() {
     assert_eq!(d.poll_event_ref().unwrap().unwrap().data, "small");
     assert!(d.state.data.capacity() <= KEPT_CAPACITY);
     assert!(d.state.lent_data.capacity() <= KEPT_CAPACITY);
+}
+
+#[test]
+fn decoding_in_place_after_an_unpolled_feed_keeps_order_and_the_rest_after_a_stop() {
+    // Lines fed but not polled yet are read first; a sink that stops at the first event
+    // leaves the rest of the input for the next poll, as `feed` would.
+    let mut decoder = Decoder::new();
+    decoder.feed(b"data: a\n");
+    let mut seen = Vec::new();
+    decoder
+        .decode_bytes(b"\ndata: b\n\ndata: c", |e| {
+            seen.push(String::from_utf8_lossy(e.data).into_owned());
+            std::ops::ControlFlow::Break(())
+        })
+        .unwrap();
+    assert_eq!(seen, ["a"]);
+    decoder.feed(b"\n\n");
+    let mut out = Outcome::default();
+    assert!(drain(&mut decoder, &mut out));
+    let data: Vec<&str> = out.events.iter().map(|e| e.data.as_str()).collect();
+    assert_eq!(data, ["b", "c"]);
 }

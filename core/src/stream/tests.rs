@@ -1362,6 +1362,53 @@ fn edge_vectors_three_ways() {
     }
 }
 
+/// Cuts `body` into pieces of which about half are larger than the size `ChatStream::feed`
+/// decodes at once where it lies, cut anywhere (inside lines, CRLF pairs and UTF-8).
+fn mixed_pieces(body: &[u8], seed: u64) -> Vec<&[u8]> {
+    let mut rng = SplitMix(seed);
+    let mut pieces = Vec::new();
+    let mut rest = body;
+    while !rest.is_empty() {
+        let n = if rng.below(2) == 0 {
+            rng.below(25)
+        } else {
+            FEED_SLICE + 1 + rng.below(2 * FEED_SLICE)
+        };
+        let (piece, tail) = rest.split_at(n.min(rest.len()));
+        pieces.push(piece);
+        rest = tail;
+    }
+    pieces
+}
+
+#[test]
+fn large_pieces_decoded_in_place_match_small_ones() {
+    // Every vector after enough keep-alive comments that its pieces pass the size decoded at
+    // once, and once more with its events repeated so that they are cut inside too.
+    let pad = ": keep-alive\n".repeat(FEED_SLICE / 6);
+    for v in provider_vectors().into_iter().chain(edge_vectors()) {
+        let times = (4 * FEED_SLICE / v.body.len().max(1)).clamp(1, 200);
+        let events_first = v
+            .body
+            .split("data: [DONE]")
+            .next()
+            .unwrap_or("")
+            .repeat(times);
+        for body in [
+            format!("{pad}{}", v.body),
+            format!("{events_first}{}", v.body),
+        ] {
+            let body = body.as_bytes();
+            let bytewise = run(v.limit, body.chunks(1));
+            assert_eq!(run(v.limit, [body]), bytewise, "{}: whole", v.name);
+            for seed in SEEDS {
+                let pieces = mixed_pieces(body, seed);
+                assert_eq!(run(v.limit, pieces), bytewise, "{}: seed {seed}", v.name);
+            }
+        }
+    }
+}
+
 #[test]
 fn feeding_after_done_or_error_changes_nothing() {
     let mut s = ChatStream::new();
