@@ -113,3 +113,64 @@ fn a_wrong_images_value_is_an_error_naming_the_key() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_subagent_on_a_model_set_up_for_images_gets_the_picture_though_the_parents_does_not() {
+    let env = Env::new();
+    env.write(
+        "work/.hrns/agents/looker/AGENT.md",
+        "---\nname: Looker\ndescription: Looks at pictures.\nmodel: vision-x\n---\nYou look.",
+    );
+    let task = json!({"description": "look", "prompt": "Look at the picture.", "agent": "Looker"})
+        .to_string();
+    let mock = MockProvider::start_with(move |req: &hrns_blocking::mock::RecordedRequest| {
+        if req.method != "POST" {
+            return None;
+        }
+        let body = req.json();
+        let parent = body["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["function"]["name"] == "task"));
+        let started = messages_of(&body).iter().any(|m| m["role"] == "tool");
+        Some(match (parent, started) {
+            (true, false) => Reply::tool_calls(&[("t1", "task", &task)]),
+            (false, false) => Reply::tool_calls(&[("p1", "mcp__box__picture", "{}")]),
+            (false, true) => Reply::text_answer("A dot."),
+            (true, true) => Reply::text_answer("It saw a dot."),
+        })
+    })
+    .unwrap();
+    // The provider's models take no images, except the subagent's.
+    let config = json!({
+        "providers": {"mock": {"url": mock.base_url(), "key": KEY, "model": "mock-model",
+                               "images": false, "models": {"vision-x": {"images": true}}}},
+        "mcpServers": {"box": {"command": "python3", "args": [common::mcp_test_server()]}},
+    });
+    env.write("config/hrns/config.json", &config.to_string());
+    let out = env.run(None, &["exec", "--approval", "auto", "delegate"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It saw a dot.\n");
+    let child = mock
+        .chat_requests()
+        .iter()
+        .map(|r| r.json())
+        .find(|b| b["model"] == "vision-x" && b.to_string().contains("next user message"))
+        .unwrap_or_else(|| {
+            panic!(
+                "the child was not sent the image: {:?}",
+                mock.chat_requests()
+                    .iter()
+                    .map(|r| r.json())
+                    .collect::<Vec<_>>()
+            )
+        });
+    let messages = messages_of(&child);
+    let tool = messages.iter().position(|m| m["role"] == "tool").unwrap();
+    let url = messages[tool + 1]["content"][1]["image_url"]["url"]
+        .as_str()
+        .unwrap();
+    assert!(
+        url.starts_with(&format!("data:image/png;base64,{PNG_HEAD}")),
+        "{url}"
+    );
+}
