@@ -235,7 +235,7 @@ pub(crate) fn run_turn(
     message: Message,
     json: bool,
     policy: ApprovalPolicy,
-    mut log: Option<&mut SessionLog>,
+    log: Option<&mut SessionLog>,
     learn: Option<&QuirkStore>,
     children: Option<&std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
     live_tools: Option<crate::mcp::LiveTools>,
@@ -248,118 +248,130 @@ pub(crate) fn run_turn(
     } else {
         toolbox.clone()
     };
-    let mut diffs = crate::diff::WriteDiffs::new(crate::diff::wrap_writes(&mut toolbox));
+    let diffs = crate::diff::WriteDiffs::new(crate::diff::wrap_writes(&mut toolbox));
     let mut runner = Runner::new(transport, &toolbox, ctx);
     if let Some(mut live) = live_tools {
         // A server that stopped or changed its tools: the next request offers them as they are.
         runner = runner.update_tools_with(move |toolbox| live.update(toolbox));
     }
     runner.update_tools(session);
-    let mut printer = HumanPrinter::new();
-    let mut to = crate::batch::std_streams();
     session
         .submit_message(message)
         .expect("exec runs one turn on an idle session");
-    let mut outcome = TurnOutcome::Cancelled;
-    let mut child_usage = Vec::new();
-    // One batch per `complete_io` (one read, one tool output): printed into one buffer and
-    // written at its end, so a delta is on the screen as soon as it was read.
-    let mut events = Vec::new();
-    while !session.is_idle() {
-        events.clear();
-        runner.complete_io_into(session, &mut events);
-        if events.is_empty() && !session.is_idle() {
-            // Waiting for an answer that never came: stop rather than hang.
-            session.cancel();
-        }
+    let mut front = ExecFront {
+        printer: HumanPrinter::new(),
+        to: crate::batch::std_streams(),
+        json,
+        policy,
+        log,
+        learn,
+        children,
+        child_usage: Vec::new(),
+        diffs,
+        escalations,
+        can_escalate,
+    };
+    runner.drive_batches(session, &mut front)
+}
+
+/// `exec`'s front end for one turn: the printers, the session file, the subagents' events,
+/// the diffs of writes, and the questions asked on the terminal.
+struct ExecFront<'x> {
+    printer: HumanPrinter,
+    /// One batch per step of the turn (one read, one tool output): printed into one buffer
+    /// and written at its end, so a delta is on the screen as soon as it was read.
+    to: crate::batch::Batch<Box<dyn Write>, Box<dyn Write>>,
+    json: bool,
+    policy: ApprovalPolicy,
+    log: Option<&'x mut SessionLog>,
+    learn: Option<&'x QuirkStore>,
+    children: Option<&'x std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
+    /// Tokens the subagents used, counted in the turn's.
+    child_usage: Vec<hrns_core::wire::Usage>,
+    diffs: crate::diff::WriteDiffs,
+    escalations: crate::sandbox::escalate::Escalations,
+    can_escalate: bool,
+}
+
+impl hrns_blocking::TurnFront for ExecFront<'_> {
+    fn events(&mut self, events: &[Event]) {
+        let to = &mut self.to;
         // Children's events reach the file before the parent's events of this batch: a child
         // sends them all before its `task` call returns, so before the batch with the call's
         // result is read (once per batch: a channel check per delta cost as much as the
         // printing).
-        for child in children.into_iter().flat_map(|rx| rx.try_iter()) {
+        for child in self.children.into_iter().flat_map(|rx| rx.try_iter()) {
             if let Event::Usage { usage } = &child.event {
-                child_usage.push(usage.clone());
+                self.child_usage.push(usage.clone());
             }
-            if let Some(log) = log.as_deref_mut() {
+            if let Some(log) = self.log.as_deref_mut() {
                 if let Err(e) = log.record_child(&child) {
                     to.flush();
                     eprintln!("hrns: warning: saving the session failed: {e}");
                 }
             }
         }
-        for event in &events {
+        for event in events {
             // The turn's tokens include its children's.
             let with_children;
             let event = match event {
                 Event::TurnFinished {
                     finish_reason,
                     usage,
-                } if !child_usage.is_empty() => {
+                } if !self.child_usage.is_empty() => {
                     with_children = Event::TurnFinished {
                         finish_reason: finish_reason.clone(),
-                        usage: hrns_core::task::add_usage(usage.clone(), &child_usage),
+                        usage: hrns_core::task::add_usage(usage.clone(), &self.child_usage),
                     };
                     &with_children
                 }
                 other => other,
             };
-            if let Some(o) = TurnOutcome::from_event(event) {
-                outcome = o;
-            }
-            if let Some(log) = log.as_deref_mut() {
+            if let Some(log) = self.log.as_deref_mut() {
                 if let Err(e) = log.record(event) {
                     to.flush();
                     eprintln!("hrns: warning: saving the session failed: {e}");
                 }
             }
-            if let Some(saved) = learn.and_then(|store| store.observe(event)) {
+            if let Some(saved) = self.learn.and_then(|store| store.observe(event)) {
                 to.flush();
-                note_saved(saved, learn);
+                note_saved(saved, self.learn);
             }
             // The diff a write or edit took just before it ran, shown with its result.
-            let diff = diffs.on_event(event);
-            if json {
+            let diff = self.diffs.on_event(event);
+            if self.json {
                 match &diff {
                     Some(lines) => crate::diff::print_json_with_diff(event, lines, to.out()),
                     None => print_json(event, to.out()),
                 }
             } else {
-                printer.print(event, &mut to);
+                self.printer.print(event, to);
                 if let Some(lines) = &diff {
                     let text = crate::diff::to_text(lines);
                     let _ = write!(to.err(), "{}", crate::safe_text::safe(&text));
                 }
             }
-            if let Event::ApprovalRequested { id, .. } = event {
-                to.flush();
-                let decision = match session.asked().filter(|r| &r.call_id == id) {
-                    Some(run) if policy == ApprovalPolicy::Ask => {
-                        let offer =
-                            can_escalate && run.name == hrns_core::tool::builtin::RUN_COMMAND;
-                        // The call waits for the answer, so the file is still as it was.
-                        if show_proposed_diff(run) {
-                            // Shown with the question: the result comes without it.
-                            diffs.shown(id);
-                        }
-                        let (approval, unsandboxed) = ask_on_terminal(run, None, offer);
-                        if unsandboxed {
-                            escalations.allow(&run.arguments);
-                        }
-                        approval
-                    }
-                    Some(_) => Approval::Unattended,
-                    None => continue,
-                };
-                // A denial can end the answer's calls and start the next request.
-                runner.update_tools(session);
-                session
-                    .handle_approval(std::time::Instant::now(), id, decision)
-                    .expect("the session asked about this call");
-            }
         }
+        // The end of the batch, or the question that ends it: what was printed is out.
         to.flush();
     }
-    outcome
+
+    fn approve(&mut self, run: &ToolRun) -> Approval {
+        if self.policy != ApprovalPolicy::Ask {
+            return Approval::Unattended;
+        }
+        let offer = self.can_escalate && run.name == hrns_core::tool::builtin::RUN_COMMAND;
+        // The call waits for the answer, so the file is still as it was.
+        if show_proposed_diff(run) {
+            // Shown with the question: the result comes without it.
+            self.diffs.shown(&run.call_id);
+        }
+        let (approval, unsandboxed) = ask_on_terminal(run, None, offer);
+        if unsandboxed {
+            self.escalations.allow(&run.arguments);
+        }
+        approval
+    }
 }
 
 /// Tells on stderr that a learned quirk was saved, or why it was not.

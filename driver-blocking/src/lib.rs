@@ -92,6 +92,6 @@ pub use client::{ChatEvents, Client, ClientError, HttpResponse, Transport};
 pub use client_config::ClientConfig;
 pub use hrns_core::session::TurnOutcome;
 #[cfg(feature = "http")]
-pub use runner::Runner;
+pub use runner::{Runner, TurnFront};
 pub use sandbox::{Launch, Launcher, Sandbox, SandboxRefusal};
 pub use tool::{CancelFlag, Tool, ToolContext, Toolbox};

@@ -104,6 +104,35 @@ impl std::fmt::Debug for Runner<'_> {
     }
 }
 
+/// What [`Runner::drive_batches`] hands a turn to: a front end that shows, prints or saves its
+/// events a step at a time, and answers the session's questions.
+pub trait TurnFront {
+    /// The events of one step of the turn (what one read, one tool output or one deadline
+    /// brought), in order. A batch that asks for approval ends with the
+    /// [`Event::ApprovalRequested`]; [`TurnFront::approve`] is called next.
+    fn events(&mut self, events: &[Event]);
+
+    /// The answer to the session's question about `run`, asked in the event that ended the
+    /// last batch.
+    fn approve(&mut self, run: &ToolRun) -> Approval;
+}
+
+/// [`Runner::drive`]'s front end: a callback per event and the runner's approval callback.
+struct Callbacks<'c, F> {
+    on_event: F,
+    approve: &'c mut dyn FnMut(&ToolRun) -> Approval,
+}
+
+impl<F: FnMut(&Event)> TurnFront for Callbacks<'_, F> {
+    fn events(&mut self, events: &[Event]) {
+        events.iter().for_each(&mut self.on_event);
+    }
+
+    fn approve(&mut self, run: &ToolRun) -> Approval {
+        (self.approve)(run)
+    }
+}
+
 /// What a reader or tool thread hands to the runner.
 enum Io {
     Head(RequestId, u16, Vec<(String, Vec<u8>)>),
@@ -244,32 +273,66 @@ impl<'a> Runner<'a> {
 
     /// Runs the session's current turn (after `submit`, `submit_message` or `compact`) to its
     /// end, as [`Runner::run`] does.
-    pub fn drive(
+    pub fn drive(&mut self, session: &mut Session, on_event: impl FnMut(&Event)) -> TurnOutcome {
+        // The callback is lent to the turn and put back after it.
+        let mut approve = std::mem::replace(&mut self.approve, Box::new(|_| Approval::Unattended));
+        let mut front = Callbacks {
+            on_event,
+            approve: &mut *approve,
+        };
+        let outcome = self.drive_batches(session, &mut front);
+        self.approve = approve;
+        outcome
+    }
+
+    /// Runs the session's current turn to its end, handing `front` the events of each step
+    /// at once (a read of a fast stream brings hundreds: a front end prints them with one
+    /// write) and asking it about each call that needs approval. A batch ends at an
+    /// [`Event::ApprovalRequested`]; the question is asked right after it, so that what the
+    /// front end printed before is out when the user is asked. Returns how the turn ended.
+    pub fn drive_batches(
         &mut self,
         session: &mut Session,
-        mut on_event: impl FnMut(&Event),
+        front: &mut impl TurnFront,
     ) -> TurnOutcome {
         let mut outcome = TurnOutcome::Cancelled;
         let mut events = Vec::new();
         while !session.is_idle() {
+            events.clear();
             self.complete_io_into(session, &mut events);
             if events.is_empty() && !session.is_idle() {
                 // Waiting for an answer that never came: stop rather than hang.
                 session.cancel();
             }
-            for event in events.drain(..) {
-                if let Some(o) = TurnOutcome::from_event(&event) {
+            let mut rest = &events[..];
+            while !rest.is_empty() {
+                let end = rest
+                    .iter()
+                    .position(|e| matches!(e, Event::ApprovalRequested { .. }))
+                    .map_or(rest.len(), |i| i + 1);
+                let (batch, after) = rest.split_at(end);
+                rest = after;
+                if let Some(o) = batch
+                    .iter()
+                    .filter(|e| e.is_final())
+                    .find_map(TurnOutcome::from_event)
+                {
                     outcome = o;
                 }
-                on_event(&event);
-                if let Event::ApprovalRequested { id, .. } = &event {
-                    if let Some(run) = session.asked().filter(|r| &r.call_id == id).cloned() {
-                        let decision = (self.approve)(&run);
-                        session
-                            .handle_approval(Instant::now(), id, decision)
-                            .expect("the session asked about this call");
-                    }
-                }
+                front.events(batch);
+                let Some(Event::ApprovalRequested { id, .. }) = batch.last() else {
+                    continue;
+                };
+                // Not asked any more (cancelled meanwhile): nothing to answer.
+                let Some(run) = session.asked().filter(|r| &r.call_id == id).cloned() else {
+                    continue;
+                };
+                let decision = front.approve(&run);
+                // A denial can end the answer's calls and start the next request.
+                self.update_tools(session);
+                session
+                    .handle_approval(Instant::now(), id, decision)
+                    .expect("the session asked about this call");
             }
         }
         outcome

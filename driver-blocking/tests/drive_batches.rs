@@ -1,0 +1,92 @@
+//! `Runner::drive_batches`: a front end gets the turn's events a step at a time, each batch
+//! that asks for approval ends with the question, and the answer is asked for right after it.
+
+use hrns_blocking::mock::{MockProvider, Reply};
+use hrns_blocking::{Client, ClientConfig, Runner, ToolContext, TurnFront, TurnOutcome};
+use hrns_core::session::{
+    Approval, ApprovalPolicy, Event, Provider, Session, SessionConfig, ToolRun,
+};
+
+/// What the front end saw, in order.
+#[derive(Default)]
+struct Seen {
+    batches: Vec<Vec<Event>>,
+    /// The call ids asked about, each with the number of batches seen before the question.
+    asked: Vec<(String, usize)>,
+}
+
+impl TurnFront for Seen {
+    fn events(&mut self, events: &[Event]) {
+        assert!(!events.is_empty(), "no empty batch is handed out");
+        self.batches.push(events.to_vec());
+    }
+
+    fn approve(&mut self, run: &ToolRun) -> Approval {
+        self.asked.push((run.call_id.clone(), self.batches.len()));
+        Approval::Deny {
+            reason: Some("not now".into()),
+        }
+    }
+}
+
+#[test]
+fn batches_end_at_a_question_which_is_asked_next() {
+    let workspace = tempfile::tempdir().unwrap();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "write_file", r#"{"path":"a.txt","content":"hi"}"#)]),
+        Reply::text_answer("fine, not written"),
+    ])
+    .unwrap();
+    let provider = Provider::new(mock.base_url(), None);
+    let client = Client::new(provider.clone(), &ClientConfig::default());
+    let toolbox = hrns_blocking::tools::builtin_toolbox(Vec::new());
+    let mut config = SessionConfig::new(provider, "m");
+    config.tools = toolbox.specs();
+    config.approval = ApprovalPolicy::Ask;
+    let ctx = ToolContext::new(workspace.path()).unwrap();
+    let mut runner = Runner::new(std::sync::Arc::new(client), &toolbox, ctx);
+    let mut session = Session::new(config);
+    session.submit("write a file").unwrap();
+    let mut seen = Seen::default();
+    let outcome = runner.drive_batches(&mut session, &mut seen);
+    assert_eq!(outcome, TurnOutcome::Finished);
+    assert!(
+        !workspace.path().join("a.txt").exists(),
+        "the call was denied"
+    );
+
+    // Asked once, right after the batch that ends with the question.
+    assert_eq!(seen.asked.len(), 1);
+    let (id, after) = &seen.asked[0];
+    let asking = &seen.batches[after - 1];
+    assert!(
+        matches!(asking.last(), Some(Event::ApprovalRequested { id: asked, .. }) if asked == id),
+        "{asking:?}"
+    );
+    let all: Vec<&Event> = seen.batches.iter().flatten().collect();
+    let questions = all
+        .iter()
+        .filter(|e| matches!(e, Event::ApprovalRequested { .. }))
+        .count();
+    assert_eq!(questions, 1);
+    // Every event of the turn, once, in order: the denial's result, then the answer.
+    let text: String = all
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "fine, not written");
+    assert!(all.last().is_some_and(|e| e.is_final()));
+    assert_eq!(all.iter().filter(|e| e.is_final()).count(), 1);
+    let result = all
+        .iter()
+        .position(|e| matches!(e, Event::ToolResult { .. }))
+        .unwrap();
+    let question = all
+        .iter()
+        .position(|e| matches!(e, Event::ApprovalRequested { .. }))
+        .unwrap();
+    assert!(question < result);
+}
