@@ -301,6 +301,7 @@ impl AnswerReader {
 
     /// The next stream event, or `None` when more input is needed (or nothing more will
     /// come). A stream error is not an event: it is given by [`finish`](Self::finish).
+    #[inline]
     pub fn poll_event(&mut self) -> Option<StreamEvent> {
         if let Some(ev) = self.events.pop_front() {
             return Some(ev);

@@ -118,6 +118,8 @@ pub struct StreamFailure {
     pub partial: Box<Completion>,
 }
 
+/// Tested with `matches!` on the per-event path: the derived `==` (which must compare errors)
+/// is a call per event there.
 #[derive(Debug, Clone, PartialEq)]
 enum State {
     Open,
@@ -200,7 +202,7 @@ impl ChatStream {
     /// its events queued, and only its incomplete last line is copied. Bytes after `[DONE]`, an error
     /// or the end are ignored.
     pub fn feed(&mut self, bytes: &[u8]) {
-        if self.state != State::Open || self.eof {
+        if !matches!(self.state, State::Open) || self.eof {
             return;
         }
         if bytes.len() <= FEED_SLICE {
@@ -212,7 +214,7 @@ impl ChatStream {
         let decoded = decoder.decode_bytes(bytes, |event| {
             let read = read_sse(event, &mut self.acc, &mut self.events);
             self.apply(read);
-            if self.state == State::Open {
+            if matches!(self.state, State::Open) {
                 ControlFlow::Continue(())
             } else {
                 ControlFlow::Break(())
@@ -222,7 +224,7 @@ impl ChatStream {
         if let Err(DecodeError::EventTooLarge { limit }) = decoded {
             self.apply(Read::Failed(StreamError::EventTooLarge { limit }));
         }
-        if self.state == State::Done {
+        if matches!(self.state, State::Done) {
             // As `apply` does for `[DONE]` (it replaced the placeholder while it was out).
             self.decoder = sse::Decoder::with_max_event_size(self.decoder.max_event_size());
         }
@@ -234,6 +236,7 @@ impl ChatStream {
     }
 
     /// The next event: `Ok(None)` means "feed me more" (or, after the end, nothing more).
+    #[inline]
     pub fn poll_event(&mut self) -> Result<Option<StreamEvent>, StreamError> {
         loop {
             if let Some(ev) = self.events.pop_front() {
@@ -286,7 +289,7 @@ impl ChatStream {
     /// Whether the stream reached its end: `[DONE]`, a clean end of input, or an error. Once
     /// true, [`ChatStream::finish`] has everything.
     pub fn is_finished(&self) -> bool {
-        self.state != State::Open && self.events.is_empty()
+        !matches!(self.state, State::Open) && self.events.is_empty()
     }
 
     /// Ends the stream (as if the body ended here, if it has not) and gives the complete

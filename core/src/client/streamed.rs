@@ -127,6 +127,7 @@ impl StreamedChat {
     }
 
     /// The next event or the failure, or what the driver should do next.
+    #[inline]
     pub fn poll_next(&mut self) -> Next {
         if let State::Reading(reader) = &mut self.state {
             if let Some(event) = reader.poll_event() {
