@@ -18,7 +18,7 @@ use crate::chunk::{
     self, ArgumentsView, ChoiceView, ContentView, DeltaView, PartView, Str, ThinkingView,
     ToolCallView,
 };
-use crate::envelope::{Envelopes, Slot};
+use crate::envelope::{self, Envelopes, Slot};
 use crate::wire::{ApiError, Extra, Usage};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -212,37 +212,49 @@ impl Accumulator {
         if self.no_fast_path {
             return false;
         }
-        let Some(m) = self.envelopes.recognise(json) else {
+        let Some(envelope::Match {
+            choice: index,
+            slot,
+            text,
+            fields,
+        }) = self.envelopes.recognise(json)
+        else {
             return false;
         };
-        if let Slot::Arguments(ix) = m.slot {
-            // The call must exist already; otherwise the full path decides.
-            let known = self
-                .choices
-                .iter()
-                .find(|c| c.choice.index == m.choice)
-                .and_then(|c| c.calls.by_index.get(&ix).copied());
-            let Some(call) = known else {
-                return false;
-            };
-            let pos = self.choice_pos(m.choice);
-            let choice = &mut self.choices[pos].choice;
-            if !m.text.is_empty() {
-                choice.tool_calls[call].arguments.push_str(&m.text);
-                events.push_back(StreamEvent::ToolCallArgumentsDelta {
-                    choice: m.choice,
-                    call,
-                    fragment: m.text.into(),
-                });
+        // The call must exist already; otherwise the full path decides.
+        let call = match slot {
+            Slot::Arguments(ix) => {
+                let known = self
+                    .choices
+                    .iter()
+                    .find(|c| c.choice.index == index)
+                    .and_then(|c| c.calls.by_index.get(&ix).copied());
+                let Some(call) = known else {
+                    return false;
+                };
+                Some(call)
             }
-            return true;
+            Slot::Content | Slot::Reasoning => None,
+        };
+        if !set_fields(&mut self.extra, &fields) {
+            return false;
         }
-        let pos = self.choice_pos(m.choice);
+        let pos = self.choice_pos(index);
         let choice = &mut self.choices[pos].choice;
-        match m.slot {
-            Slot::Content => push_content(choice, &m.text, events),
-            Slot::Reasoning => push_reasoning(choice, &m.text, events),
-            Slot::Arguments(_) => unreachable!("handled above"),
+        match (slot, call) {
+            (Slot::Arguments(_), Some(call)) => {
+                if !text.is_empty() {
+                    choice.tool_calls[call].arguments.push_str(&text);
+                    events.push_back(StreamEvent::ToolCallArgumentsDelta {
+                        choice: index,
+                        call,
+                        fragment: text.into(),
+                    });
+                }
+            }
+            (Slot::Content, _) => push_content(choice, &text, events),
+            (Slot::Reasoning, _) => push_reasoning(choice, &text, events),
+            (Slot::Arguments(_), None) => unreachable!("an unknown call returned above"),
         }
         true
     }
@@ -621,6 +633,30 @@ fn apply_tool_fragment(
     for (key, raw) in &frag.extra {
         *untracked += merge_raw(&mut call.extra, key, raw);
     }
+}
+
+/// Sets a recognised chunk's unknown fields as [`merge_raw`] would (each replaces a scalar the
+/// first chunk of its envelope put there); `false` when one is missing, and the chunk then goes
+/// the full way, which sets every field again (so those set here before are harmless).
+fn set_fields(extra: &mut Extra, fields: &envelope::Fields<'_, '_>) -> bool {
+    for (key, value) in fields.constants {
+        match extra.get_mut(key) {
+            Some(slot) if slot != value => *slot = value.clone(),
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    if let Some((key, text)) = fields.tail {
+        match extra.get_mut(key) {
+            Some(Value::String(s)) => {
+                s.clear();
+                s.push_str(text);
+            }
+            Some(slot) => *slot = Value::String(text.to_owned()),
+            None => return false,
+        }
+    }
+    true
 }
 
 /// Rule 7: unknown fields are kept. A field seen again merges with what is there: arrays are

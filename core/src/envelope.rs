@@ -29,6 +29,21 @@ struct Envelope {
     suffix: String,
     choice: u32,
     slot: Slot,
+    /// A second varying string at the chunk's end, such as OpenAI's per-chunk `obfuscation`
+    /// padding: `prefix`, the token, `tail.mid`, the tail's text, `suffix`.
+    tail: Option<Tail>,
+    /// The chunk's unknown fields with scalar values (`service_tier`, `provider`, …): a full
+    /// parse sets them again on every chunk, so the fast path does too.
+    constants: Vec<(String, serde_json::Value)>,
+}
+
+/// The last field of a chunk whose string value varies from chunk to chunk.
+#[derive(Debug, Clone, PartialEq)]
+struct Tail {
+    /// The field's name.
+    key: String,
+    /// The bytes from the token's closing quote to the tail's opening quote.
+    mid: String,
 }
 
 /// How many envelopes are remembered (content, reasoning, arguments, a second choice).
@@ -41,12 +56,22 @@ pub(crate) struct Envelopes {
     next: usize,
 }
 
-/// A chunk recognised by its envelope.
+/// A chunk recognised by its envelope (`'a` the chunk's bytes, `'e` the envelopes).
 #[derive(Debug)]
-pub(crate) struct Match<'a> {
+pub(crate) struct Match<'a, 'e> {
     pub(crate) choice: u32,
     pub(crate) slot: Slot,
     pub(crate) text: Cow<'a, str>,
+    /// The chunk-level fields to set as a full parse would: the constants, then the tail's
+    /// name and new text.
+    pub(crate) fields: Fields<'a, 'e>,
+}
+
+/// The unknown chunk-level fields of a recognised chunk.
+#[derive(Debug)]
+pub(crate) struct Fields<'a, 'e> {
+    pub(crate) constants: &'e [(String, serde_json::Value)],
+    pub(crate) tail: Option<(&'e str, &'a str)>,
 }
 
 impl Envelopes {
@@ -57,13 +82,27 @@ impl Envelopes {
     /// byte for byte, and its ends are ASCII quotes, so the chunk is valid UTF-8 exactly when
     /// its middle is; only the middle is checked. A middle that is not valid UTF-8 goes the
     /// full way (which decodes it lossily).
-    pub(crate) fn recognise<'a>(&self, json: &'a [u8]) -> Option<Match<'a>> {
+    pub(crate) fn recognise<'a, 'e>(&'e self, json: &'a [u8]) -> Option<Match<'a, 'e>> {
         let env = self.list.iter().find(|e| {
-            json.len() >= e.prefix.len() + e.suffix.len()
+            json.len()
+                >= e.prefix.len() + e.suffix.len() + e.tail.as_ref().map_or(0, |t| t.mid.len())
                 && json.starts_with(e.prefix.as_bytes())
                 && json.ends_with(e.suffix.as_bytes())
         })?;
-        let middle = &json[env.prefix.len()..json.len() - env.suffix.len()];
+        let mut middle = &json[env.prefix.len()..json.len() - env.suffix.len()];
+        let mut tail = None;
+        if let Some(t) = &env.tail {
+            // The token ends at its first unescaped quote; then come `mid` and the tail's text,
+            // which must need no decoding.
+            let end = string_end(middle)?;
+            let rest = middle[end..].strip_prefix(t.mid.as_bytes())?;
+            if rest.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20) {
+                return None;
+            }
+            tail = Some((t.key.as_str(), std::str::from_utf8(rest).ok()?));
+            middle = &middle[..end];
+        }
+        let token_end = env.prefix.len() + middle.len();
         let text = match memchr::memchr2(b'"', b'\\', middle) {
             None if !middle.iter().any(|&b| b < 0x20) => {
                 Cow::Borrowed(std::str::from_utf8(middle).ok()?)
@@ -72,7 +111,7 @@ impl Envelopes {
             // Escapes: decode the token (with its quotes); a stray quote or invalid UTF-8
             // fails to parse.
             Some(_) => {
-                let token = &json[env.prefix.len() - 1..json.len() - env.suffix.len() + 1];
+                let token = &json[env.prefix.len() - 1..token_end + 1];
                 Cow::Owned(serde_json::from_slice::<String>(token).ok()?)
             }
         };
@@ -80,25 +119,36 @@ impl Envelopes {
             choice: env.choice,
             slot: env.slot,
             text,
+            fields: Fields {
+                constants: &env.constants,
+                tail,
+            },
         })
     }
 
     /// Remembers the envelope of a fully parsed chunk when it has the one-string shape: one
     /// choice, no finish reason or other choice fields, and a delta with only content, only
-    /// reasoning, or only one tool call's argument fragment (with its index), nothing unknown
-    /// anywhere, and the string borrowed from `json` (so its place is known).
+    /// reasoning, or only one tool call's argument fragment (with its index), nothing unknown in
+    /// the choice or the delta, unknown chunk fields only with scalar values, and the string
+    /// borrowed from `json` (so its place is known).
     pub(crate) fn learn(&mut self, json: &str, view: &ChunkView<'_>) {
         if let Some((prefix_end, suffix_start, choice, slot)) = shape(json, view) {
+            let Some((tail, suffix_start, constants)) = chunk_fields(json, view, suffix_start)
+            else {
+                return;
+            };
             let env = Envelope {
                 prefix: json[..prefix_end].to_owned(),
                 suffix: json[suffix_start..].to_owned(),
                 choice,
                 slot,
+                tail,
+                constants,
             };
             if self
                 .list
                 .iter()
-                .any(|e| e.prefix == env.prefix && e.suffix == env.suffix)
+                .any(|e| e.prefix == env.prefix && e.suffix == env.suffix && e.tail == env.tail)
             {
                 return;
             }
@@ -114,11 +164,7 @@ impl Envelopes {
 
 /// The span of the one varying string and where it goes, if the chunk has the shape.
 fn shape(json: &str, view: &ChunkView<'_>) -> Option<(usize, usize, u32, Slot)> {
-    if view.error.is_some()
-        || view.usage.is_some()
-        || view.message.is_some()
-        || !view.extra.is_empty()
-    {
+    if view.error.is_some() || view.usage.is_some() || view.message.is_some() {
         return None;
     }
     if view.object.as_deref() == Some("error") {
@@ -183,6 +229,65 @@ fn shape(json: &str, view: &ChunkView<'_>) -> Option<(usize, usize, u32, Slot)> 
     Some((start, end, choice.index.unwrap_or(0), slot))
 }
 
+/// The chunk's unknown fields, when every one has a scalar value: the last one, when it is a
+/// string after the token that ends the chunk, becomes the tail (`suffix_start` then moves to
+/// its closing quote); the others are constants. `None` when a value is an array or object (a
+/// full parse appends or merges those, which a fast path cannot repeat).
+#[allow(clippy::type_complexity)]
+fn chunk_fields(
+    json: &str,
+    view: &ChunkView<'_>,
+    suffix_start: usize,
+) -> Option<(Option<Tail>, usize, Vec<(String, serde_json::Value)>)> {
+    let mut constants = Vec::with_capacity(view.extra.len());
+    let mut tail = None;
+    let mut suffix_start = suffix_start;
+    for (i, (key, raw)) in view.extra.iter().enumerate() {
+        let text = raw.get();
+        if text.starts_with(['[', '{']) {
+            return None;
+        }
+        let start = (text.as_ptr() as usize).checked_sub(json.as_ptr() as usize)?;
+        let end = start + text.len();
+        let last = i + 1 == view.extra.len();
+        if last
+            && text.len() >= 2
+            && text.starts_with('"')
+            && start > suffix_start
+            && json[end..].trim_end() == "}"
+            && !text[1..text.len() - 1].contains(['\\', '"'])
+        {
+            tail = Some(Tail {
+                key: key.to_string(),
+                mid: json[suffix_start..start + 1].to_owned(),
+            });
+            suffix_start = end - 1;
+            continue;
+        }
+        let value: serde_json::Value = serde_json::from_str(text).ok()?;
+        if !value.is_null() {
+            constants.push((key.to_string(), value));
+        }
+    }
+    Some((tail, suffix_start, constants))
+}
+
+/// Where the JSON string that `bytes` starts inside (after its opening quote) ends: the index
+/// of its first unescaped quote.
+fn string_end(bytes: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    loop {
+        at += memchr::memchr2(b'"', b'\\', &bytes[at..])?;
+        if bytes[at] == b'"' {
+            return Some(at);
+        }
+        at += 2;
+        if at > bytes.len() {
+            return None;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +331,38 @@ mod tests {
         }
     }
 
+    /// OpenAI's chunks end in a per-chunk random `obfuscation` string and carry a constant
+    /// `service_tier`: the envelope takes the first as its tail and the second as a constant.
+    const O: &str = r#"{"id":"x","service_tier":"default","choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}],"obfuscation":"Ab3"}"#;
+
+    #[test]
+    fn a_varying_last_string_and_scalar_fields_are_learned() {
+        let e = learned(O);
+        let env = &e.list[0];
+        assert_eq!(env.tail.as_ref().unwrap().key, "obfuscation");
+        assert_eq!(
+            env.constants,
+            vec![("service_tier".to_owned(), serde_json::json!("default"))]
+        );
+        for (token, pad) in [(" world", "zZ9q"), ("", ""), (r#"a\"b\\"#, "x"), ("é", "P")] {
+            let json = O.replace("Hello", token).replace("Ab3", pad);
+            let m = e.recognise(json.as_bytes()).expect(&json);
+            let want: String = serde_json::from_str(&format!("\"{token}\"")).unwrap();
+            assert_eq!(&*m.text, want);
+            assert_eq!(m.fields.tail, Some(("obfuscation", pad)));
+        }
+        for other in [
+            O.replace("Ab3", r#"a\nb"#),
+            O.replace("Ab3", r#"a","x":"b"#),
+            O.replace("Hello", r#"a","role":"x"#),
+            O.replace("Hello", r#"a\"#),
+            O.replace("default", "flex"),
+            O.replace("}],\"obf", "},{\"index\":1}],\"obf"),
+        ] {
+            assert!(e.recognise(other.as_bytes()).is_none(), "{other}");
+        }
+    }
+
     #[test]
     fn only_one_string_shapes_are_learned() {
         for json in [
@@ -233,7 +370,8 @@ mod tests {
             r#"{"choices":[{"index":0,"delta":{"content":"a\n"}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}"#,
             r#"{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"total_tokens":1}}"#,
-            r#"{"choices":[{"index":0,"delta":{"content":"a"}}],"provider":"p"}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"a"}}],"x":{"y":1}}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"a"}}],"x":[1]}"#,
             r#"{"choices":[{"index":0,"delta":{"content":"a","x":1}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"arguments":"{"}}]}}]}"#,
             r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{"}}]}}]}"#,

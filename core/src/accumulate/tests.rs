@@ -967,7 +967,16 @@ mod fast_path {
             Just(&b"\xE2\x82"[..]),
             Just(&b"\xED\xA0\x80"[..]),
         ];
-        (0..9u8, text, 0..2u32, 0..3u32, invalid).prop_map(|(kind, t, choice, ix, invalid)| {
+        // The string of a last, varying chunk field (OpenAI's `obfuscation`).
+        let pad = prop_oneof![
+            "[A-Za-z0-9]{0,5}",
+            Just("\"".to_owned()),
+            Just("\\".to_owned()),
+            Just("\n".to_owned()),
+            Just("a§".to_owned()),
+        ];
+        (0..13u8, text, 0..2u32, 0..3u32, invalid, pad).prop_map(|(kind, t, choice, ix, invalid, pad)| {
+            let p = serde_json::to_string(&pad).unwrap();
             let s = serde_json::to_string(&t).unwrap();
             let raw = t.replace(['"', '\\'], "");
             let json = match kind {
@@ -979,6 +988,10 @@ mod fast_path {
                 5 => format!(r#"{{"choices":[{{"index":{choice},"delta":{{}},"finish_reason":"stop"}}]}}"#),
                 6 => format!(r#"{{"id":"x","choices":[{{"index":{choice},"delta":{{"content":"{raw}\n"}},"finish_reason":null}}]}}"#),
                 7 => format!(r#"{{"choices":[{{"index":{choice},"delta":{{"reasoning":{s}}}}}]}}"#),
+                9 => format!(r#"{{"id":"x","service_tier":"default","choices":[{{"index":{choice},"delta":{{"content":{s}}},"finish_reason":null}}],"obfuscation":{p}}}"#),
+                10 => format!(r#"{{"id":"x","service_tier":"flex","choices":[{{"index":{choice},"delta":{{"content":{s}}},"finish_reason":null}}],"obfuscation":{p}}}"#),
+                11 => format!(r#"{{"id":"x","service_tier":{{"a":[{ix}]}},"obfuscation":[{choice}],"choices":[{{"index":{choice},"delta":{{"reasoning_content":{s}}}}}],"n":{ix}}}"#),
+                12 => format!(r#"{{"choices":[{{"index":{choice},"delta":{{"tool_calls":[{{"index":{ix},"function":{{"arguments":{s}}}}}]}}}}],"n":null,"provider":{p}}}"#),
                 _ => format!(r#"{{"choices":[{{"index":{choice},"delta":{{"tool_calls":[{{"index":{ix},"function":{{"arguments":"{raw}"}}}}]}}}}]}}"#),
             };
             let mut bytes = Vec::new();
