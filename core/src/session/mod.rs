@@ -307,20 +307,14 @@ impl Session {
             .filter(|t| before.get(&t.name).is_some_and(|b| b != *t))
             .map(|t| t.name.clone())
             .collect();
-        if added.is_empty() && removed.is_empty() && updated.is_empty() {
-            if reason.when_unchanged == WhenUnchanged::Report {
-                let reason = s.redact(reason.text);
-                s.emit(Event::ToolsChanged {
-                    reason,
-                    added,
-                    removed,
-                    updated,
-                });
-            }
+        let unchanged = added.is_empty() && removed.is_empty() && updated.is_empty();
+        if unchanged && reason.when_unchanged != WhenUnchanged::Report {
             return;
         }
-        s.config.tools = tools;
-        s.context.tools_changed(&s.config);
+        if !unchanged {
+            s.config.tools = tools;
+            s.context.tools_changed(&s.config);
+        }
         let reason = s.redact(reason.text);
         s.emit(Event::ToolsChanged {
             reason,
