@@ -419,6 +419,8 @@ impl Decoder {
         if let Some(error) = &self.error {
             return Err(error.clone());
         }
+        // The last lend is over: a large event's buffers go before the next event fills its own.
+        self.state.release_lent();
         if self.finished {
             return Ok(None);
         }
@@ -706,8 +708,23 @@ impl StreamState {
         }
     }
 
+    /// Ends the last lend: its buffers are cleared for reuse, or dropped when large, so the
+    /// decoder never holds a lent event of up to the limit beside a pending one.
+    fn release_lent(&mut self) {
+        self.lent_data.clear();
+        self.lent_type.clear();
+        if self.lent_data.capacity() > KEPT_CAPACITY {
+            self.lent_data = String::new();
+        }
+        if self.lent_type.capacity() > KEPT_CAPACITY {
+            self.lent_type = String::new();
+        }
+    }
+
     /// Drops the pending event at the end of input or on error.
     fn discard_pending(&mut self) {
+        self.lent_data = String::new();
+        self.lent_type = String::new();
         self.data = String::new();
         self.line = None;
         self.event_type = String::new();

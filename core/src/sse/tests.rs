@@ -717,6 +717,20 @@ fn a_large_events_buffers_are_not_kept_for_the_next_one() {
 }
 
 #[test]
+fn a_lent_large_event_is_let_go_while_the_next_one_fills() {
+    let mut d = Decoder::new();
+    let line = "x".repeat(400_000);
+    d.feed(format!("event: {line}\ndata: {line}\ndata: {line}\n\n").as_bytes());
+    assert!(d.poll_event_ref().unwrap().is_some());
+    // The next event is still pending: the lend is over, so the large buffers are gone
+    // instead of being held beside it.
+    d.feed(format!("data: {line}\ndata: ").as_bytes());
+    assert!(d.poll_event_ref().unwrap().is_none());
+    assert!(d.state.lent_data.capacity() <= KEPT_CAPACITY);
+    assert!(d.state.lent_type.capacity() <= KEPT_CAPACITY);
+}
+
+#[test]
 fn decoding_in_place_after_an_unpolled_feed_keeps_order_and_the_rest_after_a_stop() {
     // Lines fed but not polled yet are read first; a sink that stops at the first event
     // leaves the rest of the input for the next poll, as `feed` would.
