@@ -224,8 +224,9 @@ impl ChatStream {
         if let Err(DecodeError::EventTooLarge { limit }) = decoded {
             self.apply(Read::Failed(StreamError::EventTooLarge { limit }));
         }
-        if matches!(self.state, State::Done) {
-            // As `apply` does for `[DONE]` (it replaced the placeholder while it was out).
+        if !matches!(self.state, State::Open) {
+            // Nothing more is read after `[DONE]` or a failure: the decoder's buffers (the rest
+            // of this piece, kept after the `Break`) go, as `apply` does for `[DONE]`.
             self.decoder = sse::Decoder::with_max_event_size(self.decoder.max_event_size());
         }
     }

@@ -1497,3 +1497,20 @@ fn errors_display_whose_fault() {
         assert!(e.to_string().contains(text), "{e}");
     }
 }
+
+#[test]
+fn a_failed_stream_keeps_nothing_of_a_large_feed() {
+    // A malformed chunk first, then far more than one slice: after the failure nothing more is
+    // read, so nothing of the piece is kept.
+    let mut body = b"data: {not json}\n\n".to_vec();
+    while body.len() < 200_000 {
+        body.extend_from_slice(
+            b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n",
+        );
+    }
+    body.extend_from_slice(b"data: {\"choices\":[");
+    let mut s = ChatStream::new();
+    s.feed(&body);
+    assert!(matches!(s.poll_event(), Err(StreamError::Malformed { .. })));
+    assert_eq!(s.decoder.buffered_len(), 0);
+}
