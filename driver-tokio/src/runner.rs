@@ -437,10 +437,14 @@ impl<F: FnMut(&Event)> Turn<'_, '_, F> {
         let asking = (self.runner.approve)(run);
         let cancel = self.runner.ctx.cancel.clone();
         tokio::select! {
-            approval = asking => self
-                .session
-                .handle_approval(Instant::now(), id, approval)
-                .expect("the session asked about this call"),
+            approval = asking => {
+                // The answer may build the next request at once: it offers the tools as they
+                // are now (as the blocking driver's `drive_batches` and the TUI do).
+                self.runner.update_tools(self.session);
+                self.session
+                    .handle_approval(Instant::now(), id, approval)
+                    .expect("the session asked about this call");
+            }
             () = cancel.cancelled() => {} // `complete_io` cancels the session next
         }
     }
