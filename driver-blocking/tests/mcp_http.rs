@@ -437,3 +437,32 @@ fn a_forgotten_session_is_started_again() {
         "{last}"
     );
 }
+
+#[test]
+fn a_refusal_that_echoes_the_configured_key_is_quoted_without_it() {
+    let key = "sk-test-refused-0123456789abcdef";
+    let said = format!("invalid API key {key}, try again");
+    let port = refusing_server("401 Unauthorized", said.as_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let (configs, _) = parse_servers(&json!({"old": {
+        "url": format!("http://127.0.0.1:{port}/mcp"),
+        "headers": {"X-API-Key": key}
+    }}));
+    let servers = McpServers::start(
+        &configs,
+        &StartOptions::new(dir.path(), dir.path().join("logs")),
+    );
+    let status = servers.servers()[0].status();
+    let ServerStatus::Failed(why) = &status else {
+        panic!("{status:?}")
+    };
+    assert!(why.contains("invalid API key"), "{why}");
+    assert!(!why.contains(key), "{why}");
+    drop(servers);
+    let mut logged = String::new();
+    for entry in std::fs::read_dir(dir.path().join("logs")).unwrap() {
+        logged.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default());
+    }
+    assert!(logged.contains("invalid API key"), "{logged}");
+    assert!(!logged.contains(key), "{logged}");
+}

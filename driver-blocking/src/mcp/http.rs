@@ -159,10 +159,10 @@ fn worker(
             // Not Found): Issue a GET request to the server URL, expecting that this will open
             // an SSE stream" — 400 too, which some servers of that time answer.
             400 | 404 | 405 if initialize => {
-                let refused = refusal(status, response);
+                let refused = refusal(status, response, headers);
                 return super::legacy::run(&agent, url, headers, slot, message, messages, &refused);
             }
-            400..=499 if initialize => return close(slot, refusal(status, response)),
+            400..=499 if initialize => return close(slot, refusal(status, response, headers)),
             200..=299 => {}
             _ if is_request => return close(slot, format!("the server answered HTTP {status}")),
             _ => continue,
@@ -194,8 +194,14 @@ const REFUSAL_BODY_BYTES: u64 = 4096;
 const REFUSAL_BODY_WAIT: Duration = Duration::from_secs(2);
 
 /// "the server answered the initialize POST with HTTP {status}", and what the body said
-/// ([`hrns_core::mcp::legacy::quote_refusal`]) when it said something in time.
-fn refusal(status: u16, response: ureq::http::Response<ureq::Body>) -> String {
+/// ([`hrns_core::mcp::legacy::quote_refusal`]) when it said something in time. A configured
+/// header's value that the body echoes (a 401 quoting the rejected key) is cut out of the
+/// quote: the text also goes to the server's log file, which is not redacted.
+fn refusal(
+    status: u16,
+    response: ureq::http::Response<ureq::Body>,
+    headers: &BTreeMap<String, String>,
+) -> String {
     let mut text = format!("the server answered the initialize POST with HTTP {status}");
     let reader = response.into_body().into_reader();
     let (said, body) = channel();
@@ -209,7 +215,13 @@ fn refusal(status: u16, response: ureq::http::Response<ureq::Body>) -> String {
     let quoted = spawned
         .ok()
         .and_then(|_| body.recv_timeout(REFUSAL_BODY_WAIT).ok())
-        .and_then(|bytes| hrns_core::mcp::legacy::quote_refusal(&bytes));
+        .and_then(|bytes| {
+            let mut body = String::from_utf8_lossy(&bytes).into_owned();
+            for value in headers.values().map(|v| v.trim()).filter(|v| v.len() >= 4) {
+                body = body.replace(value, "[redacted]");
+            }
+            hrns_core::mcp::legacy::quote_refusal(body.as_bytes())
+        });
     if let Some(quoted) = quoted {
         text.push_str(&format!(" (\"{quoted}\")"));
     }
