@@ -148,10 +148,11 @@ impl EventStream {
     /// `data` resolved against the server URL, when it has the server URL's origin.
     fn resolve(&self, data: &str) -> Result<String, StreamError> {
         let endpoint = resolve_redirect(&self.url, data).map_err(StreamError::BadEndpoint)?;
-        if origin(&endpoint) != origin(&self.url) {
-            return Err(StreamError::ForeignEndpoint { endpoint });
+        // Two URLs whose origin cannot be read are not the same origin.
+        match (origin(&endpoint), origin(&self.url)) {
+            (Some(a), Some(b)) if a == b => Ok(endpoint),
+            _ => Err(StreamError::ForeignEndpoint { endpoint }),
         }
-        Ok(endpoint)
     }
 }
 
