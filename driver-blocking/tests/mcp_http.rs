@@ -466,3 +466,52 @@ fn a_refusal_that_echoes_the_configured_key_is_quoted_without_it() {
     assert!(logged.contains("invalid API key"), "{logged}");
     assert!(!logged.contains(key), "{logged}");
 }
+
+#[test]
+fn a_refusal_whose_body_is_held_does_not_keep_its_connection() {
+    use std::io::{Read, Write};
+    use std::sync::mpsc::channel;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (closed, closed_seen) = channel();
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().take(2).enumerate() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            if n == 0 {
+                // The POST: a head promising a body that never comes. The client closing
+                // the connection ends this read.
+                let closed = closed.clone();
+                std::thread::spawn(move || {
+                    let _ = stream.write_all(
+                        b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 100\r\n\r\nnot al",
+                    );
+                    while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
+                    let _ = closed.send(());
+                });
+            } else {
+                // The GET of the older transport.
+                let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (configs, _) =
+        parse_servers(&json!({"old": {"url": format!("http://127.0.0.1:{port}/mcp")}}));
+    let mut options = StartOptions::new(dir.path(), dir.path().join("logs"));
+    options.deadline = Duration::from_secs(4);
+    let servers = McpServers::start(&configs, &options);
+    let status = servers.servers()[0].status();
+    assert!(
+        matches!(&status, ServerStatus::Failed(why) if why.contains("POST with HTTP 405")
+            && why.contains("neither transport")),
+        "{status:?}"
+    );
+    drop(servers);
+    // Far past the start's deadline, which bounds the body's reading.
+    assert!(
+        closed_seen.recv_timeout(Duration::from_secs(30)).is_ok(),
+        "the refused POST's connection is still held open"
+    );
+}

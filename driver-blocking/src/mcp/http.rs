@@ -51,15 +51,21 @@ impl Outgoing for HttpOutgoing {
 }
 
 /// Starts the worker for `url` with the configured `headers`.
+///
+/// `initialize_wait` bounds the reading of the body of each answer to `initialize`: the
+/// client stops waiting for that answer by then, and a server that sends a head and then
+/// holds the body would otherwise keep a reading thread and its connection for good (the
+/// body of a refusal is read on a thread of its own, see [`refusal`]).
 pub(crate) fn start(
     url: String,
     headers: BTreeMap<String, String>,
     slot: Slot,
+    initialize_wait: Duration,
 ) -> std::io::Result<HttpOutgoing> {
     let (queue, messages) = channel();
     std::thread::Builder::new()
         .name("mcp-http".into())
-        .spawn(move || worker(&url, &headers, &slot, &messages))?;
+        .spawn(move || worker(&url, &headers, &slot, &messages, initialize_wait))?;
     Ok(HttpOutgoing(Some(queue)))
 }
 
@@ -78,6 +84,7 @@ fn worker(
     headers: &BTreeMap<String, String>,
     slot: &Slot,
     messages: &Receiver<Message>,
+    initialize_wait: Duration,
 ) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
@@ -98,6 +105,12 @@ fn worker(
             .header("Accept", "application/json, text/event-stream");
         for (name, value) in headers {
             request = request.header(name.as_str(), value.as_str());
+        }
+        if initialize {
+            request = request
+                .config()
+                .timeout_recv_body(Some(initialize_wait))
+                .build();
         }
         if let Some(id) = &session {
             request = request.header("Mcp-Session-Id", id.as_str());
@@ -190,7 +203,8 @@ fn worker(
 /// Most bytes of a refused answer's body read for its failure text.
 const REFUSAL_BODY_BYTES: u64 = 4096;
 /// How long a refused answer's body is waited for: a server that sends the head and then
-/// nothing must not hold up the fallback.
+/// nothing must not hold up the fallback. (The reading thread itself ends at the request's
+/// body timeout, the `initialize_wait` of [`start`].)
 const REFUSAL_BODY_WAIT: Duration = Duration::from_secs(2);
 
 /// "the server answered the initialize POST with HTTP {status}", and what the body said

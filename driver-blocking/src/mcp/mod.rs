@@ -252,8 +252,16 @@ impl McpServer {
             #[cfg(feature = "http")]
             Transport::Http { url, headers } => {
                 let slot = http::Slot::default();
-                let out = http::start(url.clone(), headers.clone(), Arc::clone(&slot))
-                    .map_err(|e| format!("cannot start its HTTP thread: {e}"))?;
+                // No answer to `initialize` is awaited past the client's request timeout, nor
+                // past the start's deadline.
+                let initialize_wait = client.config().request_timeout.min(options.deadline);
+                let out = http::start(
+                    url.clone(),
+                    headers.clone(),
+                    Arc::clone(&slot),
+                    initialize_wait,
+                )
+                .map_err(|e| format!("cannot start its HTTP thread: {e}"))?;
                 let connection =
                     Connection::new(client, Box::new(out), Box::new(open_log()?), changes);
                 let _ = slot.set(Arc::downgrade(&connection));
