@@ -202,6 +202,10 @@ fn the_retry_budget_is_set_in_the_config() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("more than the retry budget of 5 s"), "{err}");
+    assert!(
+        err.contains("raise `retryMaxWait` in config.json"),
+        "names the key: {err}"
+    );
     assert_eq!(mock.chat_requests().len(), 1, "not retried");
     // Two attempts: one retry, then the answer.
     let mock =

@@ -345,3 +345,20 @@ fn a_failed_first_message_is_not_saved_and_sessions_shows_local_times() {
     assert_eq!(p.wait(T), 0);
     p.expect("hrns --continue", T);
 }
+
+#[test]
+fn a_retry_after_past_the_budget_names_the_key_that_raises_it() {
+    let root = dirs();
+    let mock =
+        MockProvider::start([Reply::rate_limited("3600"), Reply::text_answer("never")]).unwrap();
+    let env = env_of(root.path(), Some(&mock));
+    let work = root.path().join("work");
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 40, 200);
+    p.expect("mock-model", T);
+    p.send("hello\r");
+    p.expect("more than the retry budget of 300 s", T);
+    p.expect("raise `retryMaxWait` in config.json", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+    assert_eq!(mock.chat_requests().len(), 1, "not retried");
+}

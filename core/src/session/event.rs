@@ -315,10 +315,12 @@ pub enum TurnError {
     NoChoices,
     /// The provider is rate limited or overloaded and asked (`Retry-After`) to wait longer than
     /// the retry budget ([`RetryPolicy::max_retry_after`](super::RetryPolicy)), so the turn
-    /// fails at once rather than seem to hang. Try again later.
+    /// fails at once rather than seem to hang. Try again later, or raise the budget
+    /// (`retryMaxWait` in config.json, which the message names).
     #[error(
         "the provider asked to wait {wait_secs} s before retrying; more than the retry budget of \
-         {budget_secs} s, so hrns did not wait. Try again later. ({failure})"
+         {budget_secs} s, so hrns did not wait. Try again later, or raise `retryMaxWait` in \
+         config.json. ({failure})"
     )]
     RetryAfterTooLong {
         /// How long the provider asked to wait, in seconds (rounded up).

@@ -144,6 +144,13 @@ fn a_retry_after_past_the_budget_fails_at_once_saying_how_long() {
         "{shown}"
     );
     assert!(shown.contains("Rate limit reached"), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "raise `{}` in config.json",
+            crate::config::RETRY_MAX_WAIT_KEY
+        )),
+        "names the key that raises the budget: {shown}"
+    );
     assert_eq!(h.sent.len(), 1, "no retry");
     assert!(h.s.poll_timeout().is_none(), "nothing waits");
     assert!(!h.events.iter().any(|e| matches!(e, Event::Retry { .. })));
