@@ -149,9 +149,25 @@ pub fn read_json<T: DeserializeOwned>(status: u16, body: &[u8]) -> Result<T, Cli
     })
 }
 
-/// Reads a `GET /models` answer.
-pub fn read_models(status: u16, body: &[u8]) -> Result<Vec<ModelInfo>, ClientError> {
-    read_json::<ModelList>(status, body).map(|list| list.data)
+/// Reads a `GET /models` answer with its response `headers`: an error status keeps how long
+/// the provider asked to wait (`retry-after-ms`, `Retry-After`), as [`read_chat`] does.
+pub fn read_models<'a>(
+    status: u16,
+    headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    body: &[u8],
+) -> Result<Vec<ModelInfo>, ClientError> {
+    with_retry_after(read_json::<ModelList>(status, body), headers).map(|list| list.data)
+}
+
+/// `answer` with the wait its response `headers` ask for set on an [`ClientError::Api`].
+fn with_retry_after<'a, T>(
+    mut answer: Result<T, ClientError>,
+    headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+) -> Result<T, ClientError> {
+    if let Err(ClientError::Api { retry_after, .. }) = &mut answer {
+        *retry_after = crate::session::retry_after(headers, None);
+    }
+    answer
 }
 
 /// Reads a non-streamed chat answer with its response `headers`: an error status keeps how
@@ -161,11 +177,7 @@ pub fn read_chat<'a>(
     headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
     body: &[u8],
 ) -> Result<ChatResponse, ClientError> {
-    let mut answer = read_json(status, body);
-    if let Err(ClientError::Api { retry_after, .. }) = &mut answer {
-        *retry_after = crate::session::retry_after(headers, None);
-    }
-    answer
+    with_retry_after(read_json(status, body), headers)
 }
 
 #[cfg(test)]

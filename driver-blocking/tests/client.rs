@@ -220,3 +220,26 @@ fn a_rate_limited_answer_says_how_long_to_wait() {
         assert!(!err.to_string().contains("wait"), "{err}");
     }
 }
+
+#[test]
+fn a_rate_limited_model_list_says_how_long_to_wait() {
+    let mock = MockProvider::start_with(|req| {
+        req.path
+            .ends_with("/models")
+            .then(|| Reply::rate_limited("7"))
+    })
+    .unwrap();
+    let err = client(&mock).list_models().unwrap_err();
+    match &err {
+        ClientError::Api {
+            status: 429,
+            retry_after,
+            ..
+        } => assert_eq!(*retry_after, Some(Duration::from_secs(7))),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        err.to_string().contains("wait 7.0 s before retrying"),
+        "{err}"
+    );
+}

@@ -183,7 +183,8 @@ impl Client {
     pub async fn list_models(&self) -> Result<Vec<ModelInfo>, ClientError> {
         let mut resp = self.send(pure::models_request(&self.provider)).await?;
         let (body, _) = resp.read_all(MAX_MODELS_BODY).await?;
-        pure::read_models(resp.status, &body)
+        let headers = resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
+        pure::read_models(resp.status, headers, &body)
     }
 
     /// A non-streaming chat completion (`stream` is forced off).

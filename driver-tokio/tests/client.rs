@@ -322,3 +322,26 @@ async fn a_caller_slower_than_the_idle_timeout_is_not_a_stall() {
     assert_eq!(shown, text);
     assert_eq!(events.finish().await.unwrap().choices[0].content, text);
 }
+
+#[tokio::test]
+async fn a_rate_limited_model_list_says_how_long_to_wait() {
+    let mock = MockProvider::start_with(|req| {
+        req.path
+            .ends_with("/models")
+            .then(|| Reply::rate_limited("7"))
+    })
+    .unwrap();
+    let err = client(&mock).list_models().await.unwrap_err();
+    match &err {
+        ClientError::Api {
+            status: 429,
+            retry_after,
+            ..
+        } => assert_eq!(*retry_after, Some(Duration::from_secs(7))),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        err.to_string().contains("wait 7.0 s before retrying"),
+        "{err}"
+    );
+}

@@ -39,11 +39,23 @@ fn status_and_json_reading() {
         }) => assert_eq!(error.message, "bad key"),
         other => panic!("{other:?}"),
     }
-    let models = read_models(200, br#"{"data":[{"id":"a"},{"id":"b"}]}"#).unwrap();
+    let models = read_models(200, [], br#"{"data":[{"id":"a"},{"id":"b"}]}"#).unwrap();
     assert_eq!(models.len(), 2);
     assert!(matches!(
-        read_models(500, b"oops"),
-        Err(ClientError::Api { status: 500, .. })
+        read_models(500, [], b"oops"),
+        Err(ClientError::Api {
+            status: 500,
+            retry_after: None,
+            ..
+        })
+    ));
+    assert!(matches!(
+        read_models(429, [("Retry-After", &b"7"[..])], b"slow down"),
+        Err(ClientError::Api {
+            status: 429,
+            retry_after: Some(wait),
+            ..
+        }) if wait == Duration::from_secs(7)
     ));
     let long = format!("<html>{}</html>", "x".repeat(1000));
     match read_chat(200, [], long.as_bytes()) {
