@@ -80,7 +80,6 @@ fn in_zone(saved: &str, tz: &jiff::tz::TimeZone) -> String {
     }
 }
 
-/// `1 line`, `2 lines`: a count with its noun in the right number.
 /// How a tool is named to people: `github › create_issue` for the tool of an MCP server, else
 /// its name.
 pub(crate) fn tool_label(name: &str) -> std::borrow::Cow<'_, str> {
@@ -90,6 +89,18 @@ pub(crate) fn tool_label(name: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// How the message carrying tools' images is shown in a history (`[2 images from github ›
+/// screenshot]`, one bracket per call): it is saved as a `user` message, but the user did not
+/// say it.
+pub(crate) fn tool_images_text(calls: &[hrns_core::session::ToolImages]) -> String {
+    calls
+        .iter()
+        .map(|c| format!("[{} from {}]", count(c.count, "image"), tool_label(&c.tool)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `1 line`, `2 lines`: a count with its noun in the right number.
 pub(crate) fn count(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")

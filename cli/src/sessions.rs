@@ -352,7 +352,8 @@ pub(crate) fn summarize(path: &Path) -> Option<Summary> {
                 event: Event::Message { message },
             }) = serde_json::from_slice(&line)
             {
-                if message.role == Role::User {
+                if message.role == Role::User && hrns_core::session::tool_images(&message).is_none()
+                {
                     first_user_message = Some(message.text());
                 }
             }
@@ -497,7 +498,13 @@ fn message_markdown(m: &Message, level: &str) -> String {
     let mut out = String::new();
     {
         match m.role {
-            Role::User => out.push_str(&format!("\n{level} User\n\n{}\n", m.text())),
+            Role::User => match hrns_core::session::tool_images(m) {
+                Some(calls) => out.push_str(&format!(
+                    "\n*{}*\n",
+                    crate::output::tool_images_text(&calls)
+                )),
+                None => out.push_str(&format!("\n{level} User\n\n{}\n", m.text())),
+            },
             Role::Assistant => {
                 out.push_str(&format!("\n{level} Assistant\n\n"));
                 if let Some(r) = m.reasoning_content.as_deref().filter(|r| !r.is_empty()) {

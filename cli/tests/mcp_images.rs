@@ -26,6 +26,8 @@ fn config(env: &Env, mock: &MockProvider, images: Option<bool>) {
     env.write("config/hrns/config.json", &config.to_string());
 }
 
+/// One `exec` turn in which the model calls `box`'s `picture`; returns the request after it
+/// and the run's stderr.
 fn picture_run(env: &Env, images: Option<bool>) -> (Value, String) {
     let mock = MockProvider::start([
         Reply::tool_calls(&[("p1", "mcp__box__picture", "{}")]),
@@ -79,6 +81,25 @@ fn a_model_set_up_for_images_gets_the_picture_as_an_image_part() {
         .collect();
     assert_eq!(parts.len(), 1, "{again}");
     assert_eq!(parts[0]["content"][1]["image_url"]["url"], url);
+}
+
+/// The image message is saved as a `user` message (the only role that takes images), but
+/// the session's export and list show it as the tool's images, not as the user's words.
+#[test]
+fn a_saved_image_message_is_shown_as_the_tools_images_not_as_the_user() {
+    let env = Env::new();
+    picture_run(&env, Some(true));
+    let list = env.run(None, &["sessions"]);
+    let listed = stdout(&list);
+    assert!(listed.contains("show me"), "{listed}");
+    let id = listed.split_whitespace().next().unwrap().to_owned();
+    let out = env.run(None, &["sessions", "export", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let md = stdout(&out);
+    assert!(md.contains("*[1 image from box › picture]*"), "{md}");
+    assert!(!md.contains("The images returned"), "{md}");
+    assert_eq!(md.matches("## User").count(), 1, "{md}");
+    assert!(!md.contains(PNG_HEAD), "{md}");
 }
 
 #[test]

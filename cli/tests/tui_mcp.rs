@@ -288,3 +288,48 @@ fn an_mcp_image_is_sent_as_a_part_and_shown_as_a_placeholder() {
         "{url}"
     );
 }
+
+/// A session in which `box`'s `picture` went to the model as an image part, resumed in the
+/// UI: the image message (saved as a `user` message) is shown as the tool's images, not as
+/// something the user typed, and `/retry` asks the user's own question again.
+#[test]
+fn a_resumed_image_message_is_shown_as_the_tools_images_and_retry_skips_it() {
+    let env = Env::new();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("p1", "mcp__box__picture", "{}")]),
+        Reply::text_answer("A dot."),
+        Reply::text_answer("Again a dot."),
+    ])
+    .unwrap();
+    let config = json!({
+        "providers": {"mock": {"url": mock.base_url(), "key": KEY, "model": "mock-model",
+            "images": true}},
+        "mcpServers": {"box": {"command": "python3", "args": [common::mcp_test_server()]}},
+    });
+    env.write("config/hrns/config.json", &config.to_string());
+    let out = env.run(None, &["exec", "show me"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+
+    let vars = env.pty_vars();
+    let mut p = pty::Pty::spawn(
+        env!("CARGO_BIN_EXE_hrns"),
+        &["--continue"],
+        &env.work(),
+        &vars,
+        30,
+        110,
+    );
+    p.expect("resumed session", T);
+    p.expect("[1 image from box › picture]", T);
+    let shown = p.output();
+    assert!(!shown.contains("The images returned"), "{shown}");
+    p.send("/retry\r");
+    p.expect("Again a dot.", T);
+    let retried = mock.chat_requests()[2].json();
+    let messages = retried["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["content"], "show me", "{retried}");
+    assert_eq!(messages.len(), 2, "{retried}");
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+}

@@ -53,6 +53,7 @@ pub use event::{
     CompactMethod, CompactReason, EVENT_SCHEMA_VERSION, Event, ToolStatus, TransportError,
     TransportErrorKind, TurnError, TurnOutcome,
 };
+pub use images::{ToolImages, tool_images};
 pub(crate) use retry::retry_after;
 pub use tools_reason::{ToolsReason, WhenUnchanged};
 

@@ -147,7 +147,13 @@ impl App {
         let width = self.screen.wrap_width();
         for m in &loaded.messages {
             let lines = match m.role {
-                Role::User => view::user_message(&m.text(), width),
+                Role::User => match hrns_core::session::tool_images(m) {
+                    Some(calls) => vec![Line::styled(
+                        crate::output::tool_images_text(&calls),
+                        SpanStyle::PLAIN.dim(),
+                    )],
+                    None => view::user_message(&m.text(), width),
+                },
                 Role::Assistant => {
                     let mut lines = MarkdownRenderer::render(&m.text(), width);
                     for c in &m.tool_calls {

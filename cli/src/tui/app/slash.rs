@@ -33,7 +33,9 @@ impl App {
             }
             CommandId::Retry => {
                 let history = self.history();
-                let Some(pos) = history.iter().rposition(|m| m.role == Role::User) else {
+                let Some(pos) = history.iter().rposition(|m| {
+                    m.role == Role::User && hrns_core::session::tool_images(m).is_none()
+                }) else {
                     self.info("nothing to retry yet");
                     return;
                 };

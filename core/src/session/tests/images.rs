@@ -119,3 +119,47 @@ fn known_models_take_images_by_default() {
         );
     }
 }
+
+#[test]
+fn the_image_message_is_recognised_as_the_tools_and_nothing_else_is() {
+    let (h, _) = step(ImageInputs::Parts);
+    let image_message = h.s.messages().last().unwrap().clone();
+    assert_eq!(
+        crate::session::tool_images(&image_message),
+        Some(vec![crate::session::ToolImages {
+            call_id: "c1".into(),
+            tool: "read_file".into(),
+            count: 1,
+        }])
+    );
+    // Everything else in the history, and what a user may send with images of their own.
+    for m in &h.s.messages()[..h.s.messages().len() - 1] {
+        assert_eq!(crate::session::tool_images(m), None, "{m:?}");
+    }
+    let user_with_image = |parts: Value| {
+        let mut m = Message::user("");
+        m.content = Some(crate::wire::Content::Parts(
+            parts.as_array().unwrap().clone(),
+        ));
+        m
+    };
+    let image = json!({"type": "image_url", "image_url": {"url": "data:,"}});
+    let header =
+        json!({"type": "text", "text": "The images returned by the call c1 (`t`), in order:"});
+    for parts in [
+        json!([{"type": "text", "text": "what is in this picture?"}, image]),
+        json!([image]),
+        json!([header]),
+        json!([header, header, image]),
+        json!([header, image, {"type": "text", "text": "and this?"}]),
+    ] {
+        assert_eq!(
+            crate::session::tool_images(&user_with_image(parts.clone())),
+            None,
+            "{parts}"
+        );
+    }
+    let mut assistant = user_with_image(json!([header, image]));
+    assistant.role = crate::wire::Role::Assistant;
+    assert_eq!(crate::session::tool_images(&assistant), None);
+}
