@@ -4,6 +4,10 @@
 //! the part the model needs least once it has acted on them. A pruned output keeps its tool
 //! message (so every call still has its result) with a stub that names the tool, its arguments
 //! and how much was cut, so the model can run the call again if it needs the output.
+//!
+//! The images of an old step, which travel in a `user` message after its tool messages (see
+//! [`crate::session::tool_images`]), are the largest part of all: that message becomes a stub
+//! too, whatever the size of the tool messages' text.
 
 use crate::text::shorten;
 use crate::wire::{Message, Role};
@@ -19,7 +23,7 @@ const STUB_PREFIX: &str = "[output pruned to save context: ";
 /// Most of a call's arguments quoted in its stub.
 const MAX_STUB_ARGUMENTS: usize = 200;
 
-/// One tool output replaced by a stub.
+/// One tool output (or the images of one call) replaced by a stub.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrunedOutput {
     /// The call id.
@@ -39,7 +43,8 @@ pub fn is_pruned_stub(text: &str) -> bool {
 
 /// Replaces the outputs of tool calls made before the last `keep_steps` model steps (an
 /// assistant message with tool calls is one step) by stubs, when longer than
-/// [`PRUNE_MIN_BYTES`]. Returns what was pruned, oldest first. Messages are never added,
+/// [`PRUNE_MIN_BYTES`], and the messages carrying their images by one stub each. Returns what
+/// was pruned, oldest first. Messages are never added,
 /// removed or reordered, so a valid history stays valid.
 pub fn prune_tool_outputs(history: &mut [Message], keep_steps: usize) -> Vec<PrunedOutput> {
     let protected_from = history
@@ -81,7 +86,33 @@ pub fn prune_tool_outputs(history: &mut [Message], keep_steps: usize) -> Vec<Pru
                     bytes: text.len(),
                 });
             }
-            Role::System | Role::Developer | Role::User | Role::Function => {}
+            Role::User => {
+                let Some(images) = crate::session::tool_images(m) else {
+                    continue;
+                };
+                let mut stub = String::from(STUB_PREFIX);
+                for (n, call) in images.into_iter().enumerate() {
+                    let (tool, arguments) = calls.get(&call.call_id).cloned().unwrap_or_default();
+                    let arguments = shorten(arguments.trim(), MAX_STUB_ARGUMENTS).into_owned();
+                    if n > 0 {
+                        stub.push_str("; ");
+                    }
+                    let images = if call.count == 1 { "image" } else { "images" };
+                    stub.push_str(&format!(
+                        "{} {images} returned by `{tool}` {arguments}",
+                        call.count
+                    ));
+                    pruned.push(PrunedOutput {
+                        call_id: call.call_id,
+                        tool,
+                        arguments,
+                        bytes: call.bytes,
+                    });
+                }
+                stub.push_str(", cut from the history. Run the call again if you need them.]");
+                m.content = Some(crate::wire::Content::Text(stub));
+            }
+            Role::System | Role::Developer | Role::Function => {}
         }
     }
     pruned
@@ -152,6 +183,59 @@ mod tests {
         // more steps kept than exist: nothing goes
         let mut none = before.clone();
         assert!(prune_tool_outputs(&mut none, 10).is_empty());
+    }
+
+    /// The `user` message carrying the images of `calls` (id, tool, count), as a session
+    /// writes it.
+    fn images_message(calls: &[(&str, &str, usize)]) -> Message {
+        let mut parts = Vec::new();
+        for (id, tool, count) in calls {
+            parts.push(serde_json::json!({"type": "text",
+                "text": format!("The images returned by the call {id} (`{tool}`), in order:")}));
+            for _ in 0..*count {
+                parts.push(serde_json::json!({"type": "image_url",
+                    "image_url": {"url": format!("data:image/png;base64,{}", big(100))}}));
+            }
+        }
+        let mut m = Message::user("");
+        m.content = Some(crate::wire::Content::Parts(parts));
+        m
+    }
+
+    #[test]
+    fn old_images_become_one_stub_and_recent_ones_stay() {
+        let mut two = step("a", "shot", r#"{"page":1}"#);
+        two.tool_calls
+            .extend(step("b", "read_file", "{}").tool_calls);
+        let mut h = vec![
+            Message::user("task"),
+            two,
+            Message::tool("a", "[image 1]"),
+            Message::tool("b", "[image 1]"),
+            images_message(&[("a", "shot", 2), ("b", "read_file", 1)]),
+            step("c", "shot", "{}"),
+            Message::tool("c", "[image 1]"),
+            images_message(&[("c", "shot", 1)]),
+        ];
+        let before = h.clone();
+        let pruned = prune_tool_outputs(&mut h, 1);
+        assert_eq!(
+            h[4].text(),
+            r#"[output pruned to save context: 2 images returned by `shot` {"page":1}; 1 image returned by `read_file` {}, cut from the history. Run the call again if you need them.]"#
+        );
+        let ids: Vec<(&str, &str, usize)> = pruned
+            .iter()
+            .map(|p| (p.call_id.as_str(), p.tool.as_str(), p.bytes))
+            .collect();
+        let url = "data:image/png;base64,".len() + 100;
+        assert_eq!(ids, [("a", "shot", 2 * url), ("b", "read_file", url)]);
+        assert_eq!(h[..4], before[..4], "the short tool texts stay");
+        assert_eq!(h[5..], before[5..], "the last step's images stay");
+        assert_eq!(history::validate(&h), Ok(()));
+        assert!(
+            prune_tool_outputs(&mut h, 1).is_empty(),
+            "a stub is not pruned again"
+        );
     }
 
     fn arb_history() -> impl Strategy<Value = Vec<Message>> {

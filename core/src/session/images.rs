@@ -28,6 +28,8 @@ pub struct ToolImages {
     pub tool: String,
     /// How many images it returned.
     pub count: usize,
+    /// The length of their `data:` URLs, in bytes.
+    pub bytes: usize,
 }
 
 /// The calls whose images `message` carries, when it is the `user` message a session adds
@@ -58,9 +60,14 @@ pub fn tool_images(message: &Message) -> Option<Vec<ToolImages>> {
                     call_id: call_id.to_owned(),
                     tool: tool.to_owned(),
                     count: 0,
+                    bytes: 0,
                 });
             }
-            Some("image_url") => calls.last_mut()?.count += 1,
+            Some("image_url") => {
+                let call = calls.last_mut()?;
+                call.count += 1;
+                call.bytes += part["image_url"]["url"].as_str().map_or(0, str::len);
+            }
             _ => return None,
         }
     }

@@ -130,6 +130,7 @@ fn the_image_message_is_recognised_as_the_tools_and_nothing_else_is() {
             call_id: "c1".into(),
             tool: "read_file".into(),
             count: 1,
+            bytes: format!("data:image/png;base64,{PNG}").len(),
         }])
     );
     // Everything else in the history, and what a user may send with images of their own.
@@ -162,4 +163,60 @@ fn the_image_message_is_recognised_as_the_tools_and_nothing_else_is() {
     let mut assistant = user_with_image(json!([header, image]));
     assistant.role = crate::wire::Role::Assistant;
     assert_eq!(crate::session::tool_images(&assistant), None);
+}
+
+/// Pruning reaches the images of an old step: the message carrying them becomes a stub, so
+/// they are not sent with every later request.
+#[test]
+fn pruning_turns_an_old_steps_image_message_into_a_stub() {
+    let big = "A".repeat(40_000);
+    let mut c = config(ApprovalPolicy::Auto);
+    c.images = ImageInputs::Parts;
+    c.context.keep_steps = 1;
+    let mut h = H::new(c);
+    h.submit("look");
+    h.sse(&tool_answer(&[("c1", "read_file", r#"{"path":"a.png"}"#)]));
+    let mut output = ToolOutput::ok("[image 1: image/png, 30000 bytes]");
+    output.images.push(ToolImage {
+        mime_type: "image/png".into(),
+        data: big.clone(),
+    });
+    h.s.handle_tool_output(h.now, "c1", output).unwrap();
+    h.drain();
+    assert!(String::from_utf8_lossy(&h.sent[1].body).contains(&big));
+    h.sse(&tool_answer(&[("c2", "read_file", r#"{"path":"b.txt"}"#)]));
+    // The next request would pass the threshold with the image, and not without it.
+    let tokens = h.s.context_usage().tokens;
+    h.s.set_context_window(Some(tokens));
+    h.output("c2", "plain text");
+    let body = String::from_utf8_lossy(&h.sent[2].body).into_owned();
+    assert!(!body.contains(&big), "the old image is sent again");
+    let request: Value = serde_json::from_str(&body).unwrap();
+    let stub = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user" && m["content"] != "look")
+        .unwrap();
+    assert_eq!(
+        stub["content"],
+        r#"[output pruned to save context: 1 image returned by `read_file` {"path":"a.png"}, cut from the history. Run the call again if you need them.]"#
+    );
+    let pruned = h
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::ContextCompacted {
+                method: CompactMethod::Pruned,
+                pruned,
+                ..
+            } => Some(pruned.clone()),
+            _ => None,
+        })
+        .expect("a pruning");
+    assert_eq!(pruned.len(), 1);
+    assert_eq!(pruned[0].call_id, "c1");
+    assert!(pruned[0].bytes > big.len());
+    crate::history::validate(h.s.messages()).unwrap();
+    assert!(h.s.context_usage().tokens < tokens);
 }
