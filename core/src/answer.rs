@@ -16,8 +16,9 @@ use std::time::{Duration, SystemTime};
 /// complete once this much arrived (the rest is never read).
 pub const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// How many characters of an unreadable body an error quotes.
-const QUOTED_BODY_CHARS: usize = 300;
+/// How many characters of an unreadable body an error quotes (an error answer's, here and in
+/// [`crate::client`]).
+pub(crate) const QUOTED_BODY_CHARS: usize = 300;
 
 /// Why an answer could not be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -5,7 +5,7 @@
 //! send it, and hand the status and body back here. Connection settings (timeouts, TLS, the
 //! user agent) are the drivers' own.
 
-use crate::answer::AnswerError;
+use crate::answer::{AnswerError, QUOTED_BODY_CHARS};
 use crate::http::{HttpRequest, RequestId};
 use crate::session::{Provider, TransportError, TransportErrorKind};
 use crate::stream::StreamError;
@@ -21,9 +21,6 @@ pub use streamed::{Next, Opening, StreamedChat};
 pub const MAX_MODELS_BODY: u64 = 16 * 1024 * 1024;
 /// Largest non-streamed chat answer a client reads.
 pub const MAX_CHAT_BODY: u64 = 64 * 1024 * 1024;
-
-/// How many characters of an unreadable body an error quotes.
-const QUOTED_BODY_CHARS: usize = 300;
 
 /// Why a client call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
