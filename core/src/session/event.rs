@@ -167,31 +167,16 @@ impl Event {
     /// Whether this event ends a turn (as [`TurnOutcome::from_event`] says, without making
     /// the outcome: it is asked of every event, deltas included).
     pub fn is_final(&self) -> bool {
-        matches!(
-            self,
-            Event::TurnFinished { .. } | Event::TurnFailed { .. } | Event::TurnCancelled
-        )
+        self.ending().is_some()
     }
-}
 
-/// How a turn ended, as a driver's `run` reports it: the final [`Event`] in short.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TurnOutcome {
-    /// The model finished its answer ([`Event::TurnFinished`]).
-    Finished,
-    /// The turn failed; the error says why ([`Event::TurnFailed`]).
-    Failed(TurnError),
-    /// The turn was cancelled ([`Event::TurnCancelled`]).
-    Cancelled,
-}
-
-impl TurnOutcome {
-    /// The outcome a final event stands for; `None` for every other event.
-    pub fn from_event(event: &Event) -> Option<TurnOutcome> {
-        match event {
-            Event::TurnFinished { .. } => Some(TurnOutcome::Finished),
-            Event::TurnFailed { error } => Some(TurnOutcome::Failed(error.clone())),
-            Event::TurnCancelled => Some(TurnOutcome::Cancelled),
+    /// How this event ends its turn, borrowed; `None` for every other event. The one place
+    /// that sorts events into final and not ([`Event::is_final`], [`TurnOutcome::from_event`]).
+    fn ending(&self) -> Option<Ending<'_>> {
+        match self {
+            Event::TurnFinished { .. } => Some(Ending::Finished),
+            Event::TurnFailed { error } => Some(Ending::Failed(error)),
+            Event::TurnCancelled => Some(Ending::Cancelled),
             Event::TurnStarted { .. }
             | Event::RequestStarted { .. }
             | Event::TextDelta { .. }
@@ -208,6 +193,35 @@ impl TurnOutcome {
             | Event::ContextCompacted { .. }
             | Event::Message { .. } => None,
         }
+    }
+}
+
+/// A final event's [`TurnOutcome`], borrowed from the event.
+enum Ending<'a> {
+    Finished,
+    Failed(&'a TurnError),
+    Cancelled,
+}
+
+/// How a turn ended, as a driver's `run` reports it: the final [`Event`] in short.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnOutcome {
+    /// The model finished its answer ([`Event::TurnFinished`]).
+    Finished,
+    /// The turn failed; the error says why ([`Event::TurnFailed`]).
+    Failed(TurnError),
+    /// The turn was cancelled ([`Event::TurnCancelled`]).
+    Cancelled,
+}
+
+impl TurnOutcome {
+    /// The outcome a final event stands for; `None` for every other event.
+    pub fn from_event(event: &Event) -> Option<TurnOutcome> {
+        event.ending().map(|ending| match ending {
+            Ending::Finished => TurnOutcome::Finished,
+            Ending::Failed(error) => TurnOutcome::Failed(error.clone()),
+            Ending::Cancelled => TurnOutcome::Cancelled,
+        })
     }
 }
 
@@ -472,6 +486,7 @@ mod tests {
             TurnOutcome::from_event(&finished),
             Some(TurnOutcome::Finished)
         );
+        assert!(finished.is_final() && Event::TurnCancelled.is_final());
         for e in [
             Event::TurnStarted { turn: 1 },
             Event::TextDelta { text: "x".into() },
