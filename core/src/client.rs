@@ -63,6 +63,14 @@ pub enum ClientError {
 
 impl From<AnswerError> for ClientError {
     fn from(error: AnswerError) -> Self {
+        ClientError::from(&error)
+    }
+}
+
+/// By reference: a failed stream's partial answer (up to the answer-size cap) stays with the
+/// [`AnswerError`] for [`StreamedChat::finish`]; the client error takes only what it says.
+impl From<&AnswerError> for ClientError {
+    fn from(error: &AnswerError) -> Self {
         match error {
             AnswerError::Status {
                 status,
@@ -70,11 +78,11 @@ impl From<AnswerError> for ClientError {
                 retry_after,
                 ..
             } => ClientError::Api {
-                status,
-                error,
-                retry_after,
+                status: *status,
+                error: error.clone(),
+                retry_after: *retry_after,
             },
-            AnswerError::Stream(failure) => ClientError::Stream(failure.error),
+            AnswerError::Stream(failure) => ClientError::Stream(failure.error.clone()),
             AnswerError::NoHead => ClientError::Transport(TransportError::new(
                 TransportErrorKind::Io,
                 AnswerError::NoHead.to_string(),
@@ -84,9 +92,9 @@ impl From<AnswerError> for ClientError {
                 content_type,
                 body_start,
             } => ClientError::UnexpectedContent {
-                status,
-                content_type,
-                body_start,
+                status: *status,
+                content_type: content_type.clone(),
+                body_start: body_start.clone(),
             },
         }
     }

@@ -121,7 +121,7 @@ impl StreamedChat {
         self.settle();
         self.reported = true;
         match &self.state {
-            State::Done(Err(status @ AnswerError::Status { .. })) => status.clone().into(),
+            State::Done(Err(status @ AnswerError::Status { .. })) => status.into(),
             _ => ClientError::Transport(error),
         }
     }
@@ -139,7 +139,7 @@ impl StreamedChat {
             State::Reading(_) => Next::NeedsBody,
             State::Done(Err(error)) if !self.reported => {
                 self.reported = true;
-                Next::Failed(error.clone().into())
+                Next::Failed(error.into())
             }
             State::Done(_) => Next::End,
         }
