@@ -47,13 +47,7 @@ pub fn is_pruned_stub(text: &str) -> bool {
 /// was pruned, oldest first. Messages are never added,
 /// removed or reordered, so a valid history stays valid.
 pub fn prune_tool_outputs(history: &mut [Message], keep_steps: usize) -> Vec<PrunedOutput> {
-    let protected_from = history
-        .iter()
-        .enumerate()
-        .rev()
-        .filter(|(_, m)| m.role == Role::Assistant && !m.tool_calls.is_empty())
-        .nth(keep_steps.saturating_sub(1))
-        .map_or(0, |(i, _)| if keep_steps == 0 { history.len() } else { i });
+    let protected_from = protected_from(history, keep_steps);
     let mut calls: HashMap<String, (String, String)> = HashMap::new();
     let mut pruned = Vec::new();
     for m in &mut history[..protected_from] {
@@ -116,6 +110,27 @@ pub fn prune_tool_outputs(history: &mut [Message], keep_steps: usize) -> Vec<Pru
         }
     }
     pruned
+}
+
+/// Where the last `keep_steps` steps of `history` begin, which [`prune_tool_outputs`] leaves
+/// alone: the index of their first assistant message, `history.len()` when `keep_steps` is 0,
+/// and 0 when there are not that many steps.
+pub(crate) fn protected_from(history: &[Message], keep_steps: usize) -> usize {
+    if keep_steps == 0 {
+        return history.len();
+    }
+    history
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, m)| is_step(m))
+        .nth(keep_steps - 1)
+        .map_or(0, |(i, _)| i)
+}
+
+/// Whether `m` begins a step: an assistant message with tool calls.
+pub(crate) fn is_step(m: &Message) -> bool {
+    m.role == Role::Assistant && !m.tool_calls.is_empty()
 }
 
 #[cfg(test)]

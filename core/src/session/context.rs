@@ -213,9 +213,7 @@ impl Shared {
 
     fn prune(&mut self) -> Vec<PrunedOutput> {
         let keep_steps = self.config.context.keep_steps;
-        let pruned = self
-            .history
-            .rewrite(|messages| context::prune_tool_outputs(messages, keep_steps));
+        let pruned = self.history.prune(keep_steps);
         if !pruned.is_empty() {
             self.context.remeasure(&self.history);
         }

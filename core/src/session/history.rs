@@ -9,11 +9,17 @@
 //!
 //! The kept JSON cannot go stale: this type owns the messages and their bytes together and
 //! hands out no `&mut Message`. Every change goes through [`History::push`],
-//! [`History::replace`] or [`History::rewrite`], and each of them drops or serialises again
-//! the JSON of what it changed.
+//! [`History::replace`], [`History::prune`] or [`History::rewrite`], and each of them drops or
+//! serialises again the JSON of what it changed.
+//!
+//! Pruning runs before every request while the history is over the context threshold, so it
+//! must cost what it changes: the history remembers how far it was pruned, and a prune looks
+//! only at the steps that became old since (each message once in its life), not at the whole
+//! history again.
 
+use crate::context::{self, PrunedOutput};
 use crate::wire::Message;
-use std::ops::Deref;
+use std::ops::{Deref, Range};
 
 /// The conversation so far (without the system prompt), with each message's JSON.
 #[derive(Default)]
@@ -24,6 +30,9 @@ pub(super) struct History {
     json: Vec<Box<[u8]>>,
     /// The sum of the lengths in `json`, so a request body is allocated once.
     json_bytes: usize,
+    /// The messages before this index are as a prune left them, and it is where a step begins
+    /// (or 0): the next prune starts here.
+    pruned_until: usize,
 }
 
 /// The JSON of every message of a [`History`], in order.
@@ -54,20 +63,59 @@ impl History {
         self.messages = messages;
         self.json.clear();
         self.json_bytes = 0;
+        self.pruned_until = 0;
     }
 
-    /// Lets `edit` change messages in place (pruning), then serialises again every message
-    /// it changed whose JSON was kept. Messages are compared with their state before, so an
-    /// edit that changes nothing costs no serialising, and no change can be missed.
-    pub(super) fn rewrite<R>(&mut self, edit: impl FnOnce(&mut [Message]) -> R) -> R {
-        let before = self.messages[..self.json.len()].to_vec();
-        let result = edit(&mut self.messages);
-        for ((message, old), json) in self.messages.iter().zip(&before).zip(&mut self.json) {
+    /// Prunes the tool outputs (and images) of the steps before the last `keep_steps`, as
+    /// [`context::prune_tool_outputs`] does over the whole history, but looking only at the
+    /// steps that became old since the last prune: those before were pruned then, and a
+    /// pruned step stays pruned.
+    pub(super) fn prune(&mut self, keep_steps: usize) -> Vec<PrunedOutput> {
+        let start = self.pruned_until;
+        let end = (start + context::protected_from(&self.messages[start..], keep_steps)).max(start);
+        let pruned = self.rewrite(start..end, |messages| {
+            context::prune_tool_outputs(messages, 0)
+        });
+        // The next prune starts where a step begins, so the calls of the outputs it prunes
+        // are in what it reads. `end` is one, unless it is the end of the history
+        // (`keep_steps` 0): then the next starts again at the last step.
+        self.pruned_until = if end == self.messages.len() {
+            self.messages
+                .iter()
+                .rposition(context::is_step)
+                .unwrap_or(0)
+        } else {
+            end
+        };
+        pruned
+    }
+
+    /// Lets `edit` change the messages in `range` in place, then serialises again every
+    /// message it changed whose JSON was kept. Those messages are compared with their state
+    /// before, so an edit that changes nothing costs no serialising, and no change can be
+    /// missed; the copy taken for it is of `range` only.
+    pub(super) fn rewrite<R>(
+        &mut self,
+        range: Range<usize>,
+        edit: impl FnOnce(&mut [Message]) -> R,
+    ) -> R {
+        let kept = range.start.min(self.json.len())..range.end.min(self.json.len());
+        let before = self.messages[kept.clone()].to_vec();
+        let result = edit(&mut self.messages[range.clone()]);
+        for ((message, old), json) in self.messages[kept.clone()]
+            .iter()
+            .zip(&before)
+            .zip(&mut self.json[kept])
+        {
             if message != old {
                 self.json_bytes -= json.len();
                 *json = serialise(message);
                 self.json_bytes += json.len();
             }
+        }
+        // A message before the mark may have changed in any way: the next prune reads all.
+        if range.start < self.pruned_until {
+            self.pruned_until = 0;
         }
         result
     }

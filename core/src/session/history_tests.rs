@@ -84,7 +84,8 @@ fn messages() -> impl Strategy<Value = Vec<Message>> {
 enum Change {
     Push(Vec<Message>),
     Prune(usize),
-    /// A rewrite that changes one message's text (when there is one).
+    /// A rewrite that changes one message's text (when there is one), sometimes to one long
+    /// enough to be pruned.
     Edit(usize, String),
     /// A rewrite that changes nothing.
     Untouched,
@@ -96,28 +97,44 @@ fn change() -> impl Strategy<Value = Change> {
     prop_oneof![
         4 => messages().prop_map(Change::Push),
         1 => (0usize..4).prop_map(Change::Prune),
-        1 => (any::<usize>(), text()).prop_map(|(i, t)| Change::Edit(i, t)),
+        1 => (any::<usize>(), text(), prop_oneof![Just(0usize), Just(3000)])
+            .prop_map(|(i, t, size)| Change::Edit(i, format!("{t}{}", "x".repeat(size)))),
         1 => Just(Change::Untouched),
         1 => proptest::collection::vec(messages(), 0..4)
             .prop_map(|v| Change::Replace(v.into_iter().flatten().collect())),
     ]
 }
 
-fn apply(history: &mut History, change: Change) {
+/// Applies `change` to `history` and to `plain`, a plain vector changed the straightforward
+/// way (a prune of the whole of it), which the history's messages must equal.
+fn apply(history: &mut History, plain: &mut Vec<Message>, change: Change) {
     match change {
-        Change::Push(messages) => messages.into_iter().for_each(|m| history.push(m)),
-        Change::Prune(keep) => {
-            history.rewrite(|m| prune_tool_outputs(m, keep));
+        Change::Push(messages) => {
+            plain.extend(messages.iter().cloned());
+            messages.into_iter().for_each(|m| history.push(m));
         }
-        Change::Edit(i, t) => history.rewrite(|m| {
-            let len = m.len();
-            if let Some(m) = m.get_mut(i % len.max(1)) {
-                m.content = Some(Content::Text(t));
-            }
-        }),
-        Change::Untouched => history.rewrite(|_| ()),
-        Change::Replace(messages) => history.replace(messages),
+        Change::Prune(keep) => {
+            let pruned = history.prune(keep);
+            assert_eq!(pruned, prune_tool_outputs(plain, keep));
+        }
+        Change::Edit(i, t) => {
+            let i = i % plain.len().max(1);
+            let end = (i + 1).min(plain.len());
+            let edit = |m: &mut [Message]| {
+                if let Some(m) = m.first_mut() {
+                    m.content = Some(Content::Text(t.clone()));
+                }
+            };
+            history.rewrite(i..end, edit);
+            edit(&mut plain[i..end]);
+        }
+        Change::Untouched => history.rewrite(0..plain.len(), |_| ()),
+        Change::Replace(messages) => {
+            plain.clone_from(&messages);
+            history.replace(messages);
+        }
     }
+    assert_eq!(&history[..], &plain[..]);
 }
 
 #[test]
@@ -137,20 +154,40 @@ fn pruning_changes_the_kept_json_of_what_it_pruned() {
         history.push(Message::tool(&id, "y".repeat(5000)));
     }
     let before = history.json().bytes;
-    let pruned = history.rewrite(|m| prune_tool_outputs(m, 1));
+    let pruned = history.prune(1);
     assert_eq!(pruned.len(), 2);
     assert!(history.json().bytes < before - 9000);
+    check(&mut history);
+}
+
+/// A prune looks only at the steps that became old since the last one, but a rewrite of a
+/// message before them makes the next prune read the whole history again.
+#[test]
+fn a_prune_after_a_rewrite_of_older_messages_reads_them_again() {
+    let mut history = History::default();
+    let mut plain = Vec::new();
+    for n in 0..4 {
+        let id = format!("c{n}");
+        let step = vec![call(&id, "{}"), Message::tool(&id, "y".repeat(5000))];
+        apply(&mut history, &mut plain, Change::Push(step));
+    }
+    apply(&mut history, &mut plain, Change::Prune(1));
+    assert!(history[1].text().starts_with("[output pruned"));
+    apply(&mut history, &mut plain, Change::Edit(1, "z".repeat(5000)));
+    apply(&mut history, &mut plain, Change::Prune(1));
+    assert!(history[1].text().starts_with("[output pruned"));
     check(&mut history);
 }
 
 proptest! {
     #[test]
     fn the_kept_json_is_the_history_serialised_after_any_changes(
-        changes in proptest::collection::vec(change(), 1..12),
+        changes in proptest::collection::vec(change(), 1..16),
     ) {
         let mut history = History::default();
+        let mut plain = Vec::new();
         for (n, c) in changes.into_iter().enumerate() {
-            apply(&mut history, c);
+            apply(&mut history, &mut plain, c);
             // Some changes with no request in between, as when a turn adds several messages.
             if n % 3 != 1 {
                 check(&mut history);
