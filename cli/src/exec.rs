@@ -59,7 +59,13 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         eprintln!("hrns: warning: {}", crate::safe_text::safe(line));
     }
     let mut toolbox = setup.toolbox();
-    let live_tools = crate::mcp::LiveTools::add(&mcp_servers, &mut toolbox, &setup.agent, policy);
+    let live_tools = crate::mcp::LiveTools::add(
+        &mcp_servers,
+        &mut toolbox,
+        &setup.agent,
+        policy,
+        &Default::default(),
+    );
     let mut config =
         setup.session_config_for(crate::subagents::parent_specs(&setup, &toolbox), policy);
     config.subagents = crate::subagents::subagents(&setup, &mcp_servers);

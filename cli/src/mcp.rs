@@ -8,7 +8,7 @@
 
 mod live;
 
-pub(crate) use live::LiveTools;
+pub(crate) use live::{LiveTools, ServersTold};
 
 use crate::cli::{Global, McpCommand};
 use crate::paths;

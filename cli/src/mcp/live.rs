@@ -4,6 +4,10 @@
 //! and why. A server that stops is reported once even when none of its tools were offered
 //! (all filtered out by the agent or the policy): the model's tools stay as they were, but
 //! the user learns which server stopped and why.
+//!
+//! What was last told is kept apart from each toolbox ([`ServersTold`]), because the TUI
+//! builds a new toolbox and runner on `/model`, `/connect` or a resume: a server that stopped
+//! just before is then told of by the new one, not missed between the two.
 
 use hrns_blocking::mcp::{McpServers, McpToolHandle, ServerStatus};
 use hrns_core::agent::Agent;
@@ -12,18 +16,28 @@ use hrns_core::mcp::naming::offered;
 use hrns_core::session::{ApprovalPolicy, ToolsReason};
 use hrns_core::tool::{Registry, ToolObject};
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
-/// The MCP tools of one toolbox, and what the servers were when they were put in.
+/// The MCP tools of one toolbox.
 #[derive(Debug)]
 pub(crate) struct LiveTools {
     servers: Arc<McpServers>,
     agent: Agent,
     policy: ApprovalPolicy,
-    /// [`McpServers::generation`] when the tools were last put in.
-    generation: u64,
     /// The names the MCP tools have in the toolbox.
     names: HashSet<String>,
+    /// What the servers were when the session was last told, shared with the toolboxes
+    /// built before and after this one.
+    told: Arc<Mutex<ServersTold>>,
+}
+
+/// What the MCP servers were when a session was last told of them. One value is shared by
+/// the toolboxes a UI builds one after another, so a change is told once, by whichever
+/// toolbox sees it first, and none is lost when one toolbox replaces another.
+#[derive(Debug, Default)]
+pub(crate) struct ServersTold {
+    /// [`McpServers::generation`] when last looked at; `None` before the first toolbox.
+    generation: Option<u64>,
     /// Each server as last seen, in the servers' order.
     seen: Vec<Seen>,
 }
@@ -39,11 +53,16 @@ impl LiveTools {
     /// Adds the tools of the ready servers that `agent` and `policy` allow ([`offered`]: a
     /// read-only agent or policy gets only the tools marked read-only) to `toolbox`, either
     /// driver's, and returns what keeps them current.
+    ///
+    /// `told` is what the session was last told of the servers: a fresh value for the first
+    /// toolbox, the one before's for its replacement. A change since then (a server that
+    /// stopped in between) is told by the first [`LiveTools::update`].
     pub(crate) fn add<T>(
         servers: &Arc<McpServers>,
         toolbox: &mut Registry<T>,
         agent: &Agent,
         policy: ApprovalPolicy,
+        told: &Arc<Mutex<ServersTold>>,
     ) -> LiveTools
     where
         T: ?Sized + ToolObject,
@@ -53,11 +72,16 @@ impl LiveTools {
             servers: Arc::clone(servers),
             agent: agent.clone(),
             policy,
-            generation: servers.generation(),
             names: HashSet::new(),
-            seen: Vec::new(),
+            told: Arc::clone(told),
         };
-        live.what_changed();
+        {
+            let mut told = live.told.lock().unwrap_or_else(PoisonError::into_inner);
+            if told.generation.is_none() {
+                told.generation = Some(servers.generation());
+                told.what_changed(servers);
+            }
+        }
         live.put_in(toolbox);
         live
     }
@@ -73,11 +97,14 @@ impl LiveTools {
     {
         // Read before the tools: a change while they are read is seen next time.
         let generation = self.servers.generation();
-        if generation == self.generation {
-            return None;
-        }
-        self.generation = generation;
-        let reason = self.what_changed();
+        let reason = {
+            let mut told = self.told.lock().unwrap_or_else(PoisonError::into_inner);
+            if told.generation == Some(generation) {
+                return None;
+            }
+            told.generation = Some(generation);
+            told.what_changed(&self.servers)
+        };
         toolbox.retain(|name| !self.names.contains(name));
         self.put_in(toolbox);
         Some(reason)
@@ -99,12 +126,14 @@ impl LiveTools {
             }
         }
     }
+}
 
+impl ServersTold {
     /// Notes each server as it is now; returns what changed since the last look, one clause
     /// per server: `MCP server NAME stopped (why)` or `MCP server NAME changed its tools`,
     /// as news when a server stopped.
-    fn what_changed(&mut self) -> ToolsReason {
-        let servers = self.servers.servers();
+    fn what_changed(&mut self, servers: &McpServers) -> ToolsReason {
+        let servers = servers.servers();
         self.seen.resize_with(servers.len(), || Seen {
             failed: false,
             tools: Vec::new(),
@@ -137,3 +166,7 @@ impl LiveTools {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "live_tests.rs"]
+mod tests;

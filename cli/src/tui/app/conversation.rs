@@ -18,8 +18,13 @@ impl App {
     pub(super) fn rebuild(&mut self, history: Vec<Message>) {
         self.client = client_for(&self.setup);
         let mut toolbox = toolbox_for(&self.setup);
-        let mut live_tools =
-            crate::mcp::LiveTools::add(&self.mcp, &mut toolbox, &self.setup.agent, self.policy);
+        let mut live_tools = crate::mcp::LiveTools::add(
+            &self.mcp,
+            &mut toolbox,
+            &self.setup.agent,
+            self.policy,
+            &self.mcp_told,
+        );
         if crate::sandbox::escalate::possible(self.policy, &self.setup.sandbox.policy) {
             crate::sandbox::escalate::make_async_escalatable(&mut toolbox, &self.escalations);
         }

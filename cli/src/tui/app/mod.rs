@@ -127,6 +127,9 @@ pub(crate) struct App {
     mcp: std::sync::Arc<hrns_blocking::mcp::McpServers>,
     /// Their env and header values, redacted from the session's events and records.
     mcp_secrets: hrns_core::secrets::Secrets,
+    /// What the session was last told of the MCP servers, kept across rebuilds (`/model`,
+    /// `/connect`, a resume) so a server that stops just before one is still told of.
+    mcp_told: std::sync::Arc<std::sync::Mutex<crate::mcp::ServersTold>>,
     /// The diffs the write tools take just before they run, shown with results that were not
     /// asked about (an asked call's diff is shown in its approval).
     diffs: crate::diff::WriteDiffs,
@@ -225,6 +228,7 @@ impl App {
             log: None,
             mcp: std::sync::Arc::new(mcp),
             mcp_secrets: crate::mcp::secrets(&mcp_found),
+            mcp_told: Default::default(),
             diffs: Default::default(),
             escalations: Default::default(),
             tasks: Default::default(),
