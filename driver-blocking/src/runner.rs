@@ -7,6 +7,7 @@
 //! [`Session::handle_approval`], [`Session::cancel`] or [`Session::usage`] as it likes.
 
 use crate::client::{Transport, io_error};
+use crate::read_ahead::{self, Chunk, Piece, read_chunks};
 use crate::tool::{CancelFlag, ToolContext, Toolbox};
 use hrns_core::http::{HttpRequest, RequestId};
 use hrns_core::session::{
@@ -15,7 +16,6 @@ use hrns_core::session::{
 };
 use hrns_core::tool::ToolOutput;
 use std::collections::{HashMap, VecDeque};
-use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread;
@@ -27,11 +27,9 @@ type ToolUpdate<'a> = Box<dyn FnMut(&mut Toolbox) -> Option<ToolsReason> + 'a>;
 /// How often blocked waits look at the cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(20);
 
-/// Size of one body read.
-const READ_SIZE: usize = 64 * 1024;
-
-/// How many body pieces may wait for the session before the reader thread waits.
-const READ_AHEAD: usize = 4;
+/// How many body pieces (or tool outputs) may wait for the session before the reader thread
+/// waits: as many as the client reads ahead.
+const READ_AHEAD: usize = read_ahead::DEPTH;
 
 /// Performs the IO of a [`Session`] against a [`Transport`] (a [`Client`](crate::Client), or a
 /// recording or replay of one) with a [`Toolbox`].
@@ -136,7 +134,8 @@ impl<F: FnMut(&Event)> TurnFront for Callbacks<'_, F> {
 /// What a reader or tool thread hands to the runner.
 enum Io {
     Head(RequestId, u16, Vec<(String, Vec<u8>)>),
-    Data(RequestId, Vec<u8>),
+    /// A piece of the body; its buffer goes back to the reader when it has been fed.
+    Data(RequestId, Chunk),
     End(RequestId),
     Failed(RequestId, TransportError),
     /// A call finished; `None` when this driver has no tool of that name.
@@ -380,7 +379,7 @@ impl<'a> Runner<'a> {
                 status,
                 headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())),
             ),
-            Io::Data(id, bytes) => session.handle_response_data(now, id, &bytes),
+            Io::Data(id, chunk) => session.handle_response_data(now, id, chunk.bytes()),
             Io::End(id) => session.handle_response_end(now, id),
             Io::Failed(id, e) => session.handle_transport_error(now, id, e),
             Io::Tool(run, output) => {
@@ -459,17 +458,12 @@ fn fetch(
     if !send(Io::Head(id, resp.status, headers)) {
         return;
     }
-    let mut buf = vec![0u8; READ_SIZE];
-    loop {
-        let io = match resp.body.read(&mut buf) {
-            Ok(0) => Io::End(id),
-            // Only the bytes read are copied: reads are often one small event each.
-            Ok(n) => Io::Data(id, buf[..n].to_vec()),
-            Err(e) => Io::Failed(id, io_error(&e)),
-        };
-        let last = !matches!(io, Io::Data(..));
-        if !send(io) || last {
-            return;
-        }
-    }
+    // The client's read loop: buffers are reused, not copied per read.
+    read_chunks(&mut resp.body, |piece| {
+        send(match piece {
+            Piece::Data(chunk) => Io::Data(id, chunk),
+            Piece::End => Io::End(id),
+            Piece::Failed(e) => Io::Failed(id, io_error(&e)),
+        })
+    });
 }
