@@ -159,6 +159,18 @@ impl HumanPrinter {
         }
     }
 
+    /// Prints the answer text of a text or refusal delta into `to`: what [`HumanPrinter::print`]
+    /// does with one, without looking at the event again (most events of a stream are these).
+    pub(crate) fn print_text<O: Write, E: Write>(&mut self, text: &str, to: &mut Batch<O, E>) {
+        self.end_reasoning(to);
+        let out = to.out();
+        match &mut self.out_filter {
+            Some(filter) => out.extend_from_slice(filter.filter(text).as_bytes()),
+            None => out.extend_from_slice(text.as_bytes()),
+        }
+        self.at_line_start = text.ends_with('\n');
+    }
+
     /// Prints one event into `to`; the caller flushes it at the end of the batch.
     pub(crate) fn print<O: Write, E: Write>(&mut self, event: &Event, to: &mut Batch<O, E>) {
         if !shown(event) {
@@ -168,15 +180,7 @@ impl HumanPrinter {
         let redacted = redacted_event(event);
         let event = redacted.as_ref().unwrap_or(event);
         match event {
-            Event::TextDelta { text } | Event::RefusalDelta { text } => {
-                self.end_reasoning(to);
-                let shown = match &mut self.out_filter {
-                    Some(filter) => filter.filter(text),
-                    None => text.as_str().into(),
-                };
-                to.out().extend_from_slice(shown.as_bytes());
-                self.at_line_start = text.ends_with('\n');
-            }
+            Event::TextDelta { text } | Event::RefusalDelta { text } => self.print_text(text, to),
             Event::ReasoningDelta { text } => {
                 if !self.in_reasoning {
                     let _ = write!(to.err(), "{}", s.dim("thinking: "));
@@ -431,6 +435,9 @@ pub(crate) fn print_json(event: &Event, out: &mut Vec<u8>) {
         _ => None,
     };
     if let Some((kind, text)) = delta {
+        let text = text.as_str();
+        // Room for the line unless it needs escaping: no growth check per piece.
+        out.reserve(text.len() + 32);
         out.extend_from_slice(b"{\"type\":\"");
         out.extend_from_slice(kind.as_bytes());
         out.extend_from_slice(b"\",\"text\":");

@@ -103,3 +103,57 @@ fn a_delta_is_on_stdout_before_the_stream_ends() {
         assert!(!seen.contains("late"), "{seen}");
     }
 }
+
+/// Reasoning, text and refusal deltas of one read (exec prints deltas on a path of their own):
+/// reasoning on stderr after `thinking:`, answer and refusal text on stdout in order, one JSON
+/// line each under `--json`.
+#[test]
+fn reasoning_text_and_refusal_deltas_of_one_read_keep_their_order() {
+    let env = Env::new();
+    let reply = || {
+        Reply::sse(vec![
+            chunk::role_chunk(),
+            chunk::reasoning_chunk("pondering"),
+            chunk::reasoning_chunk(" more"),
+            chunk::text_chunk("yes"),
+            chunk::text_chunk(", "),
+            chunk::delta_chunk(&serde_json::json!({"refusal": "but no"}), None),
+            chunk::text_chunk(" end\n"),
+            chunk::finish_chunk("stop"),
+        ])
+    };
+    let mock = MockProvider::start([reply(), reply()]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "talk"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "yes, but no end\n");
+    assert!(
+        stderr(&out).contains("thinking: pondering more\n"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = env.run(Some(&mock), &["exec", "--json", "talk"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let deltas: Vec<(String, String)> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"].as_str().unwrap().ends_with("_delta"))
+        .map(|e| {
+            let kind = e["type"].as_str().unwrap().to_owned();
+            (kind, e["text"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let expected = [
+        ("reasoning_delta", "pondering"),
+        ("reasoning_delta", " more"),
+        ("text_delta", "yes"),
+        ("text_delta", ", "),
+        ("refusal_delta", "but no"),
+        ("text_delta", " end\n"),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(k, t)| ((*k).to_owned(), (*t).to_owned()))
+        .collect();
+    assert_eq!(deltas, expected);
+}
