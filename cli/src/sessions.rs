@@ -123,7 +123,7 @@ impl SessionLog {
                         id,
                         origin: Origin::Created,
                     };
-                    log.write_line(&serde_json::to_string(&header).map_err(io::Error::other)?)?;
+                    log.write_line(serde_json::to_string(&header).map_err(io::Error::other)?)?;
                     return Ok(log);
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -182,7 +182,7 @@ impl SessionLog {
             return Ok(());
         }
         let line = serde_json::to_string(&EntryRef { event }).map_err(io::Error::other)?;
-        self.write_line(&crate::redact::redact(&line))
+        self.write_line(redacted(line))
     }
 
     /// Appends a subagent's event (its messages and how it ended; deltas are left out).
@@ -204,15 +204,24 @@ impl SessionLog {
             },
         })
         .map_err(io::Error::other)?;
-        self.write_line(&crate::redact::redact(&line))
+        self.write_line(redacted(line))
     }
 
-    fn write_line(&mut self, line: &str) -> io::Result<()> {
-        let mut buf = String::with_capacity(line.len() + 1);
-        buf.push_str(line);
-        buf.push('\n');
-        self.file.write_all(buf.as_bytes())?;
+    /// Appends `line` and its newline in one write, without copying it first: a message can be
+    /// as large as the whole answer (a second copy of it was about 1 MiB of `exec`'s peak
+    /// memory on a long answer).
+    fn write_line(&mut self, mut line: String) -> io::Result<()> {
+        line.push('\n');
+        self.file.write_all(line.as_bytes())?;
         self.file.flush()
+    }
+}
+
+/// `line` without secrets; the same string when it holds none.
+fn redacted(line: String) -> String {
+    match crate::redact::redact(&line) {
+        std::borrow::Cow::Borrowed(_) => line,
+        std::borrow::Cow::Owned(clean) => clean,
     }
 }
 
