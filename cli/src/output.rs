@@ -428,21 +428,22 @@ pub(crate) fn status_text(status: ToolStatus) -> String {
 pub(crate) fn print_json(event: &Event, out: &mut Vec<u8>) {
     // A delta line is most of the lines of a fast stream: written directly, byte for byte
     // what serde writes (serde's escaping and struct encoding were a tenth of the samples).
-    let delta = match event {
-        Event::TextDelta { text } => Some(("text_delta", text)),
-        Event::ReasoningDelta { text } => Some(("reasoning_delta", text)),
-        Event::RefusalDelta { text } => Some(("refusal_delta", text)),
+    // Each line's start is one constant: one copy, not three.
+    let delta: Option<(&[u8], _)> = match event {
+        Event::TextDelta { text } => Some((b"{\"type\":\"text_delta\",\"text\":\"", text)),
+        Event::ReasoningDelta { text } => {
+            Some((b"{\"type\":\"reasoning_delta\",\"text\":\"", text))
+        }
+        Event::RefusalDelta { text } => Some((b"{\"type\":\"refusal_delta\",\"text\":\"", text)),
         _ => None,
     };
-    if let Some((kind, text)) = delta {
+    if let Some((start, text)) = delta {
         let text = text.as_str();
         // Room for the line unless it needs escaping: no growth check per piece.
-        out.reserve(text.len() + 32);
-        out.extend_from_slice(b"{\"type\":\"");
-        out.extend_from_slice(kind.as_bytes());
-        out.extend_from_slice(b"\",\"text\":");
-        push_json_string(text, out);
-        out.extend_from_slice(b"}\n");
+        out.reserve(start.len() + text.len() + 3);
+        out.extend_from_slice(start);
+        push_json_string_body(text, out);
+        out.extend_from_slice(b"\"}\n");
         return;
     }
     let start = out.len();
@@ -453,15 +454,22 @@ pub(crate) fn print_json(event: &Event, out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
-/// Appends `text` as a JSON string, escaped as serde_json escapes it: `"` and `\\`, and the
-/// control characters below U+0020 (the usual five by their short forms, the others as
-/// `\u00xx`); nothing else.
-fn push_json_string(text: &str, out: &mut Vec<u8>) {
+/// Appends `text` as the inside of a JSON string (without its quotes), escaped as serde_json
+/// escapes it: `"` and `\\`, and the control characters below U+0020 (the usual five by their
+/// short forms, the others as `\u00xx`); nothing else.
+fn push_json_string_body(text: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = text.as_bytes();
-    out.push(b'"');
+    // Most text has nothing to escape: one look at it, then one copy.
+    let Some(first) = bytes
+        .iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    else {
+        out.extend_from_slice(bytes);
+        return;
+    };
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    for (i, &b) in bytes.iter().enumerate().skip(first) {
         let short: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -484,7 +492,6 @@ fn push_json_string(text: &str, out: &mut Vec<u8>) {
         start = i + 1;
     }
     out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
 }
 
 #[cfg(test)]
