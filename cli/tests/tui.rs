@@ -454,3 +454,83 @@ fn a_subagents_call_that_needs_approval_is_asked_about_in_the_ui() {
     );
     ui.quit();
 }
+
+/// Whether the session file under `root` has the child's approval request for `call`.
+fn child_asked(root: &std::path::Path, call: &str) -> bool {
+    std::fs::read_dir(root.join("state/hrns/sessions"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .flat_map(|text| {
+            text.lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap_or_default())
+                .collect::<Vec<_>>()
+        })
+        .any(|v| {
+            v["child"]["event"]["type"] == "approval_requested" && v["child"]["event"]["id"] == call
+        })
+}
+
+/// A subagent asks while the session's question is on screen; answering that one makes the
+/// session ask its next at once. The child's question waits behind it and is asked after
+/// it, not dropped (a dropped question denies the child's call without asking).
+#[test]
+fn a_subagents_question_survives_the_sessions_next_question() {
+    let mock = MockProvider::start_with(|req| {
+        if req.method != "POST" {
+            return None;
+        }
+        let (parent, last) = parent_and_last(req);
+        let args = serde_json::json!({"description": "write", "prompt": "Write out.txt.", "agent": "Builder"});
+        Some(match (parent, last["role"].as_str()) {
+            (true, Some("user")) => Reply::tool_calls(&[
+                ("task_1", "task", &args.to_string()),
+                ("wa", "write_file", r#"{"path":"a.txt","content":"a\n"}"#),
+                ("wb", "write_file", r#"{"path":"b.txt","content":"b\n"}"#),
+            ]),
+            (true, _) => Reply::text_answer("All three are done."),
+            (false, Some("user")) => Reply::tool_calls(&[(
+                "w1",
+                "write_file",
+                r#"{"path":"out.txt","content":"from the child\n"}"#,
+            )]),
+            (false, _) => Reply::text_answer("Wrote it."),
+        })
+    })
+    .unwrap();
+    let mut ui = start(&mock, &[]);
+    ui.p.send("delegate and write\r");
+    // The session asks about a.txt (the child runs first, and asks too).
+    ui.p.expect_screen("the session's first question", T, |s| {
+        s.contains("a.txt") && s.contains("[y]es") && !s.contains("subagent Builder asks:")
+    });
+    let root = ui.work.parent().unwrap().to_owned();
+    let deadline = Instant::now() + T;
+    while !child_asked(&root, "w1") {
+        assert!(Instant::now() < deadline, "the child never asked");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ui.p.send("y");
+    // The session's next question comes first; the child's is still to come.
+    ui.p.expect_screen("the session's second question", T, |s| {
+        s.contains("b.txt") && s.contains("[y]es") && !s.contains("subagent Builder asks:")
+    });
+    ui.p.send("y");
+    ui.p.expect_screen("the child's question", T, |s| {
+        s.contains("subagent Builder asks:") && s.contains("out.txt")
+    });
+    ui.p.send("y");
+    ui.p.expect("All three are done.", T);
+    for (file, text) in [
+        ("a.txt", "a\n"),
+        ("b.txt", "b\n"),
+        ("out.txt", "from the child\n"),
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(ui.work.join(file)).unwrap(),
+            text,
+            "{file}"
+        );
+    }
+    ui.quit();
+}

@@ -23,6 +23,7 @@ mod conversation;
 mod draw;
 mod frames;
 mod input;
+mod questions;
 mod slash;
 mod turn;
 

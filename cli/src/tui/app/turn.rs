@@ -1,6 +1,6 @@
 //! A turn: sending the prompt, driving the runner, and showing its events as they arrive.
 
-use super::{App, Asker, Asking, ChildAsk, Msg};
+use super::{App, Asker, Asking, Msg, questions};
 use crate::tui::text::{Line, SpanStyle};
 use crate::tui::view;
 use hrns_core::session::{Event, Session};
@@ -101,22 +101,13 @@ impl App {
                     &self.setup.sandbox.policy,
                     &run.name,
                 );
-                let replaced = self.asking.replace(Asking {
+                let ask = Asking {
                     run,
                     unsandboxed,
                     reason: false,
                     from: Asker::Session,
-                });
-                // A child's question shown meanwhile waits for its turn, its reply kept (a
-                // dropped sender would deny its call without the user being asked).
-                if let Some(Asking {
-                    run,
-                    from: Asker::Child { agent, reply },
-                    ..
-                }) = replaced
-                {
-                    self.child_asks.push_front(ChildAsk { agent, run, reply });
-                }
+                };
+                questions::show_sessions(&mut self.asking, &mut self.child_asks, ask);
             }
             if last {
                 self.waiting_since = None;
@@ -198,25 +189,9 @@ impl App {
     pub(super) fn ask_child(&mut self) {
         // The session's next question, queued by the answer just given, comes first.
         let session_asks = self.session.as_ref().and_then(Session::asked).is_some();
-        if self.asking.is_some() || session_asks {
-            return;
-        }
-        while let Some(ask) = self.child_asks.pop_front() {
-            if !self.busy() || ask.reply.is_closed() {
-                continue;
-            }
+        let busy = self.busy();
+        if questions::show_next_child(&mut self.asking, &mut self.child_asks, session_asks, busy) {
             self.waiting_since = None;
-            self.asking = Some(Asking {
-                run: ask.run,
-                // Only the parent's commands may leave the sandbox.
-                unsandboxed: crate::sandbox::escalate::Unsandboxed::NotOffered,
-                reason: false,
-                from: Asker::Child {
-                    agent: ask.agent,
-                    reply: ask.reply,
-                },
-            });
-            return;
         }
     }
 
