@@ -7,6 +7,7 @@
 mod completion;
 mod delta_text;
 mod event;
+mod fast_path;
 #[cfg(test)]
 mod tests;
 
@@ -18,8 +19,9 @@ use crate::chunk::{
     self, ArgumentsView, ChoiceView, ContentView, DeltaView, PartView, Str, ThinkingView,
     ToolCallView,
 };
-use crate::envelope::{self, Envelopes, Slot};
+use crate::envelope::Envelopes;
 use crate::wire::{ApiError, Extra, Usage};
+use fast_path::{apply_match, choice_pos};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::{HashMap, VecDeque};
@@ -76,7 +78,7 @@ pub struct Accumulator {
     envelopes: Envelopes,
     /// Tests compare the fast path with full parsing.
     #[cfg(test)]
-    no_fast_path: bool,
+    pub(crate) no_fast_path: bool,
 }
 
 const PAYLOAD_SHOWN: usize = 300;
@@ -207,77 +209,61 @@ impl Accumulator {
 
     /// The fast path (see [`crate::envelope`]): applies a chunk recognised by its envelope and
     /// returns true, or returns false to send it the full way.
+    #[inline]
     fn apply_envelope(&mut self, json: &[u8], events: &mut VecDeque<StreamEvent>) -> bool {
         #[cfg(test)]
         if self.no_fast_path {
             return false;
         }
-        let Some(envelope::Match {
-            choice: index,
-            slot,
-            text,
-            fields,
-        }) = self.envelopes.recognise(json)
-        else {
+        let Some(found) = self.envelopes.recognise(json) else {
             return false;
         };
-        // The call must exist already; otherwise the full path decides.
-        let call = match slot {
-            Slot::Arguments(ix) => {
-                let known = self
-                    .choices
-                    .iter()
-                    .find(|c| c.choice.index == index)
-                    .and_then(|c| c.calls.by_index.get(&ix).copied());
-                let Some(call) = known else {
-                    return false;
-                };
-                Some(call)
-            }
-            Slot::Content | Slot::Reasoning => None,
-        };
-        if !set_fields(&mut self.extra, &fields) {
-            return false;
+        apply_match(
+            &mut self.choices,
+            &mut self.last_choice,
+            &mut self.extra,
+            found,
+            events,
+        )
+        .is_some()
+    }
+
+    /// The fast path straight from SSE input (see `sse::Sink::at_boundary`): when `rest`
+    /// starts with a one-line event whose data is a chunk in a known envelope, its line at most
+    /// `limit` bytes and its text at most `budget` bytes, applies the chunk and returns the
+    /// event's length and the answer bytes it added (as [`StreamEvent`] text); `None` when
+    /// the event must go the usual way.
+    #[inline]
+    pub(crate) fn apply_sse_event(
+        &mut self,
+        rest: &[u8],
+        limit: usize,
+        budget: usize,
+        events: &mut VecDeque<StreamEvent>,
+    ) -> Option<(usize, usize)> {
+        #[cfg(test)]
+        if self.no_fast_path {
+            return None;
         }
-        let pos = self.choice_pos(index);
-        let choice = &mut self.choices[pos].choice;
-        match (slot, call) {
-            (Slot::Arguments(_), Some(call)) => {
-                if !text.is_empty() {
-                    choice.tool_calls[call].arguments.push_str(&text);
-                    events.push_back(StreamEvent::ToolCallArgumentsDelta {
-                        choice: index,
-                        call,
-                        fragment: text.into(),
-                    });
-                }
-            }
-            (Slot::Content, _) => push_content(choice, &text, events),
-            (Slot::Reasoning, _) => push_reasoning(choice, &text, events),
-            (Slot::Arguments(_), None) => unreachable!("an unknown call returned above"),
+        let value = crate::sse::data_value_start(rest)?;
+        let (found, len) = self.envelopes.recognise_at(&rest[value..])?;
+        let line = value + len;
+        if line > limit || found.text.len() > budget {
+            return None;
         }
-        true
+        let end = crate::sse::event_end(&rest[line..])?;
+        let added = apply_match(
+            &mut self.choices,
+            &mut self.last_choice,
+            &mut self.extra,
+            found,
+            events,
+        )?;
+        Some((line + end, added))
     }
 
     fn choice_pos(&mut self, index: u32) -> usize {
-        if let Some(c) = self.choices.get(self.last_choice) {
-            if c.choice.index == index {
-                return self.last_choice;
-            }
-        }
-        let pos = match self.choices.iter().position(|c| c.choice.index == index) {
-            Some(p) => p,
-            None => {
-                self.choices.push(ChoiceState {
-                    choice: Choice::new(index),
-                    calls: CallIndex::default(),
-                    untracked: 0,
-                });
-                self.choices.len() - 1
-            }
-        };
-        self.last_choice = pos;
-        pos
+        choice_pos(&mut self.choices, &mut self.last_choice, index)
     }
 
     fn apply_choice(
@@ -638,27 +624,6 @@ fn apply_tool_fragment(
 /// Sets a recognised chunk's unknown fields as [`merge_raw`] would (each replaces a scalar the
 /// first chunk of its envelope put there); `false` when one is missing, and the chunk then goes
 /// the full way, which sets every field again (so those set here before are harmless).
-fn set_fields(extra: &mut Extra, fields: &envelope::Fields<'_, '_>) -> bool {
-    for (key, value) in fields.constants {
-        match extra.get_mut(key) {
-            Some(slot) if slot != value => *slot = value.clone(),
-            Some(_) => {}
-            None => return false,
-        }
-    }
-    if let Some((key, text)) = fields.tail {
-        match extra.get_mut(key) {
-            Some(Value::String(s)) => {
-                s.clear();
-                s.push_str(text);
-            }
-            Some(slot) => *slot = Value::String(text.to_owned()),
-            None => return false,
-        }
-    }
-    true
-}
-
 /// Rule 7: unknown fields are kept. A field seen again merges with what is there: arrays are
 /// appended (streamed lists such as `reasoning_details`), objects merged key by key, anything
 /// else replaced; `null` never erases a value.

@@ -54,6 +54,8 @@ const CAPACITY: usize = 4;
 pub(crate) struct Envelopes {
     list: Vec<Envelope>,
     next: usize,
+    /// The position of the envelope that matched last.
+    hint: std::cell::Cell<usize>,
 }
 
 /// A chunk recognised by its envelope (`'a` the chunk's bytes, `'e` the envelopes).
@@ -82,48 +84,38 @@ impl Envelopes {
     /// byte for byte, and its ends are ASCII quotes, so the chunk is valid UTF-8 exactly when
     /// its middle is; only the middle is checked. A middle that is not valid UTF-8 goes the
     /// full way (which decodes it lossily).
+    #[inline]
     pub(crate) fn recognise<'a, 'e>(&'e self, json: &'a [u8]) -> Option<Match<'a, 'e>> {
-        let env = self.list.iter().find(|e| {
-            json.len()
-                >= e.prefix.len() + e.suffix.len() + e.tail.as_ref().map_or(0, |t| t.mid.len())
-                && json.starts_with(e.prefix.as_bytes())
-                && json.ends_with(e.suffix.as_bytes())
-        })?;
-        let mut middle = &json[env.prefix.len()..json.len() - env.suffix.len()];
-        let mut tail = None;
-        if let Some(t) = &env.tail {
-            // The token ends at its first unescaped quote; then come `mid` and the tail's text,
-            // which must need no decoding.
-            let end = string_end(middle)?;
-            let rest = middle[end..].strip_prefix(t.mid.as_bytes())?;
-            if rest.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20) {
-                return None;
-            }
-            tail = Some((t.key.as_str(), std::str::from_utf8(rest).ok()?));
-            middle = &middle[..end];
+        match self.recognise_at(json)? {
+            (m, len) if len == json.len() => Some(m),
+            _ => None,
         }
-        let token_end = env.prefix.len() + middle.len();
-        let text = match memchr::memchr2(b'"', b'\\', middle) {
-            None if !middle.iter().any(|&b| b < 0x20) => {
-                Cow::Borrowed(std::str::from_utf8(middle).ok()?)
+    }
+
+    /// [`recognise`](Self::recognise) for a chunk at the start of `bytes`, whose end is not
+    /// known yet (SSE framing follows it): the match and the chunk's length. The token ends at
+    /// its first unescaped quote, so a chunk whose middle is one JSON string is found exactly.
+    pub(crate) fn recognise_at<'a, 'e>(
+        &'e self,
+        bytes: &'a [u8],
+    ) -> Option<(Match<'a, 'e>, usize)> {
+        // The envelope that matched last is the likely one (the others fail at the first
+        // differing byte).
+        let hint = self.hint.get();
+        if let Some(env) = self.list.get(hint) {
+            if let Some(found) = env.recognise_at(bytes) {
+                return Some(found);
             }
-            None => return None,
-            // Escapes: decode the token (with its quotes); a stray quote or invalid UTF-8
-            // fails to parse.
-            Some(_) => {
-                let token = &json[env.prefix.len() - 1..token_end + 1];
-                Cow::Owned(serde_json::from_slice::<String>(token).ok()?)
+        }
+        for (i, env) in self.list.iter().enumerate() {
+            if i != hint {
+                if let Some(found) = env.recognise_at(bytes) {
+                    self.hint.set(i);
+                    return Some(found);
+                }
             }
-        };
-        Some(Match {
-            choice: env.choice,
-            slot: env.slot,
-            text,
-            fields: Fields {
-                constants: &env.constants,
-                tail,
-            },
-        })
+        }
+        None
     }
 
     /// Remembers the envelope of a fully parsed chunk when it has the one-string shape: one
@@ -145,6 +137,16 @@ impl Envelopes {
                 tail,
                 constants,
             };
+            // An envelope with a line end in its JSON whitespace could only have come from
+            // data of several lines; it is not kept, so that an envelope found in raw SSE
+            // input is always inside one `data` line.
+            let line_end = |s: &str| s.contains(['\n', '\r']);
+            if line_end(&env.prefix)
+                || line_end(&env.suffix)
+                || env.tail.as_ref().is_some_and(|t| line_end(&t.mid))
+            {
+                return;
+            }
             if self
                 .list
                 .iter()
@@ -160,6 +162,116 @@ impl Envelopes {
             }
         }
     }
+}
+
+impl Envelope {
+    /// The chunk at the start of `bytes` in this envelope, and its length.
+    #[inline]
+    fn recognise_at<'a>(&self, bytes: &'a [u8]) -> Option<(Match<'a, '_>, usize)> {
+        let body = bytes.strip_prefix(self.prefix.as_bytes())?;
+        let token = JsonString::scan(body)?;
+        let mut at = token.end;
+        let mut tail = None;
+        if let Some(t) = &self.tail {
+            // `mid`, then the tail's text, which must need no decoding.
+            let rest = body[at..].strip_prefix(t.mid.as_bytes())?;
+            let text = JsonString::scan(rest)?;
+            if text.escaped {
+                return None;
+            }
+            tail = Some((t.key.as_str(), std::str::from_utf8(&rest[..text.end]).ok()?));
+            at += t.mid.len() + text.end;
+        }
+        if !body[at..].starts_with(self.suffix.as_bytes()) {
+            return None;
+        }
+        let text = if token.escaped {
+            // Decode the token with its quotes; invalid UTF-8 fails to parse.
+            let quoted = &bytes[self.prefix.len() - 1..self.prefix.len() + token.end + 1];
+            Cow::Owned(serde_json::from_slice::<String>(quoted).ok()?)
+        } else {
+            Cow::Borrowed(std::str::from_utf8(&body[..token.end]).ok()?)
+        };
+        let m = Match {
+            choice: self.choice,
+            slot: self.slot,
+            text,
+            fields: Fields {
+                constants: &self.constants,
+                tail,
+            },
+        };
+        Some((m, self.prefix.len() + at + self.suffix.len()))
+    }
+}
+
+/// The body of a JSON string up to its closing quote, scanned once.
+struct JsonString {
+    /// The index of the first unescaped quote.
+    end: usize,
+    /// It holds a backslash escape (to be decoded).
+    escaped: bool,
+}
+
+impl JsonString {
+    /// Scans the string that `bytes` starts inside (after its opening quote); `None` when it
+    /// does not end in `bytes` or holds a control character (not valid JSON).
+    ///
+    /// Eight bytes at a time (tokens are short; a call to `memchr` would cost more than the
+    /// token): [`special`] marks the quotes, backslashes and control characters of a word.
+    #[inline]
+    fn scan(bytes: &[u8]) -> Option<JsonString> {
+        let mut escaped = false;
+        let mut at = 0;
+        loop {
+            let found = match bytes.get(at..at + 8) {
+                Some(word) => {
+                    let word = u64::from_le_bytes(word.try_into().ok()?);
+                    match special(word) {
+                        0 => {
+                            at += 8;
+                            continue;
+                        }
+                        marks => at + (marks.trailing_zeros() / 8) as usize,
+                    }
+                }
+                // The last few bytes, one at a time.
+                None => {
+                    at + bytes
+                        .get(at..)?
+                        .iter()
+                        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?
+                }
+            };
+            match bytes[found] {
+                b'"' => {
+                    return Some(JsonString {
+                        end: found,
+                        escaped,
+                    });
+                }
+                b'\\' => {
+                    escaped = true;
+                    at = found + 2;
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// The high bit of each byte of `word` (little-endian) that is a quote, a backslash or a
+/// control character, and perhaps of some bytes after the first such one: the lowest set bit
+/// is always exact (a borrow only runs towards higher bytes).
+#[inline]
+fn special(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let control = word.wrapping_sub(ONES * 0x20) & !word;
+    (zero(quote) | zero(backslash) | control) & HIGH
 }
 
 /// The span of the one varying string and where it goes, if the chunk has the shape.
@@ -272,22 +384,6 @@ fn chunk_fields(
     Some((tail, suffix_start, constants))
 }
 
-/// Where the JSON string that `bytes` starts inside (after its opening quote) ends: the index
-/// of its first unescaped quote.
-fn string_end(bytes: &[u8]) -> Option<usize> {
-    let mut at = 0;
-    loop {
-        at += memchr::memchr2(b'"', b'\\', &bytes[at..])?;
-        if bytes[at] == b'"' {
-            return Some(at);
-        }
-        at += 2;
-        if at > bytes.len() {
-            return None;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,5 +488,69 @@ mod tests {
             r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"function":{"arguments":"x"}}]}}]}"#,
         );
         assert_eq!(a.list[0].slot, Slot::Arguments(2));
+    }
+
+    /// A byte at a time, as the JSON grammar reads it.
+    fn scan_reference(bytes: &[u8]) -> Option<(usize, bool)> {
+        let mut escaped = false;
+        let mut at = 0;
+        while at < bytes.len() {
+            match bytes[at] {
+                b'"' => return Some((at, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    at += 2;
+                }
+                0..0x20 => return None,
+                _ => at += 1,
+            }
+        }
+        None
+    }
+
+    proptest::proptest! {
+        #![proptest_config(crate::proptest_seeds::with_cases(2048))]
+        #[test]
+        fn the_word_scanner_equals_a_byte_at_a_time(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    8 => 0x20u8..0x7F,
+                    1 => proptest::prelude::Just(b'"'),
+                    1 => proptest::prelude::Just(b'\\'),
+                    1 => 0u8..0x20,
+                    1 => 0x7Fu8..=0xFF,
+                ],
+                0..40,
+            )
+        ) {
+            let got = JsonString::scan(&bytes).map(|s| (s.end, s.escaped));
+            proptest::prop_assert_eq!(got, scan_reference(&bytes));
+        }
+    }
+
+    #[test]
+    fn every_byte_value_at_every_place_of_a_word() {
+        for b in 0..=255u8 {
+            for at in 0..17 {
+                let mut bytes = vec![b'a'; 20];
+                bytes[at] = b;
+                let got = JsonString::scan(&bytes).map(|s| (s.end, s.escaped));
+                assert_eq!(got, scan_reference(&bytes), "byte {b:#x} at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_envelope_with_a_line_end_in_it_is_not_kept() {
+        // Such JSON can only have come from data of several lines; raw input is matched
+        // against envelopes inside one `data` line.
+        for json in [
+            "{\"id\":\"x\",\n\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}",
+            "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]\r}",
+            "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}],\n\"o\":\"p\"}",
+        ] {
+            assert!(learned(json).list.is_empty(), "{json:?}");
+        }
+        assert_eq!(learned(&C.replace(',', ", ")).list.len(), 1);
     }
 }

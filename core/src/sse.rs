@@ -36,6 +36,10 @@
 //! - A `retry` value too large for `u64` saturates to `u64::MAX`.
 //! - Bytes fed after [`Decoder::feed_eof`] or after an error are ignored.
 
+mod event;
+
+pub use event::{SseEvent, SseEventBytes, SseEventRef, encode};
+
 use memchr::{memchr, memchr2};
 use std::ops::ControlFlow;
 
@@ -44,72 +48,6 @@ pub const DEFAULT_MAX_EVENT_SIZE: usize = 16 * 1024 * 1024;
 
 /// The UTF-8 byte order mark, stripped once at the very start of a stream.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
-
-/// One dispatched event, as the standard's `MessageEvent` would carry it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SseEvent {
-    /// The `event` field; `None` means the default type "message".
-    pub event: Option<String>,
-    /// Data lines joined with "\n".
-    pub data: String,
-    /// The last event ID buffer at dispatch time (persists across events, per spec); None if never set.
-    pub id: Option<String>,
-}
-
-impl SseEvent {
-    /// The event type, `"message"` when the stream set none (the standard's default).
-    pub fn event_type(&self) -> &str {
-        self.event.as_deref().unwrap_or("message")
-    }
-}
-
-/// One dispatched event lent by [`Decoder::poll_event_ref`] until the decoder's next call: the
-/// data of a one-line event (every chat chunk) is read in place, without a copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SseEventRef<'a> {
-    /// The `event` field; `None` means the default type "message".
-    pub event: Option<&'a str>,
-    /// Data lines joined with "\n".
-    pub data: &'a str,
-    /// The last event ID buffer at dispatch time; None if never set.
-    pub id: Option<&'a str>,
-}
-
-impl SseEventRef<'_> {
-    /// The event type, `"message"` when the stream set none (the standard's default).
-    pub fn event_type(&self) -> &str {
-        self.event.unwrap_or("message")
-    }
-
-    /// The owned event.
-    pub fn to_event(&self) -> SseEvent {
-        SseEvent {
-            event: self.event.map(str::to_owned),
-            data: self.data.to_owned(),
-            id: self.id.map(str::to_owned),
-        }
-    }
-}
-
-/// One dispatched event lent by [`Decoder::poll_event_bytes`] until the decoder's next call,
-/// its data not yet decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SseEventBytes<'a> {
-    /// The `event` field; `None` means the default type "message".
-    pub event: Option<&'a str>,
-    /// Data lines joined with "\n", as raw bytes: decoded lossily, they are
-    /// [`SseEventRef::data`].
-    pub data: &'a [u8],
-    /// The last event ID buffer at dispatch time; None if never set.
-    pub id: Option<&'a str>,
-}
-
-impl SseEventBytes<'_> {
-    /// The event type, `"message"` when the stream set none (the standard's default).
-    pub fn event_type(&self) -> &str {
-        self.event.unwrap_or("message")
-    }
-}
 
 /// Why decoding stopped. Errors are terminal: once returned, every later call returns it again.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -198,6 +136,49 @@ enum Lent {
     Input(usize, usize),
     /// In `StreamState::lent_data`.
     Buffer,
+}
+
+/// Where [`Decoder::decode_into`] hands its events.
+pub(crate) trait Sink {
+    /// Takes one dispatched event; `Break` stops decoding, and the rest of the input is kept as
+    /// [`Decoder::feed`] keeps it.
+    fn event(&mut self, event: SseEventBytes<'_>) -> ControlFlow<()>;
+
+    /// Offered the rest of the input at each event boundary where nothing is pending (no field
+    /// line since the last dispatch); returns how many bytes the sink took itself.
+    ///
+    /// What it takes must be whole events that each are one `data` line and a blank line
+    /// ([`data_value_start`], then a value without CR or LF, then [`event_end`]), each line at
+    /// most `limit` bytes and its value valid UTF-8: exactly the events the decoder would
+    /// dispatch with that data and no type, and after which it is in the same state. A sink
+    /// that recognises its common events this way skips the decoder's line-by-line work.
+    #[inline]
+    fn at_boundary(&mut self, rest: &[u8], limit: usize) -> usize {
+        let _ = (rest, limit);
+        0
+    }
+}
+
+/// Where the value starts when `line` starts with a `data` field: after `data:` and one
+/// optional space.
+#[inline]
+pub(crate) fn data_value_start(line: &[u8]) -> Option<usize> {
+    match line {
+        [b'd', b'a', b't', b'a', b':', b' ', ..] => Some(6),
+        [b'd', b'a', b't', b'a', b':', ..] => Some(5),
+        _ => None,
+    }
+}
+
+/// How long the line end and the blank line that end a one-line event are, when `rest`
+/// starts with them: LF LF or CR LF CR LF.
+#[inline]
+pub(crate) fn event_end(rest: &[u8]) -> Option<usize> {
+    match rest {
+        [b'\n', b'\n', ..] => Some(2),
+        [b'\r', b'\n', b'\r', b'\n', ..] => Some(4),
+        _ => None,
+    }
 }
 
 impl Default for Decoder {
@@ -308,7 +289,25 @@ impl Decoder {
     pub fn decode_bytes(
         &mut self,
         input: &[u8],
-        mut sink: impl FnMut(SseEventBytes<'_>) -> ControlFlow<()>,
+        sink: impl FnMut(SseEventBytes<'_>) -> ControlFlow<()>,
+    ) -> Result<(), DecodeError> {
+        /// A closure as a [`Sink`] that takes no events itself.
+        struct Events<F>(F);
+        impl<F: FnMut(SseEventBytes<'_>) -> ControlFlow<()>> Sink for Events<F> {
+            #[inline]
+            fn event(&mut self, event: SseEventBytes<'_>) -> ControlFlow<()> {
+                (self.0)(event)
+            }
+        }
+        self.decode_into(input, &mut Events(sink))
+    }
+
+    /// [`decode_bytes`](Self::decode_bytes) into a [`Sink`], which may also take whole simple
+    /// events itself at event boundaries.
+    pub(crate) fn decode_into(
+        &mut self,
+        input: &[u8],
+        sink: &mut impl Sink,
     ) -> Result<(), DecodeError> {
         if let Some(error) = &self.error {
             return Err(error.clone());
@@ -327,7 +326,7 @@ impl Decoder {
             };
             self.feed(&input[..cut]);
             while let Some(lent) = self.next_dispatch()? {
-                if sink(self.lend_bytes(lent)).is_break() {
+                if sink.event(self.lend_bytes(lent)).is_break() {
                     self.feed(&input[cut..]);
                     return Ok(());
                 }
@@ -341,7 +340,7 @@ impl Decoder {
                 // buffered way stays correct if it were.
                 self.feed(input);
                 while let Some(lent) = self.next_dispatch()? {
-                    if sink(self.lend_bytes(lent)).is_break() {
+                    if sink.event(self.lend_bytes(lent)).is_break() {
                         break;
                     }
                 }
@@ -359,6 +358,12 @@ impl Decoder {
             self.skip_lf = false;
         }
         loop {
+            if !self.state.in_event {
+                // An event boundary with nothing pending: the sink may take whole events.
+                let taken = sink.at_boundary(&input[pos..], self.limit);
+                debug_assert!(taken == 0 || input[..pos + taken].ends_with(b"\n"));
+                pos += taken;
+            }
             let rest = &input[pos..];
             let found = match rest.first() {
                 Some(b'\n' | b'\r') => Some(0),
@@ -381,7 +386,7 @@ impl Decoder {
                         Lent::Input(from, to) => &input[from..to],
                         Lent::Buffer => self.state.lent_data.as_bytes(),
                     };
-                    if sink(self.state.lend_bytes(data)).is_break() {
+                    if sink.event(self.state.lend_bytes(data)).is_break() {
                         stopped = true;
                         break;
                     }
@@ -747,42 +752,6 @@ fn push_lossy(out: &mut String, bytes: &[u8]) {
             out.push(char::REPLACEMENT_CHARACTER);
         }
     }
-}
-
-/// Encodes an event in SSE wire form: `event` and `id` lines if set, one `data:` line per line
-/// of data, then a blank line.
-///
-/// Data is split at CRLF, LF and lone CR, so a CR in data decodes as LF. Hence
-/// `decode(encode(e)) == e` for every event whose data has no CR, whose `event` is non-empty and
-/// whose `event`/`id` have no CR or LF (and `id` no NUL). Used by tests and the mock server.
-pub fn encode(event: &SseEvent) -> String {
-    let mut out = String::with_capacity(event.data.len() + 32);
-    if let Some(event_type) = &event.event {
-        out.push_str("event: ");
-        out.push_str(event_type);
-        out.push('\n');
-    }
-    if let Some(id) = &event.id {
-        out.push_str("id: ");
-        out.push_str(id);
-        out.push('\n');
-    }
-    let mut rest = event.data.as_str();
-    loop {
-        let line_end = memchr2(b'\n', b'\r', rest.as_bytes());
-        out.push_str("data: ");
-        out.push_str(&rest[..line_end.unwrap_or(rest.len())]);
-        out.push('\n');
-        let Some(end) = line_end else { break };
-        let skip = if rest[end..].starts_with("\r\n") {
-            2
-        } else {
-            1
-        };
-        rest = &rest[end + skip..];
-    }
-    out.push('\n');
-    out
 }
 
 #[cfg(test)]

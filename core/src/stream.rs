@@ -209,17 +209,9 @@ impl ChatStream {
             self.decoder.feed(bytes);
             return;
         }
-        // The decoder is moved out while it hands its events to `self`.
+        // The decoder is moved out while it hands its events to `self` (the `Sink` below).
         let mut decoder = std::mem::take(&mut self.decoder);
-        let decoded = decoder.decode_bytes(bytes, |event| {
-            let read = read_sse(event, &mut self.acc, &mut self.events);
-            self.apply(read);
-            if matches!(self.state, State::Open) {
-                ControlFlow::Continue(())
-            } else {
-                ControlFlow::Break(())
-            }
-        });
+        let decoded = decoder.decode_into(bytes, self);
         self.decoder = decoder;
         if let Err(DecodeError::EventTooLarge { limit }) = decoded {
             self.apply(Read::Failed(StreamError::EventTooLarge { limit }));
@@ -351,6 +343,42 @@ impl ChatStream {
     }
 }
 
+/// A large piece is decoded in place into the stream; its common events (a chunk in a known
+/// envelope, see [`crate::envelope`]) are taken straight from the input.
+impl sse::Sink for ChatStream {
+    #[inline]
+    fn event(&mut self, event: sse::SseEventBytes<'_>) -> ControlFlow<()> {
+        let read = read_sse(event, &mut self.acc, &mut self.events);
+        self.apply(read);
+        if matches!(self.state, State::Open) {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
+        }
+    }
+
+    #[inline]
+    fn at_boundary(&mut self, rest: &[u8], limit: usize) -> usize {
+        let mut taken = 0;
+        // An event past the answer-size cap goes the usual way, which fails the stream (the
+        // untracked bytes do not change on this path).
+        let cap = self
+            .max_answer_bytes
+            .saturating_sub(self.acc.untracked_bytes());
+        loop {
+            let budget = cap.saturating_sub(self.answer_bytes);
+            let Some((len, added)) =
+                self.acc
+                    .apply_sse_event(&rest[taken..], limit, budget, &mut self.events)
+            else {
+                return taken;
+            };
+            taken += len;
+            self.answer_bytes += added;
+        }
+    }
+}
+
 /// What one SSE event did to the stream.
 enum Read {
     /// A keep-alive.
@@ -406,5 +434,7 @@ fn read_sse(
 
 #[cfg(test)]
 mod answer_cap_tests;
+#[cfg(test)]
+mod lane_tests;
 #[cfg(test)]
 mod tests;

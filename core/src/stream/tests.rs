@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 /// Everything one run observes; must not depend on how the body was split.
 #[derive(Debug, PartialEq)]
-struct Outcome {
+pub(super) struct Outcome {
     events: Vec<StreamEvent>,
     error: Option<StreamError>,
     result: Result<Completion, StreamFailure>,
@@ -36,7 +36,14 @@ fn drain(stream: &mut ChatStream, events: &mut Vec<StreamEvent>) -> Option<Strea
 
 /// Feeds `pieces` in order, polling after each, then the end of input.
 fn run<'a>(limit: usize, pieces: impl IntoIterator<Item = &'a [u8]>) -> Outcome {
-    let mut stream = ChatStream::with_max_event_size(limit);
+    run_with(ChatStream::with_max_event_size(limit), pieces)
+}
+
+/// [`run`] on a stream made with other limits.
+pub(super) fn run_with<'a>(
+    mut stream: ChatStream,
+    pieces: impl IntoIterator<Item = &'a [u8]>,
+) -> Outcome {
     let mut events = Vec::new();
     let mut error = None;
     for piece in pieces {
@@ -1364,7 +1371,7 @@ fn edge_vectors_three_ways() {
 
 /// Cuts `body` into pieces of which about half are larger than the size `ChatStream::feed`
 /// decodes at once where it lies, cut anywhere (inside lines, CRLF pairs and UTF-8).
-fn mixed_pieces(body: &[u8], seed: u64) -> Vec<&[u8]> {
+pub(super) fn mixed_pieces(body: &[u8], seed: u64) -> Vec<&[u8]> {
     let mut rng = SplitMix(seed);
     let mut pieces = Vec::new();
     let mut rest = body;
