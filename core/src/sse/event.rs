@@ -20,7 +20,7 @@ impl SseEvent {
     }
 }
 
-/// One dispatched event lent by [`Decoder::poll_event_ref`] until the decoder's next call: the
+/// One dispatched event lent by [`Decoder::poll_event_ref`](super::Decoder::poll_event_ref) until the decoder's next call: the
 /// data of a one-line event (every chat chunk) is read in place, without a copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SseEventRef<'a> {
@@ -48,7 +48,7 @@ impl SseEventRef<'_> {
     }
 }
 
-/// One dispatched event lent by [`Decoder::poll_event_bytes`] until the decoder's next call,
+/// One dispatched event lent by [`Decoder::poll_event_bytes`](super::Decoder::poll_event_bytes) until the decoder's next call,
 /// its data not yet decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SseEventBytes<'a> {
