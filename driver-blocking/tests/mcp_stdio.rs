@@ -392,3 +392,29 @@ fn a_server_that_exits_between_calls_leaves_the_next_request() {
         "{changed:?}"
     );
 }
+
+#[test]
+fn a_server_log_message_is_written_to_its_log_without_its_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "sk-mcp-LOGSECRET-0123456789";
+    // On a call: a log message that echoes the key, then the result.
+    let script = script_server(
+        &dir,
+        r#"printf '%s\n' "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"error\",\"data\":\"rejected key $API_KEY upstream\"}}"; echo '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"done"}]}}'"#,
+    );
+    let servers = start(
+        json!({"chatty": {"command": "sh", "args": [script], "env": {"API_KEY": key}}}),
+        &dir,
+    );
+    assert_eq!(servers.servers()[0].status(), ServerStatus::Ready);
+    let ctx = ToolContext::new(dir.path()).unwrap();
+    let out = call(&servers, "mcp__chatty__work", json!({}), &ctx);
+    assert!(!out.is_error && out.content.contains("done"), "{out:?}");
+    drop(servers);
+    let logged = log(&dir, "chatty");
+    assert!(
+        logged.contains("[hrns] server log (error): rejected key [redacted] upstream"),
+        "{logged}"
+    );
+    assert!(!logged.contains(key), "{logged}");
+}

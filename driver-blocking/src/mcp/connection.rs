@@ -6,6 +6,7 @@
 
 use hrns_core::mcp::jsonrpc::{DecodeError, LineDecoder, Message};
 use hrns_core::mcp::{Action, CallId, Client, Event, Failure, Phase};
+use hrns_core::secrets::Secrets;
 use hrns_core::tool::ToolOutput;
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -72,6 +73,10 @@ pub(crate) struct State {
     finished: HashMap<CallId, ToolOutput>,
     /// Log lines (server logs, dropped messages), written to the server's log by the owner.
     log: Box<dyn Write + Send>,
+    /// The server's configured secrets (env and header values), cut out of every line
+    /// written to `log`: a server may echo its key in a log message, and the file is read by
+    /// people and pasted into bug reports.
+    secrets: Secrets,
     /// Counts changes of the server's tools (a new listing, or the server failed), shared by
     /// every server of a session so that a runner learns of any change with one load.
     changes: Arc<Changes>,
@@ -94,6 +99,7 @@ impl Connection {
         client: Client,
         out: Box<dyn Outgoing>,
         log: Box<dyn Write + Send>,
+        secrets: Secrets,
         changes: Arc<Changes>,
     ) -> Arc<Self> {
         Arc::new(Connection {
@@ -102,6 +108,7 @@ impl Connection {
                 out,
                 finished: HashMap::new(),
                 log,
+                secrets,
                 changes,
             }),
             changed: Condvar::new(),
@@ -247,6 +254,12 @@ impl Connection {
     }
 }
 
+/// Writes one `[hrns]` line to the server's log, its secrets cut out.
+fn log(state: &mut State, line: &str) {
+    let line = state.secrets.redact(line);
+    let _ = writeln!(state.log, "[hrns] {line}");
+}
+
 /// Performs the client's actions: sends messages, keeps call results, logs.
 fn drain(state: &mut State) {
     loop {
@@ -264,16 +277,16 @@ fn drain(state: &mut State) {
                     state.finished.insert(call, output);
                 }
                 Action::Emit(Event::Log { level, text }) => {
-                    let _ = writeln!(state.log, "[hrns] server log ({level}): {text}");
+                    log(state, &format!("server log ({level}): {text}"));
                 }
                 Action::Emit(Event::Failed(failure)) => {
-                    let _ = writeln!(state.log, "[hrns] the server failed: {failure}");
+                    log(state, &format!("the server failed: {failure}"));
                     // Counted before a caller wakes to its call's end: the tools it had are
                     // gone by the time the call's result is handed on.
                     state.changes.bump();
                 }
                 Action::Emit(Event::ToolsChanged) => {
-                    let _ = writeln!(state.log, "[hrns] the server changed its tools");
+                    log(state, "the server changed its tools");
                     state.changes.bump();
                 }
                 Action::Emit(Event::Ready) => {

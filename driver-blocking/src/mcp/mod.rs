@@ -226,6 +226,7 @@ impl McpServer {
                     client,
                     Box::new(stdio::StdinWriter(Some(spawned.stdin))),
                     Box::new(open_log()?),
+                    self.config.secret_set(),
                     changes,
                 );
                 let watcher = spawned.process.watcher();
@@ -262,8 +263,13 @@ impl McpServer {
                     initialize_wait,
                 )
                 .map_err(|e| format!("cannot start its HTTP thread: {e}"))?;
-                let connection =
-                    Connection::new(client, Box::new(out), Box::new(open_log()?), changes);
+                let connection = Connection::new(
+                    client,
+                    Box::new(out),
+                    Box::new(open_log()?),
+                    self.config.secret_set(),
+                    changes,
+                );
                 let _ = slot.set(Arc::downgrade(&connection));
                 connection
             }
