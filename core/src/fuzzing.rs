@@ -18,8 +18,10 @@
 //!   argument deltas that were polled.
 
 mod mcp;
+mod mcp_legacy;
 mod session;
 pub use mcp::mcp_jsonrpc;
+pub use mcp_legacy::mcp_legacy_stream;
 pub use session::session;
 
 use crate::sse::{self, DecodeError, Decoder, SseEvent};
@@ -430,6 +432,11 @@ mod tests {
     }
 
     #[test]
+    fn mcp_legacy_stream_seeds() {
+        run_seeds("mcp_legacy_stream", super::mcp_legacy_stream);
+    }
+
+    #[test]
     fn session_seeds() {
         for (path, data) in seeds("session") {
             eprintln!("seed {}", path.display());
@@ -442,6 +449,7 @@ mod tests {
         for data in [&b""[..], b"\x00", b"\x07"] {
             super::sse_decoder(data);
             super::chat_stream(data);
+            super::mcp_legacy_stream(data);
         }
     }
 
