@@ -515,3 +515,72 @@ fn a_refusal_whose_body_is_held_does_not_keep_its_connection() {
         "the refused POST's connection is still held open"
     );
 }
+
+#[test]
+fn a_server_log_message_is_written_to_its_log_without_the_configured_headers() {
+    use std::io::Write;
+    // Lower case: `read_request` lowers the head it hands back.
+    let key = "hdr-logsecret-0123456789";
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            while let Some((head, body)) = read_request(&mut stream) {
+                let id = body["id"].clone();
+                // The server echoes the key it was sent in a log message.
+                let sent = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("x-api-key:"))
+                    .unwrap_or_default()
+                    .trim()
+                    .to_owned();
+                let answer = match body["method"].as_str().unwrap_or("") {
+                    "initialize" => Some(json!({"jsonrpc": "2.0", "id": id, "result":
+                        {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}}})),
+                    "tools/list" => Some(json!([
+                        {"jsonrpc": "2.0", "method": "notifications/message",
+                         "params": {"level": "warning", "data": format!("key {sent} is old")}},
+                        {"jsonrpc": "2.0", "id": id, "result": {"tools": []}}
+                    ])),
+                    _ => None,
+                };
+                let response = match answer {
+                    Some(answer) => {
+                        let answer = answer.to_string();
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                             content-length: {}\r\n\r\n{answer}",
+                            answer.len()
+                        )
+                    }
+                    None => "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n".to_owned(),
+                };
+                if stream.write_all(response.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (configs, _) = parse_servers(&json!({"web": {
+        "url": format!("http://127.0.0.1:{port}/mcp"),
+        "headers": {"X-API-Key": key}
+    }}));
+    let servers = McpServers::start(
+        &configs,
+        &StartOptions::new(dir.path(), dir.path().join("logs")),
+    );
+    assert_eq!(servers.servers()[0].status(), ServerStatus::Ready);
+    drop(servers);
+    let logged = std::fs::read_to_string(hrns_blocking::mcp::log_path(
+        &dir.path().join("logs"),
+        "web",
+    ))
+    .unwrap_or_default();
+    assert!(
+        logged.contains("[hrns] server log (warning): key [redacted] is old"),
+        "{logged}"
+    );
+    assert!(!logged.contains(key), "{logged}");
+}
