@@ -160,6 +160,10 @@ fn sighup_during_a_stream_cancels_and_exits_129() {
     );
 }
 
+/// A second signal during a command: its hard exit kills the command and leaves the terminal
+/// restored. Whether the hard exit or the UI's own exit (begun by the first signal) restores
+/// the terminal first is a race here, so a hard exit that forgot to restore it could pass;
+/// [`a_second_signal_restores_the_terminal_while_the_ui_is_held`] checks that without a race.
 #[test]
 fn a_second_signal_exits_at_once_with_the_terminal_restored() {
     let args = serde_json::json!({ "command": STUBBORN }).to_string();
@@ -187,6 +191,68 @@ fn a_second_signal_exits_at_once_with_the_terminal_restored() {
     assert_gone(&running);
     assert!(ui.p.cursor_visible(), "the cursor is shown again");
     let raw = String::from_utf8_lossy(&ui.p.raw()).into_owned();
+    assert!(
+        raw.rfind("\x1b[?2004l") > raw.rfind("\x1b[?2004h"),
+        "bracketed paste is turned off"
+    );
+}
+
+/// The same bug without a race: the UI's own thread is held before its loop (its input
+/// history is a FIFO no one writes, so reading it waits), after the terminal was taken.
+/// Only the signal thread can act, so a second signal must restore the terminal itself
+/// before its hard exit: nothing else will.
+#[test]
+fn a_second_signal_restores_the_terminal_while_the_ui_is_held() {
+    let mock = MockProvider::start([]).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    for d in ["home", "config", "state/hrns", "work"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+    }
+    let fifo = root.path().join("state/hrns/history");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let env = vec![
+        ("HOME", root.path().join("home").display().to_string()),
+        (
+            "XDG_CONFIG_HOME",
+            root.path().join("config").display().to_string(),
+        ),
+        (
+            "XDG_STATE_HOME",
+            root.path().join("state").display().to_string(),
+        ),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("OPENAI_BASE_URL", mock.base_url()),
+        ("OPENAI_API_KEY", "sk-tui-SECRET".to_owned()),
+        ("HRNS_MODEL", "mock-model".to_owned()),
+    ];
+    let mut p = pty::Pty::spawn(
+        env!("CARGO_BIN_EXE_hrns"),
+        &[],
+        &root.path().join("work"),
+        &env,
+        30,
+        100,
+    );
+    // The terminal is taken (bracketed paste on); the banner never comes.
+    let deadline = std::time::Instant::now() + T;
+    while !String::from_utf8_lossy(&p.raw()).contains("\x1b[?2004h") {
+        assert!(std::time::Instant::now() < deadline, "{}", p.output());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = p.pid();
+    for signal in ["-HUP", "-TERM"] {
+        let sent = Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    }
+    let status = p.wait(T);
+    assert!(matches!(status, 129 | 143), "{status}: {}", p.output());
+    assert!(!p.output().contains("mock-model"), "the UI was not held");
+    assert!(p.cursor_visible(), "the cursor is shown again");
+    let raw = String::from_utf8_lossy(&p.raw()).into_owned();
     assert!(
         raw.rfind("\x1b[?2004l") > raw.rfind("\x1b[?2004h"),
         "bracketed paste is turned off"
