@@ -157,11 +157,16 @@ impl Secrets {
             'windows: while let Some(window) = bytes.get(start..start + FRAGMENT) {
                 // Every window starting in `p - FRAGMENT + 2..=p` contains the bytes at `p`
                 // and `p + 1`: when no secret has them side by side, none of those windows
-                // can match. Looked for from the window's last pair down, so that the search
-                // moves past the last such pair of the window at once (text with many pairs
-                // of a secret in it, digits of a hex key, moves on nearly as fast as any).
+                // can match. The window's last pair first (nearly always enough on ordinary
+                // text), then the others from the end down, so that the search moves past the
+                // last such pair of the window at once (text with many pairs of a secret in
+                // it, the digits of a hex key, moves on nearly as fast as any).
                 let last = start + FRAGMENT - 2;
-                let mut p = last + 1;
+                if !self.inner.contains(bytes[last], bytes[last + 1]) {
+                    start = last + 1;
+                    continue;
+                }
+                let mut p = last;
                 while p > known.max(start) {
                     p -= 1;
                     if !self.inner.contains(bytes[p], bytes[p + 1]) {
