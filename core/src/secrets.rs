@@ -151,31 +151,15 @@ impl Secrets {
         }
         if !self.windows.is_empty() {
             let mut start = 0;
-            // The pairs at `start..known` (bytes `p` and `p + 1` for each `p`) are known to be
-            // pairs of some secret: each pair of the text is looked up at most once.
-            let mut known = 0;
-            'windows: while let Some(window) = bytes.get(start..start + FRAGMENT) {
-                // Every window starting in `p - FRAGMENT + 2..=p` contains the bytes at `p`
-                // and `p + 1`: when no secret has them side by side, none of those windows
-                // can match. The window's last pair first (nearly always enough on ordinary
-                // text), then the others from the end down, so that the search moves past the
-                // last such pair of the window at once (text with many pairs of a secret in
-                // it, the digits of a hex key, moves on nearly as fast as any).
+            while let Some(window) = bytes.get(start..start + FRAGMENT) {
+                // Every window starting in `start..=last` contains the bytes at `last` and
+                // `last + 1`: when no secret has them side by side, none of those windows
+                // can match.
                 let last = start + FRAGMENT - 2;
                 if !self.inner.contains(bytes[last], bytes[last + 1]) {
                     start = last + 1;
                     continue;
                 }
-                let mut p = last;
-                while p > known.max(start) {
-                    p -= 1;
-                    if !self.inner.contains(bytes[p], bytes[p + 1]) {
-                        start = p + 1;
-                        known = last + 1;
-                        continue 'windows;
-                    }
-                }
-                known = last + 1;
                 if self.pairs.contains(window[0], window[1]) {
                     let mut w = [0u8; FRAGMENT];
                     w.copy_from_slice(window);
