@@ -186,9 +186,14 @@ impl Envelope {
             return None;
         }
         let text = if token.escaped {
-            // Decode the token with its quotes; invalid UTF-8 fails to parse.
-            let quoted = &bytes[self.prefix.len() - 1..self.prefix.len() + token.end + 1];
-            Cow::Owned(serde_json::from_slice::<String>(quoted).ok()?)
+            match unescape(&body[..token.end]) {
+                Some(text) => Cow::Owned(text),
+                None => {
+                    // Decode the token with its quotes; invalid UTF-8 fails to parse.
+                    let quoted = &bytes[self.prefix.len() - 1..self.prefix.len() + token.end + 1];
+                    Cow::Owned(serde_json::from_slice::<String>(quoted).ok()?)
+                }
+            }
         } else {
             Cow::Borrowed(std::str::from_utf8(&body[..token.end]).ok()?)
         };
@@ -258,6 +263,40 @@ impl JsonString {
             }
         }
     }
+}
+
+/// Decodes the body of a JSON string with escapes as serde_json does, for the escapes tokens
+/// carry (`\n`, `\"`, `\u00e9`, …); `None` leaves the rest to serde_json (a surrogate pair,
+/// anything invalid), which costs several times as much.
+fn unescape(body: &[u8]) -> Option<String> {
+    let mut rest = std::str::from_utf8(body).ok()?;
+    let mut out = String::with_capacity(rest.len());
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let (c, len) = match *rest.as_bytes().get(at + 1)? {
+            b'"' => ('"', 2),
+            b'\\' => ('\\', 2),
+            b'/' => ('/', 2),
+            b'b' => ('\u{8}', 2),
+            b'f' => ('\u{c}', 2),
+            b'n' => ('\n', 2),
+            b'r' => ('\r', 2),
+            b't' => ('\t', 2),
+            b'u' => {
+                let hex = rest.get(at + 2..at + 6)?;
+                if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return None;
+                }
+                // A surrogate is no `char`: serde_json pairs it.
+                (char::from_u32(u32::from_str_radix(hex, 16).ok()?)?, 6)
+            }
+            _ => return None,
+        };
+        out.push(c);
+        rest = &rest[at + len..];
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// The high bit of each byte of `word` (little-endian) that is a quote, a backslash or a
@@ -552,5 +591,55 @@ mod tests {
             assert!(learned(json).list.is_empty(), "{json:?}");
         }
         assert_eq!(learned(&C.replace(',', ", ")).list.len(), 1);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(crate::proptest_seeds::with_cases(1024))]
+        #[test]
+        fn unescaping_equals_serde_json(
+            text in "[a-z\"\\\\/\u{0}-\u{1f}é😀\u{7f}\u{2028}]{0,12}",
+            soup in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::prelude::Just(&b"\\"[..]),
+                    proptest::prelude::Just(&b"u"[..]),
+                    proptest::prelude::Just(&b"d83d"[..]),
+                    proptest::prelude::Just(&b"DE00"[..]),
+                    proptest::prelude::Just(&b"00e9"[..]),
+                    proptest::prelude::Just(&b"+0e9"[..]),
+                    proptest::prelude::Just(&b"n"[..]),
+                    proptest::prelude::Just(&b"x"[..]),
+                    proptest::prelude::Just(&b"\xC3\xA9"[..]),
+                    proptest::prelude::Just(&b"\xFF"[..]),
+                ],
+                0..10,
+            ),
+        ) {
+            // Every string serde_json writes comes back, through one or the other.
+            let json = serde_json::to_string(&text).unwrap();
+            let body = &json.as_bytes()[1..json.len() - 1];
+            if let Some(got) = unescape(body) {
+                proptest::prop_assert_eq!(got, text);
+            }
+            // Whatever `unescape` decodes, serde_json decodes alike.
+            let body = soup.concat();
+            if let Some(got) = unescape(&body) {
+                let quoted = [&b"\""[..], &body, b"\""].concat();
+                proptest::prop_assert_eq!(Some(got), serde_json::from_slice::<String>(&quoted).ok());
+            }
+        }
+    }
+
+    #[test]
+    fn common_escapes_are_decoded_without_serde_json() {
+        for (body, want) in [
+            (r#"a\nb"#, "a\nb"),
+            (r#"\"q\" \\ \/ \t\r\b\f"#, "\"q\" \\ / \t\r\u{8}\u{c}"),
+            (r#"caf\u00e9 \u00E9"#, "café é"),
+        ] {
+            assert_eq!(unescape(body.as_bytes()).as_deref(), Some(want), "{body}");
+        }
+        for left in [r#"\ud83d\ude00"#, r#"\u+0e9"#, r#"\x"#, r#"a\"#, "\\u00"] {
+            assert_eq!(unescape(left.as_bytes()), None, "{left}");
+        }
     }
 }
