@@ -14,12 +14,6 @@ use std::ops::ControlFlow;
 
 pub use crate::accumulate::{DeltaText, StreamEvent};
 
-/// The largest piece [`ChatStream::feed`] buffers for [`ChatStream::poll_event`] to decode; a
-/// larger one is decoded at once where it lies (`sse::Decoder::decode_bytes`), its events
-/// queued, so that no copy of it is made (copying every byte into the decoder's buffer was
-/// a seventh of the decode path's time, measured in `BENCHMARKS.md`).
-const FEED_SLICE: usize = 8 * 1024;
-
 /// The default cap on one answer's text, reasoning, refusal and tool arguments together
 /// (32 MiB): far above any real answer, low enough that an endless stream fails in seconds
 /// instead of filling the memory. `maxAnswerBytes` in `config.json` sets another.
@@ -197,16 +191,15 @@ impl ChatStream {
         }
     }
 
-    /// Takes body bytes, any amount: a small piece is buffered for
-    /// [`poll_event`](Self::poll_event) to decode; a large one is decoded here where it lies,
-    /// its events queued, and only its incomplete last line is copied. Bytes after `[DONE]`, an error
-    /// or the end are ignored.
+    /// Takes body bytes, any amount: they are decoded here where they lie, the events queued
+    /// for [`poll_event`](Self::poll_event), and only an incomplete last line is copied
+    /// (copying every byte into the decoder's buffer was a seventh of the decode path's time,
+    /// measured in `BENCHMARKS.md`). Whole common events are taken straight from the input
+    /// (see the `Sink` implementation), whether the piece is one event, as providers that
+    /// flush each event send them, or a large read. Bytes after `[DONE]`, an error or the end
+    /// are ignored.
     pub fn feed(&mut self, bytes: &[u8]) {
         if !matches!(self.state, State::Open) || self.eof {
-            return;
-        }
-        if bytes.len() <= FEED_SLICE {
-            self.decoder.feed(bytes);
             return;
         }
         // The decoder is moved out while it hands its events to `self` (the `Sink` below).

@@ -2,7 +2,7 @@
 //! with `Accumulator::apply_sse_event`) must be exactly those the SSE decoder and the full
 //! chunk path would give: the same events, errors and completion however the body is cut.
 
-use super::tests::{Outcome, mixed_pieces, run_with};
+use super::tests::{LARGE, Outcome, mixed_pieces, run_with};
 use super::*;
 use proptest::prelude::*;
 use sse::Sink;
@@ -138,11 +138,7 @@ fn body() -> impl Strategy<Value = Vec<u8>> {
 /// A body is also run after enough keep-alive comments that it is one large piece.
 fn every_way(body: &[u8], max_event: usize, max_answer: usize) -> Outcome {
     let stream = || ChatStream::with_limits(max_event, max_answer);
-    let padded = [
-        ": keep-alive\n".repeat(FEED_SLICE / 13 + 1).as_bytes(),
-        body,
-    ]
-    .concat();
+    let padded = [": keep-alive\n".repeat(LARGE / 13 + 1).as_bytes(), body].concat();
     assert_eq!(
         run_with(stream(), [&padded[..]]),
         run_with(stream(), padded.chunks(1)),

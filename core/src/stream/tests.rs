@@ -8,6 +8,9 @@ use super::*;
 use crate::accumulate::{Choice, FinishReason};
 use serde_json::{Value, json};
 
+/// A piece as large as a socket read of a busy stream (many events, cut anywhere).
+pub(super) const LARGE: usize = 8 * 1024;
+
 // ---- the runner ----
 
 /// Everything one run observes; must not depend on how the body was split.
@@ -1379,7 +1382,7 @@ pub(super) fn mixed_pieces(body: &[u8], seed: u64) -> Vec<&[u8]> {
         let n = if rng.below(2) == 0 {
             rng.below(25)
         } else {
-            FEED_SLICE + 1 + rng.below(2 * FEED_SLICE)
+            LARGE + 1 + rng.below(2 * LARGE)
         };
         let (piece, tail) = rest.split_at(n.min(rest.len()));
         pieces.push(piece);
@@ -1392,9 +1395,9 @@ pub(super) fn mixed_pieces(body: &[u8], seed: u64) -> Vec<&[u8]> {
 fn large_pieces_decoded_in_place_match_small_ones() {
     // Every vector after enough keep-alive comments that its pieces pass the size decoded at
     // once, and once more with its events repeated so that they are cut inside too.
-    let pad = ": keep-alive\n".repeat(FEED_SLICE / 6);
+    let pad = ": keep-alive\n".repeat(LARGE / 6);
     for v in provider_vectors().into_iter().chain(edge_vectors()) {
-        let times = (4 * FEED_SLICE / v.body.len().max(1)).clamp(1, 200);
+        let times = (4 * LARGE / v.body.len().max(1)).clamp(1, 200);
         let events_first = v
             .body
             .split("data: [DONE]")
