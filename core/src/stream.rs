@@ -231,13 +231,15 @@ impl ChatStream {
             match &self.state {
                 State::Failed(e) => return Err(e.clone()),
                 State::Done | State::Ended => return Ok(None),
+                // `feed` decodes every complete line at once: until the end of input, the
+                // decoder has nothing more to give (and asking it costs a scan per piece).
+                State::Open if !self.eof => return Ok(None),
                 State::Open => {}
             }
             match self.next_read() {
                 Some(read) => self.apply(read),
-                None if self.eof && !self.decoder.is_eof() => self.decoder.feed_eof(),
-                None if self.eof => self.state = self.end_state(),
-                None => return Ok(None),
+                None if !self.decoder.is_eof() => self.decoder.feed_eof(),
+                None => self.state = self.end_state(),
             }
         }
     }
