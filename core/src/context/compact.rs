@@ -156,7 +156,8 @@ fn cut_middle(text: &str, max: usize) -> String {
     )
 }
 
-/// The history after compaction: the summary message, the user's latest message verbatim, and
+/// The history after compaction: the summary message, the user's latest message verbatim (a
+/// message carrying tools' images is not one), and
 /// the most recent whole steps after it that fit `budget_bytes` (measured with
 /// [`message_bytes`]). A step (an assistant message and its tool results) is kept or dropped
 /// whole, and only a contiguous run of the latest steps is kept, so the result is valid
@@ -166,12 +167,12 @@ pub fn compacted_history(
     summary: &str,
     budget_bytes: usize,
 ) -> Result<Compacted, CompactError> {
-    let latest_user = history.iter().rposition(|m| m.role == Role::User);
+    let latest_user = history.iter().rposition(is_users);
     let mut text = format!("{SUMMARY_HEADER}\n\n{}", summary.trim());
     let mut quoted = String::new();
     for m in history[..latest_user.unwrap_or(0)]
         .iter()
-        .filter(|m| m.role == Role::User)
+        .filter(|m| is_users(m))
     {
         let t = m.text();
         if t.starts_with(SUMMARY_HEADER) {
@@ -204,14 +205,15 @@ pub fn compacted_history(
             budget: budget_bytes,
         });
     }
-    // Step boundaries after the latest user message: each non-tool message starts one.
+    // Step boundaries after the latest user message: each message starts one but a tool
+    // result and the message carrying a step's images, which belong to the step before.
     let tail = &history[tail_start..];
     let mut room = budget_bytes - base;
     let mut keep_from = tail.len();
     let mut step_bytes = 0;
     for i in (0..tail.len()).rev() {
         step_bytes += message_bytes(&tail[i]);
-        if tail[i].role == Role::Tool {
+        if tail[i].role == Role::Tool || crate::session::tool_images(&tail[i]).is_some() {
             continue;
         }
         if step_bytes > room {
@@ -226,6 +228,13 @@ pub fn compacted_history(
         summarized: tail_start.saturating_sub(usize::from(latest_user.is_some())) + keep_from,
         messages,
     })
+}
+
+/// Whether `m` is a message of the user's own: a `user` message that is not the one carrying
+/// a step's images ([`crate::session::tool_images`]), which only has that role because
+/// providers take images in no other.
+pub(crate) fn is_users(m: &Message) -> bool {
+    m.role == Role::User && crate::session::tool_images(m).is_none()
 }
 
 #[cfg(test)]

@@ -153,3 +153,43 @@ proptest! {
         prop_assert_eq!(msgs.len(), 2);
     }
 }
+
+/// The `user` message carrying step `id`'s images, as a session writes it.
+fn images_of(id: &str) -> Message {
+    let mut m = Message::user("");
+    m.content = Some(crate::wire::Content::Parts(vec![
+        serde_json::json!({"type": "text",
+            "text": format!("The images returned by the call {id} (`read_file`), in order:")}),
+        serde_json::json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}),
+    ]));
+    m
+}
+
+#[test]
+fn a_message_carrying_images_is_neither_the_users_latest_nor_quoted() {
+    let mut h = vec![Message::user("the first task")];
+    h.extend(step("a", 100));
+    h.push(images_of("a"));
+    h.push(Message::assistant("looked"));
+    h.push(Message::user("the latest task"));
+    for id in ["b", "c"] {
+        h.extend(step(id, 2000));
+        h.push(images_of(id));
+    }
+    let whole = compacted_history(&h, "S", 1_000_000).unwrap();
+    assert_eq!(whole.messages[1].text(), "the latest task", "kept verbatim");
+    let summary = whole.messages[0].text();
+    assert!(summary.contains("- the first task"), "{summary}");
+    assert!(!summary.contains("The images returned"), "{summary}");
+    assert_eq!(
+        whole.messages[2..],
+        h[6..],
+        "both steps kept, with their images"
+    );
+    // Room for one step: it is kept with its images, and nothing starts with images.
+    let one_step: usize = h[9..].iter().map(message_bytes).sum();
+    let base = message_bytes(&whole.messages[0]) + message_bytes(&whole.messages[1]);
+    let tight = compacted_history(&h, "S", base + one_step + 10).unwrap();
+    assert_eq!(tight.messages[2..], h[9..]);
+    assert_eq!(history::validate(&tight.messages), Ok(()));
+}

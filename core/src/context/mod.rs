@@ -23,6 +23,7 @@ mod overflow;
 mod prune;
 mod window;
 
+pub(crate) use compact::is_users;
 pub use compact::{
     CompactError, Compacted, SUMMARY_HEADER, SUMMARY_PROMPT, SUMMARY_SYSTEM, compacted_history,
     summary_messages,

@@ -197,10 +197,7 @@ impl Shared {
     /// message alone is over the budget.
     fn hopeless(&self, compaction: &Compaction) -> Option<String> {
         let budget = self.compacted_budget(compaction) as usize;
-        let latest = self
-            .history
-            .iter()
-            .rfind(|m| m.role == crate::wire::Role::User)?;
+        let latest = self.history.iter().rfind(|m| context::is_users(m))?;
         let bytes = context::message_bytes(latest) + context::SUMMARY_HEADER.len();
         (bytes > budget).then(|| context::CompactError::CannotShrink { bytes, budget }.to_string())
     }
