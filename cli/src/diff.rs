@@ -100,6 +100,8 @@ pub(crate) fn proposed(workspace: &Path, tool: &str, arguments: &str) -> Option<
         // Only files the tool may write: a diff never shows a file outside the workspace.
         let full = hrns_core::tool::path::confine(workspace, path).ok()?;
         match std::fs::metadata(&full) {
+            // Not a FIFO or a device: reading one could wait forever (on the UI's thread).
+            Ok(m) if !m.is_file() => None,
             Ok(m) if m.len() > MAX_FILE_BYTES => None,
             Ok(_) => String::from_utf8(std::fs::read(&full).ok()?).ok(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
@@ -417,5 +419,25 @@ mod tests {
         std::fs::write(dir.path().join("bin"), b"\xff\xfe").unwrap();
         let over_binary = r#"{"path":"bin","content":"text"}"#;
         assert_eq!(proposed(dir.path(), WRITE_FILE, over_binary), None);
+    }
+
+    /// A write over a FIFO no one writes to gets no diff, at once: reading it would wait
+    /// forever, and the UI asks on its own thread.
+    #[test]
+    fn a_write_over_a_fifo_gets_no_diff_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let workspace = dir.path().to_owned();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let write = r#"{"path":"pipe","content":"x"}"#;
+            let _ = tx.send(proposed(&workspace, WRITE_FILE, write));
+        });
+        let diff = rx.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(diff, Ok(None));
     }
 }
