@@ -2,16 +2,19 @@
 //!
 //! A delta is usually one token of a few bytes, and a stream brings hundreds of thousands of
 //! them: an owned `String` each cost an allocation and a free per delta (about a sixth of the
-//! decode path's instructions, measured in `BENCHMARKS.md`). Text of up to 22 bytes lives in
-//! the value itself, which is no larger than a `String`; longer text (and text that already is
-//! an owned `String`) keeps its heap buffer.
+//! decode path's instructions, measured in `BENCHMARKS.md`). Text of up to 23 bytes lives in
+//! the value itself (a [`SmolStr`], which reads as a `&str` without checking its UTF-8 again:
+//! that check cost every reader about 86 instructions per delta), and the value is no larger
+//! than a `String`; longer text (and text that already is an owned `String`) keeps its heap
+//! buffer.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use smol_str::SmolStr;
 use std::fmt;
 use std::ops::Deref;
 
 /// The most bytes kept inline: the value is as large as a `String` (24 bytes).
-const INLINE: usize = 22;
+const INLINE: usize = 23;
 
 /// The text of a streamed delta; reads as a `&str` (it derefs to one), compares with strings,
 /// and serialises as a JSON string.
@@ -20,31 +23,22 @@ pub struct DeltaText(Repr);
 
 #[derive(Clone)]
 enum Repr {
-    /// `bytes[..len]` is the text, valid UTF-8 (it was a `&str`).
-    Inline {
-        len: u8,
-        bytes: [u8; INLINE],
-    },
+    /// At most [`INLINE`] bytes, in the value.
+    Inline(SmolStr),
     Heap(Box<str>),
 }
 
 impl DeltaText {
     /// An empty text.
     pub const fn new() -> Self {
-        DeltaText(Repr::Inline {
-            len: 0,
-            bytes: [0; INLINE],
-        })
+        DeltaText(Repr::Inline(SmolStr::new_inline("")))
     }
 
     /// The text.
+    #[inline]
     pub fn as_str(&self) -> &str {
         match &self.0 {
-            // Only ever filled from a whole `&str`, so this never fails; `""` would be the
-            // answer to a broken invariant, not a panic in the middle of a stream.
-            Repr::Inline { len, bytes } => {
-                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
-            }
+            Repr::Inline(text) => text.as_str(),
             Repr::Heap(text) => text,
         }
     }
@@ -52,7 +46,7 @@ impl DeltaText {
     /// The length in bytes, read without looking at the text.
     pub fn len(&self) -> usize {
         match &self.0 {
-            Repr::Inline { len, .. } => usize::from(*len),
+            Repr::Inline(text) => text.len(),
             Repr::Heap(text) => text.len(),
         }
     }
@@ -65,7 +59,7 @@ impl DeltaText {
     /// The text as an owned `String` (no copy when it is on the heap already).
     pub fn into_string(self) -> String {
         match self.0 {
-            Repr::Inline { .. } => self.as_str().to_owned(),
+            Repr::Inline(text) => text.as_str().to_owned(),
             Repr::Heap(text) => text.into_string(),
         }
     }
@@ -78,14 +72,12 @@ impl Default for DeltaText {
 }
 
 impl From<&str> for DeltaText {
+    #[inline]
     fn from(text: &str) -> Self {
-        match u8::try_from(text.len()) {
-            Ok(len) if text.len() <= INLINE => {
-                let mut bytes = [0; INLINE];
-                bytes[..text.len()].copy_from_slice(text.as_bytes());
-                DeltaText(Repr::Inline { len, bytes })
-            }
-            _ => DeltaText(Repr::Heap(text.into())),
+        if text.len() <= INLINE {
+            DeltaText(Repr::Inline(SmolStr::new(text)))
+        } else {
+            DeltaText(Repr::Heap(text.into()))
         }
     }
 }
