@@ -75,7 +75,7 @@ impl From<&str> for DeltaText {
     #[inline]
     fn from(text: &str) -> Self {
         if text.len() <= INLINE {
-            DeltaText(Repr::Inline(SmolStr::new(text)))
+            DeltaText(Repr::Inline(SmolStr::new_inline(text)))
         } else {
             DeltaText(Repr::Heap(text.into()))
         }
