@@ -5,7 +5,7 @@
 //! full, its bytes before and after the varying string (the envelope) are remembered; a later
 //! chunk with the same envelope byte for byte differs only in that string, so it can be applied
 //! without parsing the rest again. The string is still validated as a JSON string (no
-//! unescaped quote or control character; escapes decoded by serde_json), and anything that
+//! unescaped quote or control character; escapes decoded as serde_json would), and anything that
 //! does not fit goes the full way. The result is identical to a full parse by construction.
 
 use crate::chunk::{ArgumentsView, ChunkView, ContentView, Str};
@@ -55,7 +55,7 @@ pub(crate) struct Envelopes {
     list: Vec<Envelope>,
     next: usize,
     /// The position of the envelope that matched last.
-    hint: std::cell::Cell<usize>,
+    hint: usize,
 }
 
 /// A chunk recognised by its envelope (`'a` the chunk's bytes, `'e` the envelopes).
@@ -85,7 +85,7 @@ impl Envelopes {
     /// its middle is; only the middle is checked. A middle that is not valid UTF-8 goes the
     /// full way (which decodes it lossily).
     #[inline]
-    pub(crate) fn recognise<'a, 'e>(&'e self, json: &'a [u8]) -> Option<Match<'a, 'e>> {
+    pub(crate) fn recognise<'a, 'e>(&'e mut self, json: &'a [u8]) -> Option<Match<'a, 'e>> {
         match self.recognise_at(json)? {
             (m, len) if len == json.len() => Some(m),
             _ => None,
@@ -96,12 +96,12 @@ impl Envelopes {
     /// known yet (SSE framing follows it): the match and the chunk's length. The token ends at
     /// its first unescaped quote, so a chunk whose middle is one JSON string is found exactly.
     pub(crate) fn recognise_at<'a, 'e>(
-        &'e self,
+        &'e mut self,
         bytes: &'a [u8],
     ) -> Option<(Match<'a, 'e>, usize)> {
         // The envelope that matched last is the likely one (the others fail at the first
-        // differing byte).
-        let hint = self.hint.get();
+        // differing byte). Kept by `&mut self`, not a `Cell`, so that the stream stays `Sync`.
+        let hint = self.hint;
         if let Some(env) = self.list.get(hint) {
             if let Some(found) = env.recognise_at(bytes) {
                 return Some(found);
@@ -110,7 +110,7 @@ impl Envelopes {
         for (i, env) in self.list.iter().enumerate() {
             if i != hint {
                 if let Some(found) = env.recognise_at(bytes) {
-                    self.hint.set(i);
+                    self.hint = i;
                     return Some(found);
                 }
             }
@@ -438,7 +438,7 @@ mod tests {
 
     #[test]
     fn a_learned_envelope_recognises_the_same_shape() {
-        let e = learned(C);
+        let mut e = learned(C);
         let world = C.replace("Hello", " world");
         let m = e.recognise(world.as_bytes()).unwrap();
         assert_eq!((m.choice, m.slot, &*m.text), (0, Slot::Content, " world"));
@@ -453,7 +453,7 @@ mod tests {
 
     #[test]
     fn anything_else_goes_the_full_way() {
-        let e = learned(C);
+        let mut e = learned(C);
         for other in [
             C.replace("Hello", r#"a","role":"x"#),
             C.replace("Hello", r#"a\"#),
@@ -472,7 +472,7 @@ mod tests {
 
     #[test]
     fn a_varying_last_string_and_scalar_fields_are_learned() {
-        let e = learned(O);
+        let mut e = learned(O);
         let env = &e.list[0];
         assert_eq!(env.tail.as_ref().unwrap().key, "obfuscation");
         assert_eq!(

@@ -1372,8 +1372,8 @@ fn edge_vectors_three_ways() {
     }
 }
 
-/// Cuts `body` into pieces of which about half are larger than the size `ChatStream::feed`
-/// decodes at once where it lies, cut anywhere (inside lines, CRLF pairs and UTF-8).
+/// Cuts `body` into pieces of which about half are [`LARGE`] or more (many events each, as a
+/// busy socket's reads), cut anywhere (inside lines, CRLF pairs and UTF-8).
 pub(super) fn mixed_pieces(body: &[u8], seed: u64) -> Vec<&[u8]> {
     let mut rng = SplitMix(seed);
     let mut pieces = Vec::new();
@@ -1389,6 +1389,16 @@ pub(super) fn mixed_pieces(body: &[u8], seed: u64) -> Vec<&[u8]> {
         rest = tail;
     }
     pieces
+}
+
+#[test]
+fn streams_can_be_shared_and_sent_between_threads() {
+    // Embedders hold streams across `.await` in `Send` futures and share them by reference.
+    fn check<T: Send + Sync>() {}
+    check::<ChatStream>();
+    check::<Accumulator>();
+    check::<crate::answer::AnswerReader>();
+    check::<crate::client::StreamedChat>();
 }
 
 #[test]
