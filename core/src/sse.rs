@@ -69,7 +69,8 @@ pub enum DecodeError {
 ///
 /// Call order: after every [`feed`](Self::feed) or [`feed_eof`](Self::feed_eof), call
 /// [`poll_event`](Self::poll_event) until it returns `Ok(None)` or an error. Each input byte is
-/// scanned for line ends once; the consumed prefix of the buffer is dropped in amortised O(1).
+/// scanned for line ends once (a [`Sink`] that takes events itself may look at a line first,
+/// a constant number of times); the consumed prefix of the buffer is dropped in amortised O(1).
 #[derive(Debug, Clone)]
 pub struct Decoder {
     /// Raw input. Bytes before `pos` are consumed and wait for compaction.
@@ -386,7 +387,13 @@ impl Decoder {
                         Lent::Input(from, to) => &input[from..to],
                         Lent::Buffer => self.state.lent_data.as_bytes(),
                     };
-                    if sink.event(self.state.lend_bytes(data)).is_break() {
+                    let stop = sink.event(self.state.lend_bytes(data)).is_break();
+                    // The lend is over once the sink returns: a large event of several lines
+                    // lets its buffers go before the next one fills its own.
+                    if matches!(lent, Lent::Buffer) {
+                        self.state.release_lent();
+                    }
+                    if stop {
                         stopped = true;
                         break;
                     }

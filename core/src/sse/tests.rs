@@ -731,6 +731,24 @@ fn a_lent_large_event_is_let_go_while_the_next_one_fills() {
 }
 
 #[test]
+fn a_large_event_decoded_in_place_is_let_go_before_the_next_one_fills() {
+    // Decoding in place, a sink's event of several lines is in the lent buffers only while
+    // the sink has it: the next event (here still pending) is not held beside it.
+    let mut d = Decoder::new();
+    let line = "x".repeat(400_000);
+    let input = format!("event: {line}\ndata: {line}\ndata: {line}\n\ndata: {line}\ndata: ");
+    let mut seen = 0;
+    d.decode_bytes(input.as_bytes(), |e| {
+        seen += e.data.len();
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert_eq!(seen, 2 * line.len() + 1);
+    assert!(d.state.lent_data.capacity() <= KEPT_CAPACITY);
+    assert!(d.state.lent_type.capacity() <= KEPT_CAPACITY);
+}
+
+#[test]
 fn decoding_in_place_after_an_unpolled_feed_keeps_order_and_the_rest_after_a_stop() {
     // Lines fed but not polled yet are read first; a sink that stops at the first event
     // leaves the rest of the input for the next poll, as `feed` would.
