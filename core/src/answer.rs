@@ -206,7 +206,7 @@ impl AnswerReader {
         }
     }
 
-    /// Body bytes arrived (any split, any size: large pieces are sliced inside). Bytes after
+    /// Body bytes arrived (any split, any size; each piece is decoded where it lies). Bytes after
     /// the answer is complete are ignored. Returns `false` (and ignores them) if the head has
     /// not arrived yet — a caller's mistake.
     pub fn handle_data(&mut self, bytes: &[u8]) -> bool {

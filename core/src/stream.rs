@@ -338,7 +338,7 @@ impl ChatStream {
     }
 }
 
-/// A large piece is decoded in place into the stream; its common events (a chunk in a known
+/// Every piece is decoded in place into the stream; its common events (a chunk in a known
 /// envelope, see [`crate::envelope`]) are taken straight from the input.
 impl sse::Sink for ChatStream {
     #[inline]

@@ -9,7 +9,7 @@ use sse::Sink;
 
 /// A chunk in one of the shapes providers stream, `T` standing for the token and `P` for a
 /// varying last string (OpenAI's `obfuscation`).
-const SHAPES: [&str; 12] = [
+const SHAPES: [&str; 13] = [
     r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":T},"finish_reason":null}]}"#,
     r#"{"id":"x","service_tier":"default","choices":[{"index":0,"delta":{"content":T},"finish_reason":null}],"obfuscation":P}"#,
     r#"{"choices":[{"index":0,"delta":{"reasoning_content":T}}]}"#,
@@ -23,6 +23,8 @@ const SHAPES: [&str; 12] = [
     r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":T},"finish_reason":"stop"}]}"#,
     r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":T},"finish_reason":null}],"usage":{"total_tokens":3}}"#,
     r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":T},"finish_reason":"ab"}]}"#,
+    // An unknown list that grows (kept, and counted against the answer-size cap).
+    r#"{"id":"x","reasoning_details":[{"text":T}],"choices":[{"index":0,"delta":{"content":"d"}}]}"#,
 ];
 
 /// A token's JSON text: plain, escaped, non-ASCII, long (past the scanner's 8-byte words),
@@ -133,8 +135,8 @@ fn body() -> impl Strategy<Value = Vec<u8>> {
 }
 
 /// Runs `body` with the limits: one byte at a time with every chunk parsed in full (the
-/// reference), one byte at a time (the decoder's line-by-line way, never offered to the sink),
-/// whole, and in pieces of which half are large.
+/// reference: no envelope, and no piece ever holds a whole event for the sink to take), one
+/// byte at a time with envelopes, whole, and in pieces of which half are large.
 /// A body is also run after enough keep-alive comments that it is one large piece.
 fn every_way(body: &[u8], max_event: usize, max_answer: usize) -> Outcome {
     let stream = || ChatStream::with_limits(max_event, max_answer);
