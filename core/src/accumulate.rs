@@ -76,8 +76,8 @@ pub struct Accumulator {
     untracked: usize,
     /// Envelopes of the stream's one-string chunks, for the fast path.
     envelopes: Envelopes,
-    /// Tests compare the fast path with full parsing.
-    #[cfg(test)]
+    /// Tests and the fuzz targets compare the fast path with full parsing.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) no_fast_path: bool,
 }
 
@@ -211,7 +211,7 @@ impl Accumulator {
     /// returns true, or returns false to send it the full way.
     #[inline]
     fn apply_envelope(&mut self, json: &[u8], events: &mut VecDeque<StreamEvent>) -> bool {
-        #[cfg(test)]
+        #[cfg(any(test, feature = "fuzzing"))]
         if self.no_fast_path {
             return false;
         }
@@ -241,7 +241,7 @@ impl Accumulator {
         budget: usize,
         events: &mut VecDeque<StreamEvent>,
     ) -> Option<(usize, usize)> {
-        #[cfg(test)]
+        #[cfg(any(test, feature = "fuzzing"))]
         if self.no_fast_path {
             return None;
         }

@@ -229,7 +229,11 @@ fn drain_chat(stream: &mut ChatStream, events: &mut Vec<StreamEvent>) -> Option<
 
 /// Feeds `pieces`, polling after each unless an error already came, then ends the stream.
 fn run_chat(limit: usize, pieces: &[&[u8]], poll_each: bool) -> ChatOutcome {
-    let mut stream = ChatStream::with_max_event_size(limit);
+    run_chat_with(ChatStream::with_max_event_size(limit), pieces, poll_each)
+}
+
+/// [`run_chat`] on a given stream.
+fn run_chat_with(mut stream: ChatStream, pieces: &[&[u8]], poll_each: bool) -> ChatOutcome {
     let mut events = Vec::new();
     let mut error = None;
     for piece in pieces {
@@ -368,6 +372,14 @@ pub fn chat_stream(data: &[u8]) {
     let whole = run_chat(input.limit, &[input.body], true);
     let split = run_chat(input.limit, &input.pieces(), true);
     assert_eq!(split, whole, "feeding in pieces changed the outcome");
+    // The fast path (envelopes, events taken straight from the input) changes nothing: the
+    // same pieces with every chunk parsed in full.
+    let full = ChatStream::with_max_event_size(input.limit).without_fast_path();
+    assert_eq!(
+        run_chat_with(full, &input.pieces(), true),
+        whole,
+        "the fast path changed the outcome"
+    );
     // `finish` without any polling gives the same result.
     let unpolled = run_chat(input.limit, &[input.body], false);
     assert_eq!(

@@ -191,6 +191,14 @@ impl ChatStream {
         }
     }
 
+    /// The same stream with every chunk parsed in full: the reference the fast path is
+    /// compared with by tests and the fuzz targets.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn without_fast_path(mut self) -> Self {
+        self.acc.no_fast_path = true;
+        self
+    }
+
     /// Takes body bytes, any amount: they are decoded here where they lie, the events queued
     /// for [`poll_event`](Self::poll_event), and only an incomplete last line is copied
     /// (copying every byte into the decoder's buffer was a seventh of the decode path's time,
