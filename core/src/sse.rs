@@ -69,7 +69,7 @@ pub enum DecodeError {
 ///
 /// Call order: after every [`feed`](Self::feed) or [`feed_eof`](Self::feed_eof), call
 /// [`poll_event`](Self::poll_event) until it returns `Ok(None)` or an error. Each input byte is
-/// scanned for line ends once (a [`Sink`] that takes events itself may look at a line first,
+/// scanned for line ends once (a sink that takes events itself may look at a line first,
 /// a constant number of times); the consumed prefix of the buffer is dropped in amortised O(1).
 #[derive(Debug, Clone)]
 pub struct Decoder {
