@@ -361,8 +361,7 @@ pub(crate) fn summarize(path: &Path) -> Option<Summary> {
                 event: Event::Message { message },
             }) = serde_json::from_slice(&line)
             {
-                if message.role == Role::User && hrns_core::session::tool_images(&message).is_none()
-                {
+                if message.role == Role::User && !hrns_core::session::is_tool_images(&message) {
                     first_user_message = Some(message.text());
                 }
             }
@@ -512,6 +511,10 @@ fn message_markdown(m: &Message, level: &str) -> String {
                     "\n*{}*\n",
                     crate::output::tool_images_text(&calls)
                 )),
+                // A pruned image message: the stub says what it was.
+                None if hrns_core::session::is_tool_images(m) => {
+                    out.push_str(&format!("\n*{}*\n", m.text()));
+                }
                 None => out.push_str(&format!("\n{level} User\n\n{}\n", m.text())),
             },
             Role::Assistant => {

@@ -213,7 +213,7 @@ pub fn compacted_history(
     let mut step_bytes = 0;
     for i in (0..tail.len()).rev() {
         step_bytes += message_bytes(&tail[i]);
-        if tail[i].role == Role::Tool || crate::session::tool_images(&tail[i]).is_some() {
+        if tail[i].role == Role::Tool || crate::session::is_tool_images(&tail[i]) {
             continue;
         }
         if step_bytes > room {
@@ -234,7 +234,7 @@ pub fn compacted_history(
 /// a step's images ([`crate::session::tool_images`]), which only has that role because
 /// providers take images in no other.
 pub(crate) fn is_users(m: &Message) -> bool {
-    m.role == Role::User && crate::session::tool_images(m).is_none()
+    m.role == Role::User && !crate::session::is_tool_images(m)
 }
 
 #[cfg(test)]

@@ -193,3 +193,24 @@ fn a_message_carrying_images_is_neither_the_users_latest_nor_quoted() {
     assert_eq!(tight.messages[2..], h[9..]);
     assert_eq!(history::validate(&tight.messages), Ok(()));
 }
+
+#[test]
+fn a_pruned_image_message_is_not_the_users_latest_either() {
+    // Pruning turns an old step's images into a text stub; it is still the tools' words.
+    let mut h = vec![Message::user("the only task")];
+    for id in ["a", "b", "c"] {
+        h.extend(step(id, 2000));
+        h.push(images_of(id));
+    }
+    let pruned = crate::context::prune_tool_outputs(&mut h, 1);
+    assert!(!pruned.is_empty());
+    let stub = h
+        .iter()
+        .find(|m| m.role == Role::User && m.text().starts_with("[output pruned"))
+        .unwrap();
+    assert!(crate::session::is_tool_images(stub) && !is_users(stub));
+    let whole = compacted_history(&h, "S", 1_000_000).unwrap();
+    assert_eq!(whole.messages[1].text(), "the only task", "kept verbatim");
+    assert!(!whole.messages[0].text().contains("output pruned"));
+    assert_eq!(history::validate(&whole.messages), Ok(()));
+}

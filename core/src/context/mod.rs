@@ -31,7 +31,7 @@ pub use compact::{
 pub use estimate::{CONSERVATIVE_BYTES_PER_TOKEN, TokenMeter, message_bytes};
 pub use overflow::{Overflow, recognise_overflow};
 pub use prune::{PRUNE_MIN_BYTES, PrunedOutput, is_pruned_stub, prune_tool_outputs};
-pub(crate) use prune::{is_step, protected_from};
+pub(crate) use prune::{is_pruned_images, is_step, protected_from};
 pub use window::{WindowSource, window_from_model, window_from_models};
 
 /// How a session keeps its requests inside the context window.

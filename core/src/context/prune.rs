@@ -41,6 +41,19 @@ pub fn is_pruned_stub(text: &str) -> bool {
     text.starts_with(STUB_PREFIX)
 }
 
+/// How the stub that replaces a step's image message ends.
+const IMAGES_STUB_END: &str = ", cut from the history. Run the call again if you need them.]";
+
+/// Whether `message` is the stub [`prune_tool_outputs`] left of a step's image message: still
+/// a `user` message, but the tools' words, not the user's.
+pub(crate) fn is_pruned_images(message: &Message) -> bool {
+    matches!(
+        (&message.role, &message.content),
+        (Role::User, Some(crate::wire::Content::Text(text)))
+            if text.starts_with(STUB_PREFIX) && text.ends_with(IMAGES_STUB_END)
+    )
+}
+
 /// Replaces the outputs of tool calls made before the last `keep_steps` model steps (an
 /// assistant message with tool calls is one step) by stubs, when longer than
 /// [`PRUNE_MIN_BYTES`], and the messages carrying their images by one stub each. Returns what
@@ -103,7 +116,7 @@ pub fn prune_tool_outputs(history: &mut [Message], keep_steps: usize) -> Vec<Pru
                         bytes: call.bytes,
                     });
                 }
-                stub.push_str(", cut from the history. Run the call again if you need them.]");
+                stub.push_str(IMAGES_STUB_END);
                 m.content = Some(crate::wire::Content::Text(stub));
             }
             Role::System | Role::Developer | Role::Function => {}

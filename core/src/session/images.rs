@@ -32,6 +32,14 @@ pub struct ToolImages {
     pub bytes: usize,
 }
 
+/// Whether `message` is the `user` message a session adds to carry a step's tool images, as
+/// sent ([`tool_images`] reads it) or as context pruning left it (a short text stub): the
+/// tools' words in either form, never something the user said.
+#[must_use]
+pub fn is_tool_images(message: &Message) -> bool {
+    tool_images(message).is_some() || crate::context::is_pruned_images(message)
+}
+
 /// The calls whose images `message` carries, when it is the `user` message a session adds
 /// after a step's tool messages; `None` for any other message, what the user typed (their own
 /// images included) too.

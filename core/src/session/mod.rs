@@ -53,7 +53,7 @@ pub use event::{
     CompactMethod, CompactReason, EVENT_SCHEMA_VERSION, Event, ToolStatus, TransportError,
     TransportErrorKind, TurnError, TurnOutcome,
 };
-pub use images::{ToolImages, tool_images};
+pub use images::{ToolImages, is_tool_images, tool_images};
 pub(crate) use retry::retry_after;
 pub use tools_reason::{ToolsReason, WhenUnchanged};
 

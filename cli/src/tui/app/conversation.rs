@@ -157,6 +157,10 @@ impl App {
                         crate::output::tool_images_text(&calls),
                         SpanStyle::PLAIN.dim(),
                     )],
+                    // A pruned image message: the stub says what it was.
+                    None if hrns_core::session::is_tool_images(m) => {
+                        vec![Line::styled(m.text(), SpanStyle::PLAIN.dim())]
+                    }
                     None => view::user_message(&m.text(), width),
                 },
                 Role::Assistant => {

@@ -33,9 +33,10 @@ impl App {
             }
             CommandId::Retry => {
                 let history = self.history();
-                let Some(pos) = history.iter().rposition(|m| {
-                    m.role == Role::User && hrns_core::session::tool_images(m).is_none()
-                }) else {
+                let Some(pos) = history
+                    .iter()
+                    .rposition(|m| m.role == Role::User && !hrns_core::session::is_tool_images(m))
+                else {
                     self.info("nothing to retry yet");
                     return;
                 };
