@@ -110,6 +110,9 @@ pub fn summary_messages(
 
 /// One message as transcript text.
 fn transcript_entry(m: &Message) -> String {
+    if crate::session::is_tool_images(m) {
+        return tool_images_entry(m);
+    }
     let mut s = format!("## {}", m.role);
     if m.role == Role::Tool {
         if let Some(id) = &m.tool_call_id {
@@ -130,6 +133,33 @@ fn transcript_entry(m: &Message) -> String {
             c.id,
             cut_middle(&c.function.arguments, TRANSCRIPT_TOOL_OUTPUT)
         ));
+    }
+    s.push_str("\n\n");
+    s
+}
+
+/// The message carrying a step's tool images (sent or pruned) as transcript text: labelled as
+/// the tools' output, since its `user` role only says where providers take images, and its
+/// images named rather than quoted.
+fn tool_images_entry(m: &Message) -> String {
+    let mut s = String::from("## tool (images)\n");
+    match crate::session::tool_images(m) {
+        Some(calls) => {
+            s.push('[');
+            for (n, call) in calls.iter().enumerate() {
+                if n > 0 {
+                    s.push_str("; ");
+                }
+                let images = if call.count == 1 { "image" } else { "images" };
+                s.push_str(&format!(
+                    "{} {images} returned by {} (`{}`)",
+                    call.count, call.call_id, call.tool
+                ));
+            }
+            s.push_str(", not shown here]");
+        }
+        // The stub pruning left names its calls already.
+        None => s.push_str(&m.text()),
     }
     s.push_str("\n\n");
     s

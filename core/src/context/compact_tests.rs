@@ -214,3 +214,34 @@ fn a_pruned_image_message_is_not_the_users_latest_either() {
     assert!(!whole.messages[0].text().contains("output pruned"));
     assert_eq!(history::validate(&whole.messages), Ok(()));
 }
+
+#[test]
+fn the_transcript_labels_a_tool_images_message_as_the_tools_output() {
+    let mut h = vec![Message::user("look at the screenshots")];
+    for id in ["a", "b"] {
+        h.extend(step(id, 2000));
+        h.push(images_of(id));
+    }
+    crate::context::prune_tool_outputs(&mut h, 1);
+    assert!(crate::context::is_pruned_images(&h[3]), "a's images pruned");
+    assert!(
+        crate::session::tool_images(&h[6]).is_some(),
+        "b's images sent"
+    );
+    let text = summary_messages(&h, None, 1_000_000)[1].text();
+    assert_eq!(
+        text.matches("## user\n").count(),
+        1,
+        "only the user's own message is theirs: {text}"
+    );
+    assert!(
+        text.contains(
+            "## tool (images)\n[output pruned to save context: 1 image returned by `read_file`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("## tool (images)\n[1 image returned by b (`read_file`), not shown here]"),
+        "{text}"
+    );
+}
