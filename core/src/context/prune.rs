@@ -23,7 +23,8 @@ const STUB_PREFIX: &str = "[output pruned to save context: ";
 /// Most of a call's arguments quoted in its stub.
 const MAX_STUB_ARGUMENTS: usize = 200;
 
-/// One tool output (or the images of one call) replaced by a stub.
+/// One call whose output (its text, its images or both) was replaced by a stub: each call
+/// appears once in what [`prune_tool_outputs`] returns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrunedOutput {
     /// The call id.
@@ -32,7 +33,7 @@ pub struct PrunedOutput {
     pub tool: String,
     /// The call's arguments, shortened.
     pub arguments: String,
-    /// The size of the output that was cut, in bytes.
+    /// The size of what was cut, in bytes: the output's text and its images' `data:` URLs.
     pub bytes: usize,
 }
 
@@ -57,16 +58,21 @@ pub(crate) fn is_pruned_images(message: &Message) -> bool {
 /// Replaces the outputs of tool calls made before the last `keep_steps` model steps (an
 /// assistant message with tool calls is one step) by stubs, when longer than
 /// [`PRUNE_MIN_BYTES`], and the messages carrying their images by one stub each. Returns what
-/// was pruned, oldest first. Messages are never added,
+/// was pruned, oldest first, one entry per call (a call whose text and images were both cut is
+/// named once, with both sizes). Messages are never added,
 /// removed or reordered, so a valid history stays valid.
 pub fn prune_tool_outputs(history: &mut [Message], keep_steps: usize) -> Vec<PrunedOutput> {
     let protected_from = protected_from(history, keep_steps);
     let mut calls: HashMap<String, (String, String)> = HashMap::new();
-    let mut pruned = Vec::new();
+    let mut pruned: Vec<PrunedOutput> = Vec::new();
+    // Where in `pruned` the current step's calls whose text was cut are, so their images
+    // join the same entry (a step's images follow its tool messages).
+    let mut cut: HashMap<String, usize> = HashMap::new();
     for m in &mut history[..protected_from] {
         match m.role {
             Role::Assistant => {
                 calls.clear();
+                cut.clear();
                 for c in &m.tool_calls {
                     calls.insert(
                         c.id.clone(),
@@ -86,6 +92,7 @@ pub fn prune_tool_outputs(history: &mut [Message], keep_steps: usize) -> Vec<Pru
                     "{STUB_PREFIX}`{tool}` {arguments} returned {} bytes, cut from the history. Run the call again if you need its output.]",
                     text.len()
                 )));
+                cut.insert(id.clone(), pruned.len());
                 pruned.push(PrunedOutput {
                     call_id: id,
                     tool,
@@ -109,12 +116,15 @@ pub fn prune_tool_outputs(history: &mut [Message], keep_steps: usize) -> Vec<Pru
                         "{} {images} returned by `{tool}` {arguments}",
                         call.count
                     ));
-                    pruned.push(PrunedOutput {
-                        call_id: call.call_id,
-                        tool,
-                        arguments,
-                        bytes: call.bytes,
-                    });
+                    match cut.get(&call.call_id) {
+                        Some(&at) => pruned[at].bytes += call.bytes,
+                        None => pruned.push(PrunedOutput {
+                            call_id: call.call_id,
+                            tool,
+                            arguments,
+                            bytes: call.bytes,
+                        }),
+                    }
                 }
                 stub.push_str(IMAGES_STUB_END);
                 m.content = Some(crate::wire::Content::Text(stub));
@@ -263,6 +273,31 @@ mod tests {
         assert!(
             prune_tool_outputs(&mut h, 1).is_empty(),
             "a stub is not pruned again"
+        );
+    }
+
+    #[test]
+    fn a_call_whose_text_and_images_are_both_cut_is_named_once() {
+        let mut h = vec![
+            Message::user("task"),
+            step("a", "shot", r#"{"page":1}"#),
+            Message::tool("a", big(5000)),
+            images_message(&[("a", "shot", 2)]),
+            step("c", "shot", "{}"),
+            Message::tool("c", "[image 1]"),
+        ];
+        let pruned = prune_tool_outputs(&mut h, 1);
+        assert!(is_pruned_stub(&h[2].text()) && is_pruned_images(&h[3]));
+        let url = "data:image/png;base64,".len() + 100;
+        assert_eq!(
+            pruned,
+            vec![PrunedOutput {
+                call_id: "a".into(),
+                tool: "shot".into(),
+                arguments: r#"{"page":1}"#.into(),
+                bytes: 5000 + 2 * url,
+            }],
+            "one entry, with the bytes of its text and its images"
         );
     }
 

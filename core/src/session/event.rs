@@ -136,7 +136,7 @@ pub enum Event {
         tokens_after: u64,
         /// The context window, when known.
         window: Option<u64>,
-        /// The tool outputs replaced by stubs.
+        /// The calls whose outputs (text, images or both) were replaced by stubs, each once.
         pruned: Vec<crate::context::PrunedOutput>,
         /// How many messages the summary replaced (0 when only pruned).
         summarized_messages: usize,
