@@ -3,9 +3,12 @@
 //! `.ci/install-mcp-servers` under `$HRNS_MCP_SERVERS` or `target/mcp-servers/`. When it is
 //! missing the test fails if `CI` is set and otherwise prints a notice and passes.
 
+mod scripted_http;
+
 use hrns_blocking::mcp::{McpServers, ServerStatus, StartOptions};
 use hrns_blocking::{Tool, ToolContext};
 use hrns_core::mcp::config::parse_servers;
+use scripted_http::read_request;
 use serde_json::json;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -301,28 +304,6 @@ fn a_redirect_is_refused_and_the_other_host_gets_nothing() {
         Err(e) if e.kind() == ErrorKind::WouldBlock => {}
         other => panic!("the redirect target was contacted: {other:?}"),
     }
-}
-
-/// Reads one HTTP/1.1 request: its head (lower-cased) and its JSON body.
-fn read_request(stream: &mut TcpStream) -> Option<(String, serde_json::Value)> {
-    use std::io::Read;
-    let mut data = Vec::new();
-    let mut byte = [0u8; 1];
-    while !data.ends_with(b"\r\n\r\n") {
-        if stream.read(&mut byte).ok()? == 0 {
-            return None;
-        }
-        data.push(byte[0]);
-    }
-    let head = String::from_utf8_lossy(&data).to_ascii_lowercase();
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0u8; length];
-    stream.read_exact(&mut body).ok()?;
-    Some((head, serde_json::from_slice(&body).ok()?))
 }
 
 #[test]

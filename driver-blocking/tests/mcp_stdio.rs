@@ -258,7 +258,8 @@ fn servers_that_cannot_start_are_reported_and_never_hang() {
                 "{status:?}"
             ),
             "silent" => assert!(
-                matches!(status, ServerStatus::Failed(w) if w.contains("deadline")),
+                matches!(status, ServerStatus::Failed(w) if w.contains("not ready within 2 s")
+                    && w.contains("\"startTimeout\"")),
                 "{status:?}"
             ),
             "garbage" => assert!(matches!(status, ServerStatus::Failed(_)), "{status:?}"),

@@ -8,7 +8,7 @@
 //! - getters: [`Client::phase`], [`Client::tools`], [`Client::protocol_version`],
 //!   [`Client::server_info`], [`Client::poll_timeout`];
 //! - inputs: [`Client::handle_message`], [`Client::handle_closed`],
-//!   [`Client::handle_timeout`];
+//!   [`Client::handle_timeout`], [`Client::handle_start_deadline`];
 //! - commands: [`Client::start`], [`Client::call_tool`], [`Client::cancel_call`];
 //! - output: [`Client::poll`].
 //!
@@ -393,6 +393,17 @@ impl Client {
         let _ = self.start(now);
     }
 
+    /// The start-up time (`timeout`) ran out: a client still initialising or listing its
+    /// tools for the first time fails with [`Failure::NotReady`]. Call
+    /// [`handle_timeout`](Self::handle_timeout) first, so that a request timing out at the
+    /// same moment is named instead.
+    pub fn handle_start_deadline(&mut self, timeout: Duration) {
+        match self.phase {
+            Phase::Initializing | Phase::Listing => self.fail(Failure::NotReady { timeout }),
+            Phase::New | Phase::Ready | Phase::Failed(_) => {}
+        }
+    }
+
     /// Lets time pass: requests whose deadline is at or before `now` time out.
     pub fn handle_timeout(&mut self, now: Instant) {
         let expired: Vec<i64> = self
@@ -421,6 +432,7 @@ impl Client {
                 Purpose::Call(call) => {
                     self.forget(id);
                     let secs = self.config.call_timeout.as_secs_f32();
+                    let key = super::config::TIMEOUT_KEY;
                     self.notify(
                         "notifications/cancelled",
                         json!({"requestId": id, "reason": "timed out"}),
@@ -428,8 +440,9 @@ impl Client {
                     self.emit(Event::CallFinished {
                         call,
                         output: ToolOutput::error(format!(
-                            "The MCP server {} did not finish the call within {secs} s, so it \
-                             was cancelled. It may have had an effect anyway.",
+                            "The MCP server {} did not finish the call within {secs} s (the \
+                             limit its {key:?} in mcpServers sets, in milliseconds), so it was \
+                             cancelled. It may have had an effect anyway.",
                             self.config.server
                         )),
                     });

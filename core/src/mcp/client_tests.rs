@@ -482,6 +482,12 @@ fn a_server_that_never_answers_times_out() {
         timeout: Duration::from_secs(5),
     };
     assert_eq!(events(&log), [&Event::Failed(failure.clone())]);
+    assert!(
+        failure
+            .to_string()
+            .contains("initialize within 5 s (\"startTimeout\""),
+        "{failure}"
+    );
     assert_eq!(client.poll_timeout(), None);
     // A late answer changes nothing.
     let mut h = Harness::new(config());
@@ -489,6 +495,34 @@ fn a_server_that_never_answers_times_out() {
     h.step(&Advance(Duration::from_secs(5)), false);
     h.step(&init_answer("2025-06-18"), false);
     assert_eq!(h.client.phase(), &Phase::Failed(failure));
+}
+
+#[test]
+fn the_start_deadline_fails_a_server_still_listing_and_names_the_key() {
+    let mut h = Harness::new(config());
+    h.step(&Start, false);
+    h.step(&init_answer("2025-06-18"), false);
+    assert_eq!(h.client.phase(), &Phase::Listing);
+    h.step(&Advance(Duration::from_secs(3)), false);
+    h.client.handle_start_deadline(Duration::from_secs(3));
+    h.drain();
+    let failure = Failure::NotReady {
+        timeout: Duration::from_secs(3),
+    };
+    assert_eq!(h.client.phase(), &Phase::Failed(failure.clone()));
+    assert_eq!(
+        events(&h.log).last(),
+        Some(&&Event::Failed(failure.clone()))
+    );
+    assert!(
+        failure.to_string().contains("\"startTimeout\""),
+        "{failure}"
+    );
+    // A ready client, or one that failed already, is left as it is.
+    let (_, mut ready) = run(&handshake());
+    ready.handle_start_deadline(Duration::from_secs(3));
+    assert_eq!(ready.phase(), &Phase::Ready);
+    assert_eq!(ready.poll(), None);
 }
 
 #[test]
@@ -509,7 +543,11 @@ fn a_slow_call_times_out_but_progress_keeps_it_alive() {
         Event::CallFinished { call, output } => {
             assert_eq!(*call, CallId(3));
             assert!(
-                output.is_error && output.content.contains("within 60 s"),
+                output.is_error
+                    && output.content.contains("MCP server time")
+                    && output
+                        .content
+                        .contains("within 60 s (the limit its \"timeout\""),
                 "{output:?}"
             );
         }

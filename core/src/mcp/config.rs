@@ -11,8 +11,10 @@
 //!
 //! A server with `command` runs over stdio; one with `url` over streamable HTTP (`"type"`,
 //! when present, must agree: `stdio`, `http`, `streamable-http` or `sse`). `timeout` is the
-//! per-call timeout in milliseconds (as in Gemini CLI). Values in `env` and `headers` are
-//! secrets: they are redacted in `Debug` and never printed.
+//! per-call timeout in milliseconds (as in Gemini CLI); `startTimeout` how long the server may
+//! take to start, in milliseconds: to answer `initialize` and to list its tools (each page of
+//! a later listing too). Values in `env` and `headers` are secrets: they are redacted in
+//! `Debug` and never printed.
 //!
 //! A stdio server runs under the session's sandbox policy, like `run_command`, unless its
 //! entry names another with `"sandbox"` (`"danger-full-access"` for a server that must write
@@ -24,6 +26,14 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
+
+/// The key of an entry's per-call limit (milliseconds), named in the texts of a call that
+/// ran out of it.
+pub const TIMEOUT_KEY: &str = "timeout";
+
+/// The key of an entry's start-up limit (milliseconds), named in the texts of a server that
+/// did not start, or list its tools, in time.
+pub const START_TIMEOUT_KEY: &str = "startTimeout";
 
 /// How hrns reaches a server.
 #[derive(Clone, PartialEq, Eq)]
@@ -84,6 +94,9 @@ pub struct ServerConfig {
     pub disabled: bool,
     /// The per-call timeout (`"timeout"`, milliseconds), if set.
     pub timeout: Option<Duration>,
+    /// How long the start may take (`"startTimeout"`, milliseconds), if set: the answer to
+    /// `initialize`, the first listing, and each page of a later listing.
+    pub start_timeout: Option<Duration>,
     /// `"sandbox"`: the policy its process runs under instead of the session's (stdio only).
     pub sandbox: Option<SandboxMode>,
 }
@@ -236,13 +249,15 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err("disabled is not true or false".into()),
     };
-    let timeout = match entry.get("timeout") {
-        None | Some(Value::Null) => None,
+    let milliseconds = |field: &str| match entry.get(field) {
+        None | Some(Value::Null) => Ok(None),
         Some(v) => match v.as_u64() {
-            Some(ms) if ms > 0 => Some(Duration::from_millis(ms)),
-            _ => return Err("timeout is not a positive number of milliseconds".into()),
+            Some(ms) if ms > 0 => Ok(Some(Duration::from_millis(ms))),
+            _ => Err(format!("{field} is not a positive number of milliseconds")),
         },
     };
+    let timeout = milliseconds(TIMEOUT_KEY)?;
+    let start_timeout = milliseconds(START_TIMEOUT_KEY)?;
     let sandbox = match text("sandbox")? {
         None => None,
         Some(_) if matches!(transport, Transport::Http { .. }) => {
@@ -255,6 +270,7 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
         transport,
         disabled,
         timeout,
+        start_timeout,
         sandbox,
     })
 }
@@ -269,12 +285,13 @@ mod tests {
         let (servers, errors) = parse_servers(&json!({
             "time": {"command": "mcp-server-time", "args": ["--x"], "env": {"TOKEN": "s3cret"}},
             "web": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer abc"},
-                    "timeout": 1500, "disabled": true},
+                    "timeout": 1500, "startTimeout": 2500, "disabled": true},
             "both": {"command": "a", "url": "http://h"},
             "none": {},
             "badenv": {"command": "a", "env": {"A": 1}},
             "badtype": {"type": "sse", "command": "a"},
             "badtimeout": {"command": "a", "timeout": -1},
+            "badstart": {"command": "a", "startTimeout": "1s"},
             "badurl": {"url": "ftp://h"},
             "free": {"command": "a", "sandbox": "danger-full-access"},
             "badsandbox": {"command": "a", "sandbox": "none"},
@@ -297,12 +314,15 @@ mod tests {
         );
         assert!(servers[1].disabled);
         assert_eq!(servers[1].timeout, Some(Duration::from_millis(1500)));
+        assert_eq!(servers[1].start_timeout, Some(Duration::from_millis(2500)));
+        assert_eq!(servers[0].start_timeout, None);
         let names: Vec<&str> = errors.iter().map(|e| e.server.as_str()).collect();
         assert_eq!(
             names,
             [
                 "badenv",
                 "badsandbox",
+                "badstart",
                 "badtimeout",
                 "badtype",
                 "badurl",

@@ -1,18 +1,34 @@
 //! The errors of the MCP client: a failed server connection, and misuse by the caller.
 
 use super::client::SUPPORTED_VERSIONS;
+use super::config::START_TIMEOUT_KEY;
 use std::time::Duration;
 
 /// Why a server connection failed. The server's (or its transport's) fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Failure {
-    /// The server did not answer a request of the handshake in time.
-    #[error("the server did not answer {method} within {} s", timeout.as_secs_f32())]
+    /// The server did not answer a request of the handshake (or of a listing) in time.
+    #[error(
+        "the server did not answer {method} within {} s ({START_TIMEOUT_KEY:?} in its \
+         mcpServers entry sets this limit, in milliseconds)",
+        timeout.as_secs_f32()
+    )]
     Timeout {
         /// The unanswered method.
         method: &'static str,
         /// The timeout that passed.
+        timeout: Duration,
+    },
+    /// The server was not ready (initialised, its tools listed) when the start-up time ran
+    /// out, though no single request timed out.
+    #[error(
+        "the server was not ready within {} s ({START_TIMEOUT_KEY:?} in its mcpServers entry \
+         sets this limit, in milliseconds)",
+        timeout.as_secs_f32()
+    )]
+    NotReady {
+        /// The start-up time that passed.
         timeout: Duration,
     },
     /// The server chose a protocol version hrns does not speak.

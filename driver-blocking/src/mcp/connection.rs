@@ -131,11 +131,14 @@ impl Connection {
         result
     }
 
-    /// Starts the handshake and waits until the server is ready, has failed, or `deadline`.
-    /// A server not ready by the deadline is closed. Returns the phase reached.
-    pub(crate) fn start(&self, deadline: Instant) -> Phase {
-        self.with_client(|client, now| {
+    /// Starts the handshake and waits until the server is ready, has failed, or `wait` has
+    /// passed (counted from the `initialize` sent). A server not ready by then fails, naming
+    /// the request that timed out ([`Client::handle_timeout`]) or else that it was not ready
+    /// ([`Client::handle_start_deadline`]). Returns the phase reached.
+    pub(crate) fn start(&self, wait: Duration) -> Phase {
+        let deadline = self.with_client(|client, now| {
             let _ = client.start(now);
+            now + wait
         });
         let mut state = self.lock();
         loop {
@@ -145,11 +148,13 @@ impl Connection {
             }
             let now = Instant::now();
             if now >= deadline {
-                state
-                    .client
-                    .handle_closed("it was not ready within the start-up deadline");
+                state.client.handle_timeout(now);
+                state.client.handle_start_deadline(wait);
                 drain(&mut state);
-                return state.client.phase().clone();
+                let phase = state.client.phase().clone();
+                drop(state);
+                self.changed.notify_all();
+                return phase;
             }
             state = self.wait(state, deadline);
         }

@@ -50,23 +50,81 @@ impl Outgoing for HttpOutgoing {
     }
 }
 
+/// How long the head of each answer is awaited. A server that takes the POST and then says
+/// nothing would otherwise hold the worker, and every message queued behind it, for good.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// For `initialize`: the start-up time (and the client's request timeout, if shorter).
+    pub(crate) initialize: Duration,
+    /// For `tools/call`: the client's call timeout.
+    pub(crate) call: Duration,
+    /// For every other message: the client's request timeout.
+    pub(crate) request: Duration,
+}
+
+/// Added to each limit of [`Limits`]: the client's own timer for the same request runs out
+/// first and names what timed out (and the setting that sets it); then the worker stops
+/// waiting and goes on with the next message.
+const HEAD_GRACE: Duration = Duration::from_secs(1);
+
+impl Limits {
+    /// How long the head of the answer to `message` is awaited.
+    pub(super) fn head(&self, message: &Message) -> Duration {
+        let limit = match message {
+            Message::Request { method, .. } if method == "initialize" => self.initialize,
+            Message::Request { method, .. } if method == "tools/call" => self.call,
+            Message::Request { .. }
+            | Message::Notification { .. }
+            | Message::Response { .. }
+            | Message::Error { .. } => self.request,
+        };
+        limit + HEAD_GRACE
+    }
+}
+
 /// Starts the worker for `url` with the configured `headers`.
 ///
-/// `initialize_wait` bounds the reading of the body of each answer to `initialize`: the
-/// client stops waiting for that answer by then, and a server that sends a head and then
+/// `limits.initialize` also bounds the reading of the body of each answer to `initialize`:
+/// the client stops waiting for that answer by then, and a server that sends a head and then
 /// holds the body would otherwise keep a reading thread and its connection for good (the
 /// body of a refusal is read on a thread of its own, see [`refusal`]).
 pub(crate) fn start(
     url: String,
     headers: BTreeMap<String, String>,
     slot: Slot,
-    initialize_wait: Duration,
+    limits: Limits,
 ) -> std::io::Result<HttpOutgoing> {
     let (queue, messages) = channel();
     std::thread::Builder::new()
         .name("mcp-http".into())
-        .spawn(move || worker(&url, &headers, &slot, &messages, initialize_wait))?;
+        .spawn(move || worker(&url, &headers, &slot, &messages, limits))?;
     Ok(HttpOutgoing(Some(queue)))
+}
+
+/// The head of the answer to a message did not come within its limit: the client's timer
+/// for it ran out just before and is handled now (the failure or the call's result names the
+/// limit). Returns `Break` when the worker should stop: an unanswered `initialize` (after the
+/// start-up time, nothing else can be sent) closes the connection.
+pub(super) fn head_timed_out(slot: &Slot, message: &Message, waited: Duration) -> ControlFlow<()> {
+    if let Some(connection) = connection(slot) {
+        connection.with_client(|client, now| client.handle_timeout(now));
+    }
+    match message {
+        Message::Request { method, .. } if method == "initialize" => {
+            close(
+                slot,
+                format!(
+                    "no answer to initialize came within {} s",
+                    waited.as_secs_f32()
+                ),
+            );
+            ControlFlow::Break(())
+        }
+        Message::Request { .. }
+        | Message::Notification { .. }
+        | Message::Response { .. }
+        | Message::Error { .. } => ControlFlow::Continue(()),
+    }
 }
 
 pub(super) fn connection(slot: &Slot) -> Option<Arc<Connection>> {
@@ -84,7 +142,7 @@ fn worker(
     headers: &BTreeMap<String, String>,
     slot: &Slot,
     messages: &Receiver<Message>,
-    initialize_wait: Duration,
+    limits: Limits,
 ) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
@@ -106,10 +164,15 @@ fn worker(
         for (name, value) in headers {
             request = request.header(name.as_str(), value.as_str());
         }
+        let head_limit = limits.head(&message);
+        let mut request = request
+            .config()
+            .timeout_recv_response(Some(head_limit))
+            .build();
         if initialize {
             request = request
                 .config()
-                .timeout_recv_body(Some(initialize_wait))
+                .timeout_recv_body(Some(limits.initialize))
                 .build();
         }
         if let Some(id) = &session {
@@ -122,6 +185,10 @@ fn worker(
         }
         let response = match request.send(&message.to_bytes()[..]) {
             Ok(response) => response,
+            Err(ureq::Error::Timeout(_)) => match head_timed_out(slot, &message, head_limit) {
+                ControlFlow::Continue(()) => continue,
+                ControlFlow::Break(()) => return,
+            },
             Err(e) => return close(slot, format!("the POST to {url} failed: {e}")),
         };
         let status = response.status().as_u16();
@@ -173,7 +240,9 @@ fn worker(
             // an SSE stream" — 400 too, which some servers of that time answer.
             400 | 404 | 405 if initialize => {
                 let refused = refusal(status, response, headers);
-                return super::legacy::run(&agent, url, headers, slot, message, messages, &refused);
+                return super::legacy::run(
+                    &agent, url, headers, slot, message, messages, limits, &refused,
+                );
             }
             400..=499 if initialize => return close(slot, refusal(status, response, headers)),
             200..=299 => {}
@@ -204,7 +273,7 @@ fn worker(
 const REFUSAL_BODY_BYTES: u64 = 4096;
 /// How long a refused answer's body is waited for: a server that sends the head and then
 /// nothing must not hold up the fallback. (The reading thread itself ends at the request's
-/// body timeout, the `initialize_wait` of [`start`].)
+/// body timeout, `limits.initialize` of [`start`].)
 const REFUSAL_BODY_WAIT: Duration = Duration::from_secs(2);
 
 /// "the server answered the initialize POST with HTTP {status}", and what the body said

@@ -5,7 +5,7 @@
 //! What the stream says (and whether the endpoint may be used) is decided by the core's
 //! [`EventStream`]; this module only moves bytes.
 
-use super::http::{Slot, close, connection, read_pieces};
+use super::http::{Limits, Slot, close, connection, head_timed_out, read_pieces};
 use hrns_core::mcp::jsonrpc::Message;
 use hrns_core::mcp::legacy::{EventStream, StreamEvent};
 use std::collections::BTreeMap;
@@ -18,7 +18,9 @@ use std::time::Duration;
 /// Opens the event stream of `url` and sends `first` (the `initialize` the server refused
 /// as a POST) and then every queued message to the endpoint the stream names.
 /// `refused` says how the POST was refused (its status and what its body said), for the
-/// failure texts.
+/// failure texts. Each head is awaited as long as `limits` says (the stream's as long as
+/// `initialize`'s answer).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run(
     agent: &ureq::Agent,
     url: &str,
@@ -26,14 +28,24 @@ pub(super) fn run(
     slot: &Slot,
     first: Message,
     messages: &Receiver<Message>,
+    limits: Limits,
     refused: &str,
 ) {
     let mut request = agent.get(url).header("Accept", "text/event-stream");
     for (name, value) in headers {
         request = request.header(name.as_str(), value.as_str());
     }
+    let head_limit = limits.head(&first);
+    let request = request
+        .config()
+        .timeout_recv_response(Some(head_limit))
+        .build();
     let response = match request.call() {
         Ok(response) => response,
+        Err(ureq::Error::Timeout(_)) => {
+            let _ = head_timed_out(slot, &first, head_limit);
+            return;
+        }
         Err(e) => {
             return close(
                 slot,
@@ -95,6 +107,11 @@ pub(super) fn run(
         for (name, value) in headers {
             request = request.header(name.as_str(), value.as_str());
         }
+        let head_limit = limits.head(&message);
+        let request = request
+            .config()
+            .timeout_recv_response(Some(head_limit))
+            .build();
         match request.send(&message.to_bytes()[..]) {
             // The answer comes on the stream; the POST's body says nothing more.
             Ok(response) if response.status().is_success() => {}
@@ -108,6 +125,11 @@ pub(super) fn run(
                 );
             }
             Ok(_) => {}
+            Err(ureq::Error::Timeout(_)) => {
+                if head_timed_out(slot, &message, head_limit).is_break() {
+                    return;
+                }
+            }
             Err(e) => return close(slot, format!("the POST to {endpoint} failed: {e}")),
         }
     }

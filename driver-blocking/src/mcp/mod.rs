@@ -38,7 +38,7 @@ use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How servers are started.
 #[derive(Debug, Clone)]
@@ -47,7 +47,8 @@ pub struct StartOptions {
     pub workspace: PathBuf,
     /// Where each server's stderr and hrns's notes about it go (`NAME.log`).
     pub log_dir: PathBuf,
-    /// How long all servers together may take to become ready.
+    /// How long each server may take to become ready (all start at once), unless its
+    /// `startTimeout` says otherwise.
     pub deadline: Duration,
     /// The sandbox stdio servers run under, as commands do: its policy (unless a server's
     /// `"sandbox"` names another), its launcher, and its environment rules (which of this
@@ -150,12 +151,7 @@ impl McpServer {
         }
     }
 
-    fn start(
-        config: &ServerConfig,
-        options: &StartOptions,
-        deadline: Instant,
-        changes: Arc<Changes>,
-    ) -> McpServer {
+    fn start(config: &ServerConfig, options: &StartOptions, changes: Arc<Changes>) -> McpServer {
         let mut server = McpServer {
             config: config.clone(),
             status: ServerStatus::Disabled,
@@ -165,7 +161,7 @@ impl McpServer {
         if config.disabled {
             return server;
         }
-        server.status = match server.connect(options, deadline, changes) {
+        server.status = match server.connect(options, changes) {
             Ok(()) => ServerStatus::Ready,
             Err(why) => ServerStatus::Failed(config.redact(&why)),
         };
@@ -175,12 +171,7 @@ impl McpServer {
         server
     }
 
-    fn connect(
-        &mut self,
-        options: &StartOptions,
-        deadline: Instant,
-        changes: Arc<Changes>,
-    ) -> Result<(), String> {
+    fn connect(&mut self, options: &StartOptions, changes: Arc<Changes>) -> Result<(), String> {
         std::fs::create_dir_all(&options.log_dir).map_err(|e| {
             format!(
                 "cannot create the log directory {}: {e}",
@@ -203,6 +194,10 @@ impl McpServer {
         if let Some(timeout) = self.config.timeout {
             client_config.call_timeout = timeout;
         }
+        if let Some(timeout) = self.config.start_timeout {
+            client_config.request_timeout = timeout;
+        }
+        let start_wait = self.config.start_timeout.unwrap_or(options.deadline);
         let client = Client::new(client_config);
         let connection = match &self.config.transport {
             Transport::Stdio {
@@ -254,15 +249,14 @@ impl McpServer {
             Transport::Http { url, headers } => {
                 let slot = http::Slot::default();
                 // No answer to `initialize` is awaited past the client's request timeout, nor
-                // past the start's deadline.
-                let initialize_wait = client.config().request_timeout.min(options.deadline);
-                let out = http::start(
-                    url.clone(),
-                    headers.clone(),
-                    Arc::clone(&slot),
-                    initialize_wait,
-                )
-                .map_err(|e| format!("cannot start its HTTP thread: {e}"))?;
+                // past the start-up time.
+                let limits = http::Limits {
+                    initialize: client.config().request_timeout.min(start_wait),
+                    call: client.config().call_timeout,
+                    request: client.config().request_timeout,
+                };
+                let out = http::start(url.clone(), headers.clone(), Arc::clone(&slot), limits)
+                    .map_err(|e| format!("cannot start its HTTP thread: {e}"))?;
                 let connection = Connection::new(
                     client,
                     Box::new(out),
@@ -275,12 +269,12 @@ impl McpServer {
             }
             #[cfg(not(feature = "http"))]
             Transport::Http { .. } => {
-                let _ = (client, changes);
+                let _ = (client, changes, start_wait);
                 return Err("HTTP servers need hrns-blocking's `http` feature".into());
             }
         };
         self.connection = Some(Arc::clone(&connection));
-        match connection.start(deadline) {
+        match connection.start(start_wait) {
             Phase::Ready => Ok(()),
             Phase::Failed(failure) => Err(failure.to_string()),
             Phase::New | Phase::Initializing | Phase::Listing => {
@@ -299,18 +293,17 @@ pub struct McpServers {
 }
 
 impl McpServers {
-    /// Starts every enabled server at once and waits until each is ready or has failed, at
-    /// most `options.deadline`. Never fails as a whole: a server that cannot start is kept
-    /// with [`ServerStatus::Failed`] and no tools.
+    /// Starts every enabled server at once and waits until each is ready or has failed, each
+    /// at most `options.deadline` (or its `startTimeout`). Never fails as a whole: a server
+    /// that cannot start is kept with [`ServerStatus::Failed`] and no tools.
     pub fn start(configs: &[ServerConfig], options: &StartOptions) -> McpServers {
-        let deadline = Instant::now() + options.deadline;
         let changes = Arc::new(Changes::default());
         let servers = std::thread::scope(|scope| {
             let handles: Vec<_> = configs
                 .iter()
                 .map(|config| {
                     let changes = Arc::clone(&changes);
-                    scope.spawn(move || McpServer::start(config, options, deadline, changes))
+                    scope.spawn(move || McpServer::start(config, options, changes))
                 })
                 .collect();
             handles
