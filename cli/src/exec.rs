@@ -489,12 +489,16 @@ fn show_proposed_diff(run: &ToolRun) -> bool {
         return false;
     };
     let mut err = std::io::stderr();
-    let _ = write!(
-        err,
-        "{}",
-        crate::safe_text::safe(&crate::diff::to_text(&diff))
-    );
+    let _ = write!(err, "{}", shown(&crate::diff::to_text(&diff)));
     true
+}
+
+/// Untrusted text as the questions on the terminal show it: without control sequences, then
+/// without secrets (a key the model wrote into a call's arguments, or into a file it wants to
+/// write). Redacted before any shortening, so a cut key is not shown in part either; and after
+/// the control characters go, so a key spliced with them is recognised as it will look.
+fn shown(text: &str) -> String {
+    crate::redact::redact(&crate::safe_text::safe(text)).into_owned()
 }
 
 /// Asks on the terminal: `y` once, `a` always for this tool, `n` (with an optional reason),
@@ -510,20 +514,16 @@ fn ask_on_terminal(
     // A subagent's call says whose it is, as the interactive UI's question does.
     let asker = agent
         .map(|agent| {
-            let name = crate::output::one_line(&crate::safe_text::safe(agent), 60);
+            let name = crate::output::one_line(&shown(agent), 60);
             format!(" {}", s.harness(&format!("(agent {name})")))
         })
         .unwrap_or_default();
-    let _ =
-        write!(
+    let _ = write!(
         err,
         "{} {} {}{}\n{} ",
         s.harness("allow"),
-        s.tool(&crate::safe_text::safe(&crate::output::tool_label(&run.name))),
-        s.args(&crate::output::one_line(
-            &crate::safe_text::safe(&run.arguments),
-            200
-        )),
+        s.tool(&shown(&crate::output::tool_label(&run.name))),
+        s.args(&crate::output::one_line(&shown(&run.arguments), 200)),
         asker,
         s.harness(if offer_unsandboxed {
             "[y]es / [a]lways for this tool / [u]nsandboxed, once / [n]o (optionally: n <reason>):"

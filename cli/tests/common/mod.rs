@@ -231,3 +231,24 @@ impl Lines {
 pub fn mcp_test_server() -> String {
     concat!(env!("CARGO_MANIFEST_DIR"), "/tests/common/mcp_server.py").to_owned()
 }
+
+/// [`Env::pty_vars`] with the env variables that point `hrns` at `mock` (key [`KEY`]).
+pub fn pty_vars_for(env: &Env, mock: &MockProvider) -> Vec<(&'static str, String)> {
+    let mut vars = env.pty_vars();
+    vars.extend([
+        ("OPENAI_BASE_URL", mock.base_url()),
+        ("OPENAI_API_KEY", KEY.to_owned()),
+        ("HRNS_MODEL", "mock-model".to_owned()),
+    ]);
+    vars
+}
+
+/// The first piece of 8 bytes or more of `secret` found in `text` (what redaction must hide),
+/// or `None`.
+pub fn secret_piece<'a>(text: &str, secret: &'a str) -> Option<&'a str> {
+    secret
+        .as_bytes()
+        .windows(8)
+        .map(|w| std::str::from_utf8(w).unwrap())
+        .find(|w| text.contains(w))
+}
