@@ -320,22 +320,15 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
         for event in events {
             // Most events of a stream are deltas: nothing saves them (the message carries the
             // text), learns from them or diffs them, so they go straight to the printer.
-            match event {
-                Event::TextDelta { text } | Event::RefusalDelta { text } if !self.json => {
-                    self.printer.print_text(text, to);
-                    continue;
-                }
-                Event::TextDelta { .. }
-                | Event::RefusalDelta { .. }
-                | Event::ReasoningDelta { .. } => {
-                    if self.json {
-                        print_json(event, to.out());
-                    } else {
-                        self.printer.print(event, to);
+            if event.is_delta() {
+                match event {
+                    Event::TextDelta { text } | Event::RefusalDelta { text } if !self.json => {
+                        self.printer.print_text(text, to);
                     }
-                    continue;
+                    _ if self.json => print_json(event, to.out()),
+                    _ => self.printer.print(event, to),
                 }
-                _ => {}
+                continue;
             }
             // The turn's tokens include its children's.
             let with_children;

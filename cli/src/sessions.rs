@@ -170,15 +170,10 @@ impl SessionLog {
         &self.path
     }
 
-    /// Appends one event and flushes it. Deltas are not saved: the messages carry the text.
+    /// Appends one event and flushes it. Deltas ([`Event::is_delta`]) are not saved: the
+    /// messages carry their text.
     pub(crate) fn record(&mut self, event: &Event) -> io::Result<()> {
-        if matches!(
-            event,
-            Event::TextDelta { .. }
-                | Event::ReasoningDelta { .. }
-                | Event::RefusalDelta { .. }
-                | Event::ToolCallStreaming { .. }
-        ) {
+        if event.is_delta() {
             return Ok(());
         }
         let line = serde_json::to_string(&EntryRef { event }).map_err(io::Error::other)?;
@@ -187,13 +182,7 @@ impl SessionLog {
 
     /// Appends a subagent's event (its messages and how it ended; deltas are left out).
     pub(crate) fn record_child(&mut self, child: &hrns_core::task::ChildEvent) -> io::Result<()> {
-        if matches!(
-            child.event,
-            Event::TextDelta { .. }
-                | Event::ReasoningDelta { .. }
-                | Event::RefusalDelta { .. }
-                | Event::ToolCallStreaming { .. }
-        ) {
+        if child.event.is_delta() {
             return Ok(());
         }
         let line = serde_json::to_string(&ChildLine {

@@ -167,22 +167,33 @@ impl Event {
     /// Whether this event ends a turn (as [`TurnOutcome::from_event`] says, without making
     /// the outcome: it is asked of every event, deltas included).
     pub fn is_final(&self) -> bool {
-        self.ending().is_some()
+        matches!(self.place(), Place::Ending(_))
     }
 
-    /// How this event ends its turn, borrowed; `None` for every other event. The one place
-    /// that sorts events into final and not ([`Event::is_final`], [`TurnOutcome::from_event`]).
-    fn ending(&self) -> Option<Ending<'_>> {
+    /// Whether this event is a piece of a message still streaming in: text, reasoning or
+    /// refusal text, or a tool call being written. The [`Event::Message`] that follows carries
+    /// all of it, and nothing else is told by it, so a record of the turn (a session file)
+    /// leaves deltas out, and nothing that learns from events (quirks) or follows tool calls
+    /// (diffs) needs to see them: a front end may hand them straight to its printer. Most
+    /// events of a stream are deltas.
+    pub fn is_delta(&self) -> bool {
+        matches!(self.place(), Place::Delta)
+    }
+
+    /// Where this event stands in its turn. The one place that sorts events into deltas,
+    /// final events and the rest ([`Event::is_delta`], [`Event::is_final`],
+    /// [`TurnOutcome::from_event`]).
+    fn place(&self) -> Place<'_> {
         match self {
-            Event::TurnFinished { .. } => Some(Ending::Finished),
-            Event::TurnFailed { error } => Some(Ending::Failed(error)),
-            Event::TurnCancelled => Some(Ending::Cancelled),
-            Event::TurnStarted { .. }
-            | Event::RequestStarted { .. }
-            | Event::TextDelta { .. }
+            Event::TurnFinished { .. } => Place::Ending(Ending::Finished),
+            Event::TurnFailed { error } => Place::Ending(Ending::Failed(error)),
+            Event::TurnCancelled => Place::Ending(Ending::Cancelled),
+            Event::TextDelta { .. }
             | Event::ReasoningDelta { .. }
             | Event::RefusalDelta { .. }
-            | Event::ToolCallStreaming { .. }
+            | Event::ToolCallStreaming { .. } => Place::Delta,
+            Event::TurnStarted { .. }
+            | Event::RequestStarted { .. }
             | Event::ToolCall { .. }
             | Event::ApprovalRequested { .. }
             | Event::ToolResult { .. }
@@ -191,9 +202,19 @@ impl Event {
             | Event::OptionDropped { .. }
             | Event::ToolsChanged { .. }
             | Event::ContextCompacted { .. }
-            | Event::Message { .. } => None,
+            | Event::Message { .. } => Place::Step,
         }
     }
+}
+
+/// Where an event stands in its turn (see [`Event::place`]).
+enum Place<'a> {
+    /// A piece of a message still streaming in.
+    Delta,
+    /// Any other event before the end.
+    Step,
+    /// The end of the turn, and how.
+    Ending(Ending<'a>),
 }
 
 /// A final event's [`TurnOutcome`], borrowed from the event.
@@ -217,11 +238,12 @@ pub enum TurnOutcome {
 impl TurnOutcome {
     /// The outcome a final event stands for; `None` for every other event.
     pub fn from_event(event: &Event) -> Option<TurnOutcome> {
-        event.ending().map(|ending| match ending {
-            Ending::Finished => TurnOutcome::Finished,
-            Ending::Failed(error) => TurnOutcome::Failed(error.clone()),
-            Ending::Cancelled => TurnOutcome::Cancelled,
-        })
+        match event.place() {
+            Place::Ending(Ending::Finished) => Some(TurnOutcome::Finished),
+            Place::Ending(Ending::Failed(error)) => Some(TurnOutcome::Failed(error.clone())),
+            Place::Ending(Ending::Cancelled) => Some(TurnOutcome::Cancelled),
+            Place::Delta | Place::Step => None,
+        }
     }
 }
 
@@ -494,6 +516,28 @@ mod tests {
             assert!(!e.is_final());
             assert_eq!(TurnOutcome::from_event(&e), None);
         }
+    }
+
+    #[test]
+    fn the_deltas_are_the_pieces_a_message_carries_again() {
+        let deltas = [
+            Event::TextDelta { text: "x".into() },
+            Event::ReasoningDelta { text: "x".into() },
+            Event::RefusalDelta { text: "x".into() },
+            Event::ToolCallStreaming {
+                index: 0,
+                name: None,
+            },
+        ];
+        assert!(deltas.iter().all(|e| e.is_delta() && !e.is_final()));
+        let others = [
+            Event::TurnStarted { turn: 1 },
+            Event::Message {
+                message: crate::wire::Message::assistant("x"),
+            },
+            Event::TurnCancelled,
+        ];
+        assert!(others.iter().all(|e| !e.is_delta()));
     }
 
     #[test]
