@@ -311,11 +311,8 @@ impl<'a> Runner<'a> {
                     .map_or(rest.len(), |i| i + 1);
                 let (batch, after) = rest.split_at(end);
                 rest = after;
-                if let Some(o) = batch
-                    .iter()
-                    .filter(|e| e.is_final())
-                    .find_map(TurnOutcome::from_event)
-                {
+                // `from_event` sorts events without cloning: it clones the final one only.
+                if let Some(o) = batch.iter().find_map(TurnOutcome::from_event) {
                     outcome = o;
                 }
                 front.events(batch);
