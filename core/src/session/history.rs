@@ -72,7 +72,7 @@ impl History {
     /// pruned step stays pruned.
     pub(super) fn prune(&mut self, keep_steps: usize) -> Vec<PrunedOutput> {
         let start = self.pruned_until;
-        let end = (start + context::protected_from(&self.messages[start..], keep_steps)).max(start);
+        let end = start + context::protected_from(&self.messages[start..], keep_steps);
         let pruned = self.rewrite(start..end, |messages| {
             context::prune_tool_outputs(messages, 0)
         });
