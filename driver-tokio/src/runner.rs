@@ -58,6 +58,9 @@ pub struct Runner {
     permits: Arc<Semaphore>,
     exchange: Option<Exchange>,
     running: Tools,
+    /// The session's actions of one [`Runner::dispatch`], kept empty between calls so its
+    /// buffer is allocated once, not on every frame of a stream.
+    actions: Vec<Action>,
 }
 
 impl fmt::Debug for Runner {
@@ -86,6 +89,7 @@ impl Runner {
             permits: Arc::new(Semaphore::new(8)),
             exchange: None,
             running: Tools::default(),
+            actions: Vec::new(),
         }
     }
 
@@ -234,10 +238,10 @@ impl Runner {
     /// [`Runner::complete_io`] begins with it.
     pub fn dispatch(&mut self, session: &mut Session) -> Vec<Event> {
         let mut events = Vec::new();
-        let mut actions = Vec::new();
+        let mut actions = std::mem::take(&mut self.actions);
         // All at once: a frame of a fast stream brings hundreds of deltas.
         session.poll_into(&mut events, &mut actions);
-        for action in actions {
+        for action in actions.drain(..) {
             match action {
                 Action::SendRequest(req) => {
                     self.exchange = Some(Exchange::start(&self.client, req))
@@ -249,6 +253,7 @@ impl Runner {
                 Action::Emit(event) => events.push(event),
             }
         }
+        self.actions = actions;
         if self
             .exchange
             .as_ref()
