@@ -449,6 +449,41 @@ fn a_refusal_that_echoes_the_configured_key_is_quoted_without_it() {
 }
 
 #[test]
+fn a_refusal_that_echoes_a_piece_of_the_key_is_quoted_without_any_of_it() {
+    let key = "sk-test-piece-0123456789abcdefghij";
+    // The key without its first bytes, starting 7 bytes before the quote's cut (200 bytes):
+    // shortened first, the quote would end in a piece too short to be recognised.
+    let piece = &key[5..];
+    let said = format!("{} {piece} was refused", "a".repeat(192));
+    let port = refusing_server("401 Unauthorized", said.as_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let (configs, _) = parse_servers(&json!({"old": {
+        "url": format!("http://127.0.0.1:{port}/mcp"),
+        "headers": {"Authorization": format!("Bearer {key}")}
+    }}));
+    let servers = McpServers::start(
+        &configs,
+        &StartOptions::new(dir.path(), dir.path().join("logs")),
+    );
+    let status = servers.servers()[0].status();
+    let ServerStatus::Failed(why) = &status else {
+        panic!("{status:?}")
+    };
+    assert!(why.contains("HTTP 401") && why.contains("aaaa"), "{why}");
+    assert!(why.contains(" [redact"), "{why}");
+    drop(servers);
+    let logged = std::fs::read_to_string(hrns_blocking::mcp::log_path(
+        &dir.path().join("logs"),
+        "old",
+    ))
+    .unwrap_or_default();
+    assert!(logged.contains("HTTP 401"), "{logged}");
+    for text in [why.as_str(), logged.as_str()] {
+        assert!(!text.contains(&piece[..4]), "{text}");
+    }
+}
+
+#[test]
 fn a_refusal_whose_body_is_held_does_not_keep_its_connection() {
     use std::io::{Read, Write};
     use std::sync::mpsc::channel;

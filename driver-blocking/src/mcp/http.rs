@@ -19,6 +19,7 @@
 
 use super::connection::{Connection, Outgoing};
 use hrns_core::mcp::jsonrpc::{DEFAULT_MAX_MESSAGE_SIZE, Message};
+use hrns_core::secrets::Secrets;
 use hrns_core::sse::Decoder;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -82,7 +83,8 @@ impl Limits {
     }
 }
 
-/// Starts the worker for `url` with the configured `headers`.
+/// Starts the worker for `url` with the configured `headers`, whose `secrets` never appear in
+/// what the worker reports.
 ///
 /// `limits.initialize` also bounds the reading of the body of each answer to `initialize`:
 /// the client stops waiting for that answer by then, and a server that sends a head and then
@@ -91,13 +93,14 @@ impl Limits {
 pub(crate) fn start(
     url: String,
     headers: BTreeMap<String, String>,
+    secrets: Secrets,
     slot: Slot,
     limits: Limits,
 ) -> std::io::Result<HttpOutgoing> {
     let (queue, messages) = channel();
     std::thread::Builder::new()
         .name("mcp-http".into())
-        .spawn(move || worker(&url, &headers, &slot, &messages, limits))?;
+        .spawn(move || worker(&url, &headers, &secrets, &slot, &messages, limits))?;
     Ok(HttpOutgoing(Some(queue)))
 }
 
@@ -140,6 +143,7 @@ pub(super) fn close(slot: &Slot, reason: String) {
 fn worker(
     url: &str,
     headers: &BTreeMap<String, String>,
+    secrets: &Secrets,
     slot: &Slot,
     messages: &Receiver<Message>,
     limits: Limits,
@@ -239,12 +243,12 @@ fn worker(
             // Not Found): Issue a GET request to the server URL, expecting that this will open
             // an SSE stream" — 400 too, which some servers of that time answer.
             400 | 404 | 405 if initialize => {
-                let refused = refusal(status, response, headers);
+                let refused = refusal(status, response, secrets);
                 return super::legacy::run(
                     &agent, url, headers, slot, message, messages, limits, &refused,
                 );
             }
-            400..=499 if initialize => return close(slot, refusal(status, response, headers)),
+            400..=499 if initialize => return close(slot, refusal(status, response, secrets)),
             200..=299 => {}
             _ if is_request => return close(slot, format!("the server answered HTTP {status}")),
             _ => continue,
@@ -277,14 +281,11 @@ const REFUSAL_BODY_BYTES: u64 = 4096;
 const REFUSAL_BODY_WAIT: Duration = Duration::from_secs(2);
 
 /// "the server answered the initialize POST with HTTP {status}", and what the body said
-/// ([`hrns_core::mcp::legacy::quote_refusal`]) when it said something in time. A configured
-/// header's value that the body echoes (a 401 quoting the rejected key) is cut out of the
-/// quote: the text also goes to the server's log file, which is not redacted.
-fn refusal(
-    status: u16,
-    response: ureq::http::Response<ureq::Body>,
-    headers: &BTreeMap<String, String>,
-) -> String {
+/// ([`hrns_core::mcp::legacy::quote_refusal`]) when it said something in time. The server's
+/// secrets (a 401 quoting the rejected key, or a piece of it) are cut out before the quote is
+/// shortened: whatever prints the failure redacts it again, but a secret split by the cut
+/// could leave a piece too short to be recognised on its own.
+fn refusal(status: u16, response: ureq::http::Response<ureq::Body>, secrets: &Secrets) -> String {
     let mut text = format!("the server answered the initialize POST with HTTP {status}");
     let reader = response.into_body().into_reader();
     let (said, body) = channel();
@@ -299,11 +300,8 @@ fn refusal(
         .ok()
         .and_then(|_| body.recv_timeout(REFUSAL_BODY_WAIT).ok())
         .and_then(|bytes| {
-            let mut body = String::from_utf8_lossy(&bytes).into_owned();
-            for value in headers.values().map(|v| v.trim()).filter(|v| v.len() >= 4) {
-                body = body.replace(value, "[redacted]");
-            }
-            hrns_core::mcp::legacy::quote_refusal(body.as_bytes())
+            let body = String::from_utf8_lossy(&bytes);
+            hrns_core::mcp::legacy::quote_refusal(secrets.redact(&body).as_bytes())
         });
     if let Some(quoted) = quoted {
         text.push_str(&format!(" (\"{quoted}\")"));

@@ -255,8 +255,14 @@ impl McpServer {
                     call: client.config().call_timeout,
                     request: client.config().request_timeout,
                 };
-                let out = http::start(url.clone(), headers.clone(), Arc::clone(&slot), limits)
-                    .map_err(|e| format!("cannot start its HTTP thread: {e}"))?;
+                let out = http::start(
+                    url.clone(),
+                    headers.clone(),
+                    self.config.secret_set(),
+                    Arc::clone(&slot),
+                    limits,
+                )
+                .map_err(|e| format!("cannot start its HTTP thread: {e}"))?;
                 let connection = Connection::new(
                     client,
                     Box::new(out),
