@@ -48,7 +48,7 @@ pub(crate) fn providers(global: &Global) -> Result<u8, CliError> {
             Ok(p) => println!(
                 "* {}\t{}\t{}\t(from {} and {})",
                 p.name,
-                p.base_url,
+                hrns_core::url_secrets::hide_url_secrets(&p.base_url),
                 p.model,
                 hrns_core::config::ENV_BASE_URL,
                 hrns_core::config::ENV_API_KEY
@@ -68,7 +68,9 @@ pub(crate) fn providers(global: &Global) -> Result<u8, CliError> {
             " "
         };
         let model = entry.model.as_deref().unwrap_or("-");
-        println!("{current} {name}\t{}\t{model}", entry.url);
+        // A password or a key written into the URL is not shown.
+        let url = hrns_core::url_secrets::hide_url_secrets(&entry.url);
+        println!("{current} {name}\t{url}\t{model}");
     }
     Ok(0)
 }

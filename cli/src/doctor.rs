@@ -26,6 +26,8 @@ pub(crate) fn run(global: &Global, args: &DoctorArgs) -> Result<u8, CliError> {
         .resolve(&selection, &env_var)
         .map_err(|e| CliError::usage(e.to_string()))?;
     let provider = resolved.to_provider();
+    // The key, and what the URL carries (a password, a key in the query), never printed.
+    crate::redact::remember(&hrns_core::secrets::Secrets::of_provider(&provider));
     let client = Client::new(
         provider.clone(),
         &ClientConfig {
@@ -47,7 +49,9 @@ pub(crate) fn run(global: &Global, args: &DoctorArgs) -> Result<u8, CliError> {
             "{}",
             s.harness(&format!(
                 "probing `{}` ({}) with model {} …",
-                resolved.name, resolved.base_url, resolved.model
+                resolved.name,
+                hrns_core::url_secrets::hide_url_secrets(&resolved.base_url),
+                resolved.model
             ))
         );
     }
@@ -71,9 +75,9 @@ pub(crate) fn run(global: &Global, args: &DoctorArgs) -> Result<u8, CliError> {
             Ok(Saved::Written(_)) => true.into(),
             _ => false.into(),
         };
-        println!("{value}");
+        println!("{}", crate::redact::redact(&value.to_string()));
     } else {
-        print!("{}", table(&report));
+        print!("{}", crate::redact::redact(&table(&report)));
         println!("{}", saved_line(&saved, &report, &store));
     }
     if let Err(e) = saved {

@@ -191,8 +191,12 @@ pub(crate) fn status_lines(servers: &McpServers) -> Vec<String> {
         lines.push(line);
         lines.extend(tools.iter().map(|t| format!("    {}", t.name)));
     }
-    // Names and reasons come from the servers: no control sequences on the terminal.
-    lines.into_iter().map(|l| safe(&l).into_owned()).collect()
+    // Names and reasons come from the servers: no control sequences on the terminal. URLs
+    // may carry secrets (a password, a key in the query), as may reasons.
+    lines
+        .into_iter()
+        .map(|l| safe(&crate::redact::redact(&l)).into_owned())
+        .collect()
 }
 
 fn status_of(server: &McpServer) -> (&'static str, Option<String>) {
@@ -206,7 +210,9 @@ fn status_of(server: &McpServer) -> (&'static str, Option<String>) {
 fn transport_of(server: &McpServer) -> String {
     match &server.config().transport {
         Transport::Stdio { command, .. } => format!("stdio {command}"),
-        Transport::Http { url, .. } => format!("http {url}"),
+        Transport::Http { url, .. } => {
+            format!("http {}", hrns_core::url_secrets::hide_url_secrets(url))
+        }
     }
 }
 

@@ -397,3 +397,67 @@ fn a_second_signal_exits_at_once_and_kills_the_servers_process_groups() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+#[test]
+fn secrets_in_a_configured_url_are_never_shown() {
+    let env = Env::new();
+    // A port nothing listens on: every use of the URL fails, naming it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!(
+        "http://me:pw-NEVERSHOWN-1@127.0.0.1:{port}/mcp?api_key=q-NEVERSHOWN-2&format=json"
+    );
+    let provider = format!("http://you:pw-NEVERSHOWN-3@127.0.0.1:{port}/v1");
+    env.write(
+        "config/hrns/config.json",
+        &json!({
+            "providers": {"far": {"url": provider, "key": KEY, "model": "m"}},
+            "currentProvider": "far",
+            "mcpServers": {"web": {"url": url}}
+        })
+        .to_string(),
+    );
+    let mut shown = Vec::new();
+    for args in [
+        &["mcp", "list"][..],
+        &["mcp", "list", "--json"],
+        &["providers"],
+        &["doctor"],
+        &["doctor", "--json"],
+        &["exec", "hello"],
+    ] {
+        let out = env.run(None, args);
+        shown.push((args.join(" "), stdout(&out) + &stderr(&out)));
+    }
+    let logs = env.path("state/hrns/mcp-logs");
+    for entry in std::fs::read_dir(&logs).unwrap() {
+        let path = entry.unwrap().path();
+        shown.push((
+            path.display().to_string(),
+            std::fs::read_to_string(&path).unwrap(),
+        ));
+    }
+    for (what, text) in &shown {
+        assert!(
+            !text.contains("NEVERSHOWN") && !text.contains(KEY),
+            "{what}: {text}"
+        );
+    }
+    // What is not a secret still shows: the server failed, naming its URL's host.
+    let (_, list) = &shown[0];
+    assert!(
+        list.contains("web  failed  http http://me:[redacted]@127.0.0.1")
+            && list.contains("api_key=[redacted]&format=json"),
+        "{list}"
+    );
+    let (_, providers) = &shown[2];
+    assert!(
+        providers.contains("far\thttp://you:[redacted]@127.0.0.1"),
+        "{providers}"
+    );
+    let (_, exec) = &shown[5];
+    assert!(exec.contains("MCP server web failed"), "{exec}");
+}

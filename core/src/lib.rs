@@ -132,6 +132,7 @@ pub mod stream;
 pub mod task;
 mod text;
 pub mod tool;
+pub mod url_secrets;
 pub mod wire;
 
 pub use accumulate::{Accumulator, Choice, Completion, FinishReason};

@@ -70,8 +70,9 @@ impl Secrets {
         Secrets::default()
     }
 
-    /// The provider's key and the values of its sensitive headers (`authorization`, `api-key`,
-    /// anything with `token` or `secret` in its name; see [`is_sensitive_header`]).
+    /// The provider's key, the values of its sensitive headers (`authorization`, `api-key`,
+    /// anything with `token` or `secret` in its name; see [`is_sensitive_header`]), and the
+    /// secrets its base URL carries ([`url_secrets`](crate::url_secrets::url_secrets)).
     pub fn of_provider(provider: &Provider) -> Self {
         let mut secrets = Secrets::new();
         secrets.add_secret(provider.api_key.as_ref());
@@ -83,6 +84,10 @@ impl Secrets {
                     secrets.add(token);
                 }
             }
+        }
+        // A password or credentials written into the URL itself.
+        for value in crate::url_secrets::url_secrets(&provider.base_url) {
+            secrets.add(&value);
         }
         secrets
     }

@@ -102,11 +102,18 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// The secret values of this server (env values and header values), for redaction.
-    pub fn secrets(&self) -> Vec<&str> {
+    /// The secret values of this server, for redaction: env values, header values, and the
+    /// secrets its URL carries (a userinfo password, credentials in the query; see
+    /// [`url_secrets`](crate::url_secrets::url_secrets)), which errors and listings naming the
+    /// URL would otherwise show.
+    pub fn secrets(&self) -> Vec<String> {
         match &self.transport {
-            Transport::Stdio { env, .. } => env.values().map(String::as_str).collect(),
-            Transport::Http { headers, .. } => headers.values().map(String::as_str).collect(),
+            Transport::Stdio { env, .. } => env.values().cloned().collect(),
+            Transport::Http { url, headers } => headers
+                .values()
+                .cloned()
+                .chain(crate::url_secrets::url_secrets(url))
+                .collect(),
         }
     }
 }
@@ -116,7 +123,7 @@ impl ServerConfig {
     pub fn secret_set(&self) -> crate::secrets::Secrets {
         let mut secrets = crate::secrets::Secrets::new();
         for value in self.secrets() {
-            secrets.add(value);
+            secrets.add(&value);
         }
         secrets
     }
@@ -284,7 +291,7 @@ mod tests {
     fn reads_stdio_and_http_entries_and_reports_bad_ones() {
         let (servers, errors) = parse_servers(&json!({
             "time": {"command": "mcp-server-time", "args": ["--x"], "env": {"TOKEN": "s3cret"}},
-            "web": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer abc"},
+            "web": {"type": "http", "url": "https://u:pw-in-url@h/mcp?api_key=q-secret", "headers": {"Authorization": "Bearer abc"},
                     "timeout": 1500, "startTimeout": 2500, "disabled": true},
             "both": {"command": "a", "url": "http://h"},
             "none": {},
@@ -338,7 +345,14 @@ mod tests {
             "{debug}"
         );
         assert!(debug.contains("TOKEN") && debug.contains("Authorization"));
-        assert_eq!(servers[1].secrets(), ["Bearer abc"]);
+        assert_eq!(
+            servers[1].secrets(),
+            ["Bearer abc", "pw-in-url", "q-secret"]
+        );
+        assert_eq!(
+            servers[1].redact("POST to https://u:pw-in-url@h/mcp?api_key=q-secret failed"),
+            "POST to https://u:[redacted]@h/mcp?api_key=[redacted] failed"
+        );
         assert_eq!(servers[1].redact("h: Bearer abc!"), "h: [redacted]!");
         assert_eq!(servers[0].redact("s3cret s3cret"), "[redacted] [redacted]");
     }

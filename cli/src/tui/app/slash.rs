@@ -125,7 +125,7 @@ impl App {
                         let mark = if *name == current { "* " } else { "  " };
                         Line::plain(format!(
                             "{mark}{name}  {}  {}",
-                            e.url,
+                            hrns_core::url_secrets::hide_url_secrets(&e.url),
                             e.model.as_deref().unwrap_or("-")
                         ))
                     })
@@ -135,7 +135,7 @@ impl App {
                     self.print(&[Line::plain(format!(
                         "* {}  {}  {}  (from {} and {}; /connect adds one to the config)",
                         env.name,
-                        env.base_url,
+                        hrns_core::url_secrets::hide_url_secrets(&env.base_url),
                         env.model,
                         hrns_core::config::ENV_BASE_URL,
                         hrns_core::config::ENV_API_KEY
