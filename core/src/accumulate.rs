@@ -225,41 +225,6 @@ impl Accumulator {
             found,
             events,
         )
-        .is_some()
-    }
-
-    /// The fast path straight from SSE input (see `sse::Sink::at_boundary`): when `rest`
-    /// starts with a one-line event whose data is a chunk in a known envelope, its line at most
-    /// `limit` bytes and its text at most `budget` bytes, applies the chunk and returns the
-    /// event's length and the answer bytes it added (as [`StreamEvent`] text); `None` when
-    /// the event must go the usual way.
-    #[inline]
-    pub(crate) fn apply_sse_event(
-        &mut self,
-        rest: &[u8],
-        limit: usize,
-        budget: usize,
-        events: &mut VecDeque<StreamEvent>,
-    ) -> Option<(usize, usize)> {
-        #[cfg(any(test, feature = "fuzzing"))]
-        if self.no_fast_path {
-            return None;
-        }
-        let value = crate::sse::data_value_start(rest)?;
-        let (found, len) = self.envelopes.recognise_at(&rest[value..])?;
-        let line = value + len;
-        if line > limit || found.text.len() > budget {
-            return None;
-        }
-        let end = crate::sse::event_end(&rest[line..])?;
-        let added = apply_match(
-            &mut self.choices,
-            &mut self.last_choice,
-            &mut self.extra,
-            found,
-            events,
-        )?;
-        Some((line + end, added))
     }
 
     fn choice_pos(&mut self, index: u32) -> usize {
@@ -456,6 +421,7 @@ fn apply_delta(state: &mut ChoiceState, delta: DeltaView<'_>, events: &mut VecDe
     }
 }
 
+#[inline]
 fn push_content(choice: &mut Choice, text: &str, events: &mut VecDeque<StreamEvent>) {
     if text.is_empty() {
         return;
@@ -467,6 +433,7 @@ fn push_content(choice: &mut Choice, text: &str, events: &mut VecDeque<StreamEve
     });
 }
 
+#[inline]
 fn push_reasoning(choice: &mut Choice, text: &str, events: &mut VecDeque<StreamEvent>) {
     if text.is_empty() {
         return;

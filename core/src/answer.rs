@@ -308,7 +308,10 @@ impl AnswerReader {
             return Some(ev);
         }
         match &mut self.body {
-            Body::Stream(stream) => stream.poll_event().ok().flatten(),
+            Body::Stream(stream) => match stream.queued() {
+                Some(ev) => Some(ev),
+                None => stream.poll_event().ok().flatten(),
+            },
             Body::AwaitingHead
             | Body::Json(_)
             | Body::Unexpected { .. }

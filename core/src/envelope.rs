@@ -24,7 +24,7 @@ pub(crate) enum Slot {
 
 /// One remembered envelope.
 #[derive(Debug, Clone)]
-struct Envelope {
+pub(crate) struct Envelope {
     prefix: String,
     suffix: String,
     choice: u32,
@@ -58,60 +58,51 @@ pub(crate) struct Envelopes {
     hint: usize,
 }
 
-/// A chunk recognised by its envelope (`'a` the chunk's bytes, `'e` the envelopes).
+/// What varies in a chunk recognised by its envelope (`'a` the chunk's bytes).
 #[derive(Debug)]
-pub(crate) struct Match<'a, 'e> {
-    pub(crate) choice: u32,
-    pub(crate) slot: Slot,
+pub(crate) struct Token<'a> {
+    /// The decoded string.
     pub(crate) text: Cow<'a, str>,
-    /// The chunk-level fields to set as a full parse would: the constants, then the tail's
-    /// name and new text.
-    pub(crate) fields: Fields<'a, 'e>,
-}
-
-/// The unknown chunk-level fields of a recognised chunk.
-#[derive(Debug)]
-pub(crate) struct Fields<'a, 'e> {
-    pub(crate) constants: &'e [(String, serde_json::Value)],
-    pub(crate) tail: Option<(&'e str, &'a str)>,
+    /// The tail field's new text, when the envelope has a tail.
+    pub(crate) tail: Option<&'a str>,
+    /// The chunk's length in bytes.
+    pub(crate) len: usize,
 }
 
 impl Envelopes {
-    /// The chunk's choice, slot and decoded string when `json` has a known envelope and its
-    /// middle is one valid JSON string; `None` sends the chunk the full way.
+    /// The envelope of `json` and its token when `json` has a known envelope and its middle
+    /// is one valid JSON string; `None` sends the chunk the full way.
     ///
     /// `json` is raw bytes: the envelope was valid UTF-8 when it was learned and is compared
     /// byte for byte, and its ends are ASCII quotes, so the chunk is valid UTF-8 exactly when
     /// its middle is; only the middle is checked. A middle that is not valid UTF-8 goes the
     /// full way (which decodes it lossily).
     #[inline]
-    pub(crate) fn recognise<'a, 'e>(&'e mut self, json: &'a [u8]) -> Option<Match<'a, 'e>> {
-        match self.recognise_at(json)? {
-            (m, len) if len == json.len() => Some(m),
+    pub(crate) fn recognise<'a>(&mut self, json: &'a [u8]) -> Option<(&Envelope, Token<'a>)> {
+        match self.find_at(json)? {
+            (env, token) if token.len == json.len() => Some((env, token)),
             _ => None,
         }
     }
 
     /// [`recognise`](Self::recognise) for a chunk at the start of `bytes`, whose end is not
-    /// known yet (SSE framing follows it): the match and the chunk's length. The token ends at
-    /// its first unescaped quote, so a chunk whose middle is one JSON string is found exactly.
-    pub(crate) fn recognise_at<'a, 'e>(
-        &'e mut self,
-        bytes: &'a [u8],
-    ) -> Option<(Match<'a, 'e>, usize)> {
+    /// known yet (SSE framing follows it). The token ends at its first unescaped quote, so a
+    /// chunk whose middle is one JSON string is found exactly.
+    #[inline]
+    pub(crate) fn find_at<'a>(&mut self, bytes: &'a [u8]) -> Option<(&Envelope, Token<'a>)> {
         // The envelope that matched last is the likely one (the others fail at the first
         // differing byte). Kept by `&mut self`, not a `Cell`, so that the stream stays `Sync`.
         let hint = self.hint;
         if let Some(env) = self.list.get(hint) {
-            if let Some(found) = env.recognise_at(bytes) {
-                return Some(found);
+            if let Some(token) = env.token_at(bytes) {
+                return Some((env, token));
             }
         }
         for (i, env) in self.list.iter().enumerate() {
             if i != hint {
-                if let Some(found) = env.recognise_at(bytes) {
+                if let Some(token) = env.token_at(bytes) {
                     self.hint = i;
-                    return Some(found);
+                    return Some((env, token));
                 }
             }
         }
@@ -165,9 +156,29 @@ impl Envelopes {
 }
 
 impl Envelope {
-    /// The chunk at the start of `bytes` in this envelope, and its length.
+    /// The choice index of its chunks.
+    pub(crate) fn choice(&self) -> u32 {
+        self.choice
+    }
+
+    /// Where its chunks' string goes.
+    pub(crate) fn slot(&self) -> Slot {
+        self.slot
+    }
+
+    /// The chunk-level fields a full parse sets on each of its chunks, with their values.
+    pub(crate) fn constants(&self) -> &[(String, serde_json::Value)] {
+        &self.constants
+    }
+
+    /// The name of its tail field, if it has one.
+    pub(crate) fn tail_key(&self) -> Option<&str> {
+        self.tail.as_ref().map(|t| t.key.as_str())
+    }
+
+    /// The token of the chunk at the start of `bytes` when the chunk is in this envelope.
     #[inline]
-    fn recognise_at<'a>(&self, bytes: &'a [u8]) -> Option<(Match<'a, '_>, usize)> {
+    pub(crate) fn token_at<'a>(&self, bytes: &'a [u8]) -> Option<Token<'a>> {
         let body = bytes.strip_prefix(self.prefix.as_bytes())?;
         let token = JsonString::scan(body)?;
         let mut at = token.end;
@@ -179,7 +190,7 @@ impl Envelope {
             if text.escaped {
                 return None;
             }
-            tail = Some((t.key.as_str(), std::str::from_utf8(&rest[..text.end]).ok()?));
+            tail = Some(std::str::from_utf8(&rest[..text.end]).ok()?);
             at += t.mid.len() + text.end;
         }
         if !body[at..].starts_with(self.suffix.as_bytes()) {
@@ -197,16 +208,11 @@ impl Envelope {
         } else {
             Cow::Borrowed(std::str::from_utf8(&body[..token.end]).ok()?)
         };
-        let m = Match {
-            choice: self.choice,
-            slot: self.slot,
+        Some(Token {
             text,
-            fields: Fields {
-                constants: &self.constants,
-                tail,
-            },
-        };
-        Some((m, self.prefix.len() + at + self.suffix.len()))
+            tail,
+            len: self.prefix.len() + at + self.suffix.len(),
+        })
     }
 }
 
@@ -440,13 +446,19 @@ mod tests {
     fn a_learned_envelope_recognises_the_same_shape() {
         let mut e = learned(C);
         let world = C.replace("Hello", " world");
-        let m = e.recognise(world.as_bytes()).unwrap();
-        assert_eq!((m.choice, m.slot, &*m.text), (0, Slot::Content, " world"));
-        let escaped = C.replace("Hello", r#"a\"b\u00e9\n"#);
-        let m = e.recognise(escaped.as_bytes()).unwrap();
-        assert_eq!(&*m.text, "a\"bé\n");
+        let (env, token) = e.recognise(world.as_bytes()).unwrap();
         assert_eq!(
-            &*e.recognise(C.replace("Hello", "").as_bytes()).unwrap().text,
+            (env.choice(), env.slot(), &*token.text),
+            (0, Slot::Content, " world")
+        );
+        let escaped = C.replace("Hello", r#"a\"b\u00e9\n"#);
+        let (_, token) = e.recognise(escaped.as_bytes()).unwrap();
+        assert_eq!(&*token.text, "a\"bé\n");
+        assert_eq!(
+            &*e.recognise(C.replace("Hello", "").as_bytes())
+                .unwrap()
+                .1
+                .text,
             ""
         );
     }
@@ -481,10 +493,13 @@ mod tests {
         );
         for (token, pad) in [(" world", "zZ9q"), ("", ""), (r#"a\"b\\"#, "x"), ("é", "P")] {
             let json = O.replace("Hello", token).replace("Ab3", pad);
-            let m = e.recognise(json.as_bytes()).expect(&json);
+            let (env, found) = e.recognise(json.as_bytes()).expect(&json);
             let want: String = serde_json::from_str(&format!("\"{token}\"")).unwrap();
-            assert_eq!(&*m.text, want);
-            assert_eq!(m.fields.tail, Some(("obfuscation", pad)));
+            assert_eq!(&*found.text, want);
+            assert_eq!(
+                (env.tail_key(), found.tail),
+                (Some("obfuscation"), Some(pad))
+            );
         }
         for other in [
             O.replace("Ab3", r#"a\nb"#),

@@ -252,6 +252,13 @@ impl ChatStream {
         }
     }
 
+    /// The next event already decoded, if any: [`poll_event`](Self::poll_event)'s common case,
+    /// without its result to unwrap.
+    #[inline]
+    pub(crate) fn queued(&mut self) -> Option<StreamEvent> {
+        self.events.pop_front()
+    }
+
     /// Reads the decoder's next SSE event into the accumulator; `None` when it needs input.
     fn next_read(&mut self) -> Option<Read> {
         match self.decoder.poll_event_bytes() {
@@ -362,23 +369,17 @@ impl sse::Sink for ChatStream {
 
     #[inline]
     fn at_boundary(&mut self, rest: &[u8], limit: usize) -> usize {
-        let mut taken = 0;
         // An event past the answer-size cap goes the usual way, which fails the stream (the
         // untracked bytes do not change on this path).
-        let cap = self
+        let budget = self
             .max_answer_bytes
-            .saturating_sub(self.acc.untracked_bytes());
-        loop {
-            let budget = cap.saturating_sub(self.answer_bytes);
-            let Some((len, added)) =
-                self.acc
-                    .apply_sse_event(&rest[taken..], limit, budget, &mut self.events)
-            else {
-                return taken;
-            };
-            taken += len;
-            self.answer_bytes += added;
-        }
+            .saturating_sub(self.acc.untracked_bytes())
+            .saturating_sub(self.answer_bytes);
+        let (taken, added) = self
+            .acc
+            .apply_sse_events(rest, limit, budget, &mut self.events);
+        self.answer_bytes += added;
+        taken
     }
 }
 

@@ -1,5 +1,5 @@
 //! The events a large piece's decoding takes straight from the input (`sse::Sink::at_boundary`
-//! with `Accumulator::apply_sse_event`) must be exactly those the SSE decoder and the full
+//! with `Accumulator::apply_sse_events`) must be exactly those the SSE decoder and the full
 //! chunk path would give: the same events, errors and completion however the body is cut.
 
 use super::tests::{LARGE, Outcome, mixed_pieces, run_with};
@@ -256,5 +256,51 @@ fn common_events_are_taken_in_place_and_the_rest_is_not() {
     assert_eq!(
         stream.at_boundary(&one("\"b\"", plain), usize::MAX),
         input.len() - 2
+    );
+}
+
+/// Consecutive chunks in one envelope are applied as a run, their target and fields resolved
+/// once: the tail field must still end as the last chunk's, and runs of two envelopes that
+/// alternate must each resume where they were.
+#[test]
+fn runs_end_with_their_last_tail_and_alternate_cleanly() {
+    let plain = (0, 0, 0, 0);
+    let mut stream = ChatStream::new();
+    stream.feed(&event(1, b"\"a\"", "\"p0\"", plain));
+    assert!(matches!(stream.poll_event(), Ok(Some(_))));
+    let mut input = Vec::new();
+    for (token, pad) in [
+        ("\"b\"", "\"p1\""),
+        ("\"c\"", "\"p2\""),
+        ("\"d\"", "\"p3\""),
+    ] {
+        input.extend(event(1, token.as_bytes(), pad, plain));
+    }
+    let taken = stream.at_boundary(&input, sse::DEFAULT_MAX_EVENT_SIZE);
+    assert_eq!(taken, input.len());
+    stream.feed(b"data: [DONE]\n\n");
+    let done = stream.finish().unwrap();
+    assert_eq!(done.extra["obfuscation"], "p3");
+    assert_eq!(done.extra["service_tier"], "default");
+    assert_eq!(done.choices[0].content, "abcd");
+
+    // Content of choice 0 and 1, alternating: each event is a run of one.
+    let mut stream = learned(SHAPES[0]);
+    stream.feed(format!("data: {}\n\n", SHAPES[5].replace('T', "\"z\"")).as_bytes());
+    let mut input = Vec::new();
+    for token in ["\"1\"", "\"2\"", "\"3\""] {
+        input.extend(event(0, token.as_bytes(), "", plain));
+        input.extend(event(5, token.as_bytes(), "", plain));
+    }
+    let taken = stream.at_boundary(&input, sse::DEFAULT_MAX_EVENT_SIZE);
+    assert_eq!(taken, input.len());
+    stream.feed(b"data: [DONE]\n\n");
+    let done = stream.finish().unwrap();
+    assert_eq!(
+        (
+            done.choices[0].content.as_str(),
+            done.choices[1].content.as_str()
+        ),
+        ("a123", "z123")
     );
 }
