@@ -368,7 +368,9 @@ impl Decoder {
             let rest = &input[pos..];
             let found = match rest.first() {
                 Some(b'\n' | b'\r') => Some(0),
-                _ => memchr2(b'\n', b'\r', rest),
+                Some(_) => memchr2(b'\n', b'\r', rest),
+                // All taken (the common end of a piece the sink took whole).
+                None => None,
             };
             let Some(offset) = found else { break };
             let start = pos;
@@ -464,7 +466,9 @@ impl Decoder {
             // A blank line (the end of every event) ends at once: no search for it.
             let found = match rest.first() {
                 Some(b'\n' | b'\r') => Some(0),
-                _ => memchr2(b'\n', b'\r', rest),
+                Some(_) => memchr2(b'\n', b'\r', rest),
+                // All taken (the common end of a piece the sink took whole).
+                None => None,
             };
             let Some(offset) = found else {
                 self.end_of_buffer()?;

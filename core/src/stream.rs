@@ -148,11 +148,19 @@ enum State {
 #[derive(Debug)]
 pub struct ChatStream {
     decoder: sse::Decoder,
+    /// Where the decoder hands its events (kept apart from the decoder so that decoding in
+    /// place borrows both, rather than moving the decoder out and back for every piece).
+    out: Output,
+    /// The input ended (the decoder is told once its events are drained).
+    eof: bool,
+}
+
+/// The answer so far and its events not yet handed out.
+#[derive(Debug)]
+struct Output {
     acc: Accumulator,
     events: VecDeque<StreamEvent>,
     state: State,
-    /// The input ended (the decoder is told once its events are drained).
-    eof: bool,
     /// The answer-size cap, and the bytes of text, reasoning, refusal and tool arguments
     /// counted so far (each delta counted once, as it arrives).
     max_answer_bytes: usize,
@@ -182,12 +190,14 @@ impl ChatStream {
     pub fn with_limits(max_event_size: usize, max_answer_bytes: usize) -> Self {
         ChatStream {
             decoder: sse::Decoder::with_max_event_size(max_event_size),
-            acc: Accumulator::new(),
-            events: VecDeque::new(),
-            state: State::Open,
+            out: Output {
+                acc: Accumulator::new(),
+                events: VecDeque::new(),
+                state: State::Open,
+                max_answer_bytes,
+                answer_bytes: 0,
+            },
             eof: false,
-            max_answer_bytes,
-            answer_bytes: 0,
         }
     }
 
@@ -195,7 +205,7 @@ impl ChatStream {
     /// compared with by tests and the fuzz targets.
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn without_fast_path(mut self) -> Self {
-        self.acc.no_fast_path = true;
+        self.out.acc.no_fast_path = true;
         self
     }
 
@@ -207,17 +217,15 @@ impl ChatStream {
     /// flush each event send them, or a large read. Bytes after `[DONE]`, an error or the end
     /// are ignored.
     pub fn feed(&mut self, bytes: &[u8]) {
-        if !matches!(self.state, State::Open) || self.eof {
+        if !matches!(self.out.state, State::Open) || self.eof {
             return;
         }
-        // The decoder is moved out while it hands its events to `self` (the `Sink` below).
-        let mut decoder = std::mem::take(&mut self.decoder);
-        let decoded = decoder.decode_into(bytes, self);
-        self.decoder = decoder;
+        let decoded = self.decoder.decode_into(bytes, &mut self.out);
         if let Err(DecodeError::EventTooLarge { limit }) = decoded {
-            self.apply(Read::Failed(StreamError::EventTooLarge { limit }));
+            self.out
+                .apply(Read::Failed(StreamError::EventTooLarge { limit }));
         }
-        if !matches!(self.state, State::Open) {
+        if !matches!(self.out.state, State::Open) {
             // Nothing more is read after `[DONE]` or a failure: the decoder's buffers (the rest
             // of this piece, kept after the `Break`) go, as `apply` does for `[DONE]`.
             self.decoder = sse::Decoder::with_max_event_size(self.decoder.max_event_size());
@@ -233,10 +241,10 @@ impl ChatStream {
     #[inline]
     pub fn poll_event(&mut self) -> Result<Option<StreamEvent>, StreamError> {
         loop {
-            if let Some(ev) = self.events.pop_front() {
+            if let Some(ev) = self.out.events.pop_front() {
                 return Ok(Some(ev));
             }
-            match &self.state {
+            match &self.out.state {
                 State::Failed(e) => return Err(e.clone()),
                 State::Done | State::Ended => return Ok(None),
                 // `feed` decodes every complete line at once: until the end of input, the
@@ -247,7 +255,7 @@ impl ChatStream {
             match self.next_read() {
                 Some(read) => self.apply(read),
                 None if !self.decoder.is_eof() => self.decoder.feed_eof(),
-                None => self.state = self.end_state(),
+                None => self.out.state = self.end_state(),
             }
         }
     }
@@ -256,13 +264,13 @@ impl ChatStream {
     /// without its result to unwrap.
     #[inline]
     pub(crate) fn queued(&mut self) -> Option<StreamEvent> {
-        self.events.pop_front()
+        self.out.events.pop_front()
     }
 
     /// Reads the decoder's next SSE event into the accumulator; `None` when it needs input.
     fn next_read(&mut self) -> Option<Read> {
         match self.decoder.poll_event_bytes() {
-            Ok(Some(event)) => Some(read_sse(event, &mut self.acc, &mut self.events)),
+            Ok(Some(event)) => Some(read_sse(event, &mut self.out.acc, &mut self.out.events)),
             Ok(None) => None,
             Err(DecodeError::EventTooLarge { limit }) => {
                 Some(Read::Failed(StreamError::EventTooLarge { limit }))
@@ -271,28 +279,24 @@ impl ChatStream {
     }
 
     fn apply(&mut self, read: Read) {
-        match read {
-            Read::Nothing => {}
-            Read::Chunk { from } => self.count_answer_bytes(from),
-            Read::Done => {
-                self.state = State::Done;
-                // Nothing more is read: the decoder's buffers go.
-                let limit = self.decoder.max_event_size();
-                self.decoder = sse::Decoder::with_max_event_size(limit);
-            }
-            Read::Failed(error) => self.state = State::Failed(error),
+        let done = matches!(read, Read::Done);
+        self.out.apply(read);
+        if done {
+            // Nothing more is read: the decoder's buffers go.
+            let limit = self.decoder.max_event_size();
+            self.decoder = sse::Decoder::with_max_event_size(limit);
         }
     }
 
     /// The accumulated answer so far.
     pub fn accumulator(&self) -> &Accumulator {
-        &self.acc
+        &self.out.acc
     }
 
     /// Whether the stream reached its end: `[DONE]`, a clean end of input, or an error. Once
     /// true, [`ChatStream::finish`] has everything.
     pub fn is_finished(&self) -> bool {
-        !matches!(self.state, State::Open) && self.events.is_empty()
+        !matches!(self.out.state, State::Open) && self.out.events.is_empty()
     }
 
     /// Ends the stream (as if the body ended here, if it has not) and gives the complete
@@ -300,14 +304,45 @@ impl ChatStream {
     pub fn finish(mut self) -> Result<Completion, StreamFailure> {
         self.feed_eof();
         while let Ok(Some(_)) = self.poll_event() {}
-        match self.state {
-            State::Done => Ok(self.acc.into_completion(true)),
-            State::Ended => Ok(self.acc.into_completion(false)),
+        let Output { acc, state, .. } = self.out;
+        match state {
+            State::Done => Ok(acc.into_completion(true)),
+            State::Ended => Ok(acc.into_completion(false)),
             State::Failed(error) => Err(StreamFailure {
                 error,
-                partial: Box::new(self.acc.into_completion(false)),
+                partial: Box::new(acc.into_completion(false)),
             }),
             State::Open => unreachable!("poll_event after feed_eof always leaves the open state"),
+        }
+    }
+
+    fn end_state(&self) -> State {
+        let truncation = if self.decoder.is_truncated() {
+            Some(Truncation::MidEvent)
+        } else if self.out.acc.is_empty() {
+            Some(Truncation::Empty)
+        } else if self.out.acc.choices().any(|c| c.finish_reason.is_none()) {
+            Some(Truncation::Unfinished)
+        } else {
+            None
+        };
+        match truncation {
+            Some(truncation) => State::Failed(StreamError::Truncated { truncation }),
+            None => State::Ended,
+        }
+    }
+}
+
+/// Every piece is decoded in place into the stream; its common events (a chunk in a known
+/// envelope, see [`crate::envelope`]) are taken straight from the input.
+impl Output {
+    /// What one SSE event did: the state it leaves.
+    fn apply(&mut self, read: Read) {
+        match read {
+            Read::Nothing => {}
+            Read::Chunk { from } => self.count_answer_bytes(from),
+            Read::Done => self.state = State::Done,
+            Read::Failed(error) => self.state = State::Failed(error),
         }
     }
 
@@ -335,27 +370,9 @@ impl ChatStream {
             });
         }
     }
-
-    fn end_state(&self) -> State {
-        let truncation = if self.decoder.is_truncated() {
-            Some(Truncation::MidEvent)
-        } else if self.acc.is_empty() {
-            Some(Truncation::Empty)
-        } else if self.acc.choices().any(|c| c.finish_reason.is_none()) {
-            Some(Truncation::Unfinished)
-        } else {
-            None
-        };
-        match truncation {
-            Some(truncation) => State::Failed(StreamError::Truncated { truncation }),
-            None => State::Ended,
-        }
-    }
 }
 
-/// Every piece is decoded in place into the stream; its common events (a chunk in a known
-/// envelope, see [`crate::envelope`]) are taken straight from the input.
-impl sse::Sink for ChatStream {
+impl sse::Sink for Output {
     #[inline]
     fn event(&mut self, event: sse::SseEventBytes<'_>) -> ControlFlow<()> {
         let read = read_sse(event, &mut self.acc, &mut self.events);

@@ -5,7 +5,8 @@
 //!   base URL, serves until stdin closes;
 //! - `turn-child URL PATH N`: `N` streams from `URL` by `PATH`: `client` (hrns-blocking's
 //!   `Client::stream_chat`), `blocking` (its `Runner` + `Session`), `tokio` and `tokio2`
-//!   (hrns-tokio's `Runner` + `Session` on a current-thread and a 2-worker runtime);
+//!   (hrns-tokio's `Runner` + `Session` on a current-thread and a 2-worker runtime),
+//!   `tokio-client` (hrns-tokio's `Client::stream_chat` on a current-thread runtime);
 //! - `core-child MB PATH`: no IO at all: the generated body fed in 64 KiB pieces to an
 //!   `AnswerReader` (`PATH` `answer`) or a `Session` (`session`), every event drained; the
 //!   difference is the session's own cost per delta, deterministic under callgrind.
@@ -45,6 +46,9 @@ pub(crate) fn turn_child(url: &str, path: &str, n: &str) {
             }
             "blocking" => blocking_session(url),
             "tokio" | "tokio2" => tokio_session(&rt, url),
+            "tokio-client" => {
+                std::hint::black_box(tokio_client(&rt, url));
+            }
             other => panic!("unknown path {other}"),
         }
     }

@@ -187,6 +187,7 @@ fn apply_text(choice: &mut Choice, target: Target, text: &str, events: &mut VecD
 }
 
 /// Sets the envelope's tail field (checked to exist by [`resolve`]) to `text`.
+#[inline]
 fn set_tail(extra: &mut Extra, env: &Envelope, text: Option<&str>) {
     let (Some(key), Some(text)) = (env.tail_key(), text) else {
         return;

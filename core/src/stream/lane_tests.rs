@@ -204,7 +204,7 @@ fn common_events_are_taken_in_place_and_the_rest_is_not() {
     ] {
         input.extend(one(token, framing));
     }
-    let taken = stream.at_boundary(&input, sse::DEFAULT_MAX_EVENT_SIZE);
+    let taken = stream.out.at_boundary(&input, sse::DEFAULT_MAX_EVENT_SIZE);
     assert_eq!(taken, input.len());
     let texts: Vec<String> = std::iter::from_fn(|| stream.poll_event().unwrap())
         .map(|e| match e {
@@ -214,7 +214,10 @@ fn common_events_are_taken_in_place_and_the_rest_is_not() {
         .collect();
     assert_eq!(texts, [" hello", "x", "\n", "0123456789abcdefghij"]);
     // The learned chunk's "a", then these.
-    assert_eq!(stream.answer_bytes, "a hellox\n0123456789abcdefghij".len());
+    assert_eq!(
+        stream.out.answer_bytes,
+        "a hellox\n0123456789abcdefghij".len()
+    );
 
     // Each of these stops the run at its start, after one event taken.
     for (name, second) in [
@@ -238,7 +241,7 @@ fn common_events_are_taken_in_place_and_the_rest_is_not() {
         let mut stream = learned(content);
         let first = one("\"a\"", plain);
         let input = [first.clone(), second].concat();
-        let taken = stream.at_boundary(&input, sse::DEFAULT_MAX_EVENT_SIZE);
+        let taken = stream.out.at_boundary(&input, sse::DEFAULT_MAX_EVENT_SIZE);
         assert_eq!(taken, first.len(), "{name}");
     }
 
@@ -247,14 +250,14 @@ fn common_events_are_taken_in_place_and_the_rest_is_not() {
     let input = one("\"abc\"", plain);
     let line = input.len() - 2;
     let mut stream = learned(content);
-    assert_eq!(stream.at_boundary(&input, line - 1), 0);
-    assert_eq!(stream.at_boundary(&input, line), input.len());
+    assert_eq!(stream.out.at_boundary(&input, line - 1), 0);
+    assert_eq!(stream.out.at_boundary(&input, line), input.len());
     let mut stream = ChatStream::with_limits(sse::DEFAULT_MAX_EVENT_SIZE, 2);
     stream.feed(format!("data: {}\n\n", content.replace('T', "\"a\"")).as_bytes());
     assert!(matches!(stream.poll_event(), Ok(Some(_))));
-    assert_eq!(stream.at_boundary(&one("\"bc\"", plain), usize::MAX), 0);
+    assert_eq!(stream.out.at_boundary(&one("\"bc\"", plain), usize::MAX), 0);
     assert_eq!(
-        stream.at_boundary(&one("\"b\"", plain), usize::MAX),
+        stream.out.at_boundary(&one("\"b\"", plain), usize::MAX),
         input.len() - 2
     );
 }
@@ -276,7 +279,7 @@ fn runs_end_with_their_last_tail_and_alternate_cleanly() {
     ] {
         input.extend(event(1, token.as_bytes(), pad, plain));
     }
-    let taken = stream.at_boundary(&input, sse::DEFAULT_MAX_EVENT_SIZE);
+    let taken = stream.out.at_boundary(&input, sse::DEFAULT_MAX_EVENT_SIZE);
     assert_eq!(taken, input.len());
     stream.feed(b"data: [DONE]\n\n");
     let done = stream.finish().unwrap();
@@ -292,7 +295,7 @@ fn runs_end_with_their_last_tail_and_alternate_cleanly() {
         input.extend(event(0, token.as_bytes(), "", plain));
         input.extend(event(5, token.as_bytes(), "", plain));
     }
-    let taken = stream.at_boundary(&input, sse::DEFAULT_MAX_EVENT_SIZE);
+    let taken = stream.out.at_boundary(&input, sse::DEFAULT_MAX_EVENT_SIZE);
     assert_eq!(taken, input.len());
     stream.feed(b"data: [DONE]\n\n");
     let done = stream.finish().unwrap();
