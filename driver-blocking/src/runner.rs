@@ -4,7 +4,7 @@
 //!
 //! The owner of the session keeps it: [`Runner::complete_io`] borrows it for one step and
 //! hands back the events of that step, so between steps the owner may call
-//! [`Session::handle_approval`], [`Session::cancel`] or [`Session::usage`] as it likes.
+//! [`Runner::handle_approval`], [`Session::cancel`] or [`Session::usage`] as it likes.
 
 use crate::client::{Transport, io_error};
 use crate::read_ahead::{self, Chunk, Piece, read_chunks};
@@ -36,13 +36,12 @@ const READ_AHEAD: usize = read_ahead::DEPTH;
 ///
 /// The owner drives it: after `submit`, call [`Runner::complete_io`] until the session is
 /// idle, handling the events it returns (and answering [`Event::ApprovalRequested`] with
-/// [`Session::handle_approval`]). [`Runner::run`] does exactly that for one turn, answering
+/// [`Runner::handle_approval`]). [`Runner::run`] does exactly that for one turn, answering
 /// approvals with a callback.
 ///
 /// ```no_run
 /// use hrns_blocking::{Client, ClientConfig, Runner, ToolContext};
 /// use hrns_core::session::{Approval, ApprovalPolicy, Event, Provider, Session, SessionConfig};
-/// use std::time::Instant;
 ///
 /// let provider = Provider::new("http://127.0.0.1:11434/v1", None);
 /// let client = Client::new(provider.clone(), &ClientConfig::default());
@@ -61,7 +60,7 @@ const READ_AHEAD: usize = read_ahead::DEPTH;
 ///             Event::TextDelta { text } => print!("{text}"),
 ///             // The session is ours between steps: answer, cancel or read usage at will.
 ///             Event::ApprovalRequested { id, .. } => {
-///                 session.handle_approval(Instant::now(), &id, Approval::Once)?
+///                 runner.handle_approval(&mut session, &id, Approval::Once)?
 ///             }
 ///             _ => {}
 ///         }
@@ -196,6 +195,22 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// Hands the session the owner's answer about a call that waited for approval, after
+    /// bringing the tools up to date as before every input: the answer can end the answer's
+    /// calls and build the next request at once, and that request offers the tools as they
+    /// are when the answer comes, not as they were when the question was asked. Answer
+    /// through this rather than [`Session::handle_approval`] when the tools can change
+    /// ([`Runner::update_tools_with`]).
+    pub fn handle_approval(
+        &mut self,
+        session: &mut Session,
+        call_id: &str,
+        approval: Approval,
+    ) -> Result<(), SessionError> {
+        self.update_tools(session);
+        session.handle_approval(Instant::now(), call_id, approval)
+    }
+
     /// Sets how many tool calls may run at once (default 8).
     pub fn max_parallel_tools(mut self, n: usize) -> Self {
         self.max_parallel_tools = n.max(1);
@@ -324,10 +339,7 @@ impl<'a> Runner<'a> {
                     continue;
                 };
                 let decision = front.approve(&run);
-                // A denial can end the answer's calls and start the next request.
-                self.update_tools(session);
-                session
-                    .handle_approval(Instant::now(), id, decision)
+                self.handle_approval(session, id, decision)
                     .expect("the session asked about this call");
             }
         }

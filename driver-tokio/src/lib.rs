@@ -27,7 +27,7 @@
 //! owner: Session::submit ─► Runner::complete_io(&mut session) ─► Vec<Event> ─► owner …
 //!   complete_io: Session::poll ─► SendRequest ─► Client::send ─► body frames ─► Session
 //!                              └► RunTool ─► JoinSet of tool tasks ─► tool outputs ─► Session
-//!   between steps the owner may call Session::handle_approval, ::cancel, ::usage
+//!   between steps the owner may call Runner::handle_approval, Session::cancel, ::usage
 //! ```
 //!
 //! # Cancellation
@@ -52,7 +52,7 @@
 //! use hrns_core::session::{Approval, ApprovalPolicy, Event, Provider, Session, SessionConfig};
 //! use hrns_tokio::tools::builtin_toolbox;
 //! use hrns_tokio::{Client, ClientConfig, HttpClient, Runner, ToolContext};
-//! use std::time::{Duration, Instant};
+//! use std::time::Duration;
 //!
 //! #[tokio::main]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -79,7 +79,7 @@
 //!                         Event::TextDelta { text } => print!("{text}"),
 //!                         Event::ApprovalRequested { id, name, arguments } => {
 //!                             eprintln!("[allowing {name} {arguments}]");
-//!                             session.handle_approval(Instant::now(), &id, Approval::Once)?;
+//!                             runner.handle_approval(&mut session, &id, Approval::Once)?;
 //!                         }
 //!                         Event::TurnFailed { error } => eprintln!("failed: {error}"),
 //!                         _ => {}

@@ -4,7 +4,7 @@
 //!
 //! The owner of the session keeps it: [`Runner::complete_io`] borrows it for one step and
 //! hands back the events of that step, so between steps (or in another branch of a
-//! `select!`) the owner may call [`Session::handle_approval`], [`Session::cancel`] or
+//! `select!`) the owner may call [`Runner::handle_approval`], [`Session::cancel`] or
 //! [`Session::usage`] as it likes.
 
 use crate::client::{Client, IncomingResponse};
@@ -94,7 +94,7 @@ impl Runner {
     }
 
     /// Sets the async callback with which [`Runner::run`] answers approval requests. An owner
-    /// that drives [`Runner::complete_io`] itself answers with [`Session::handle_approval`]
+    /// that drives [`Runner::complete_io`] itself answers with [`Runner::handle_approval`]
     /// instead, whenever it likes.
     pub fn approve_with<F, Fut>(mut self, mut approve: F) -> Self
     where
@@ -129,6 +129,22 @@ impl Runner {
         if let Some(reason) = update(&mut self.tools) {
             session.set_tools(self.tools.specs(), reason);
         }
+    }
+
+    /// Hands the session the owner's answer about a call that waited for approval, after
+    /// bringing the tools up to date as before every input: the answer can end the answer's
+    /// calls and build the next request at once, and that request offers the tools as they
+    /// are when the answer comes, not as they were when the question was asked. Answer
+    /// through this rather than [`Session::handle_approval`] when the tools can change
+    /// ([`Runner::update_tools_with`]).
+    pub fn handle_approval(
+        &mut self,
+        session: &mut Session,
+        call_id: &str,
+        approval: Approval,
+    ) -> Result<(), SessionError> {
+        self.update_tools(session);
+        session.handle_approval(Instant::now(), call_id, approval)
     }
 
     /// Sets how many tool calls may run at once (default 8).
@@ -234,7 +250,7 @@ impl Runner {
 
     /// Starts the IO the session asked for (requests, tool calls, aborts) and returns the
     /// events it queued, without waiting. Call it after giving the session input of your own
-    /// ([`Session::cancel`], [`Session::handle_approval`]) to see the effects at once;
+    /// ([`Session::cancel`], [`Runner::handle_approval`]) to see the effects at once;
     /// [`Runner::complete_io`] begins with it.
     pub fn dispatch(&mut self, session: &mut Session) -> Vec<Event> {
         let mut events = Vec::new();
@@ -443,11 +459,8 @@ impl<F: FnMut(&Event)> Turn<'_, '_, F> {
         let cancel = self.runner.ctx.cancel.clone();
         tokio::select! {
             approval = asking => {
-                // The answer may build the next request at once: it offers the tools as they
-                // are now (as the blocking driver's `drive_batches` and the TUI do).
-                self.runner.update_tools(self.session);
-                self.session
-                    .handle_approval(Instant::now(), id, approval)
+                self.runner
+                    .handle_approval(self.session, id, approval)
                     .expect("the session asked about this call");
             }
             () = cancel.cancelled() => {} // `complete_io` cancels the session next

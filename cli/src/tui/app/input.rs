@@ -138,10 +138,8 @@ impl App {
                     if let (Some(runner), Some(session)) =
                         (self.runner.as_mut(), self.session.as_mut())
                     {
-                        // A denial can end the answer's calls and start the next request.
-                        runner.update_tools(session);
-                        session
-                            .handle_approval(Instant::now(), &ask.run.call_id, approval)
+                        runner
+                            .handle_approval(session, &ask.run.call_id, approval)
                             .expect("the session asked about this call");
                     }
                     self.dispatch();
