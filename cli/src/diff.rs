@@ -99,14 +99,7 @@ pub(crate) fn proposed(workspace: &Path, tool: &str, arguments: &str) -> Option<
     let read = |path: &str| -> Option<String> {
         // Only files the tool may write: a diff never shows a file outside the workspace.
         let full = hrns_core::tool::path::confine(workspace, path).ok()?;
-        match std::fs::metadata(&full) {
-            // Not a FIFO or a device: reading one could wait forever (on the UI's thread).
-            Ok(m) if !m.is_file() => None,
-            Ok(m) if m.len() > MAX_FILE_BYTES => None,
-            Ok(_) => String::from_utf8(std::fs::read(&full).ok()?).ok(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(String::new()),
-            Err(_) => None,
-        }
+        read_regular(&full)
     };
     let (path, old, new) = match tool {
         WRITE_FILE => {
@@ -130,6 +123,45 @@ pub(crate) fn proposed(workspace: &Path, tool: &str, arguments: &str) -> Option<
     };
     let lines = unified(&path, &old, &new, MAX_LINES);
     (!lines.is_empty()).then_some(lines)
+}
+
+/// The text of the file at `full` as it is now: `Some("")` when there is none, `None` when it
+/// is not a regular file (a FIFO or a device: reading one could wait forever, on the UI's
+/// thread), larger than [`MAX_FILE_BYTES`] or not UTF-8.
+///
+/// The file is opened first, without waiting (opening a FIFO no one writes to waits too), and
+/// its kind and size are read from the opened handle: checking the path and then opening it
+/// would leave a window in which another file (a FIFO) could take its place.
+fn read_regular(full: &Path) -> Option<String> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Only the open and reads of a FIFO or device are affected; a regular file reads
+        // the same.
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = match options.open(full) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(String::new()),
+        Err(_) => return None,
+    };
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+        return None;
+    }
+    // Bounded even if the file grows after the check.
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_FILE_BYTES + 1),
+        &mut bytes,
+    )
+    .ok()?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
 }
 
 /// Diffs taken just before a write ran, keyed by the tool name and its arguments text.
@@ -423,6 +455,7 @@ mod tests {
 
     /// A write over a FIFO no one writes to gets no diff, at once: reading it would wait
     /// forever, and the UI asks on its own thread.
+    #[cfg(unix)]
     #[test]
     fn a_write_over_a_fifo_gets_no_diff_without_waiting() {
         let dir = tempfile::tempdir().unwrap();
