@@ -4,7 +4,7 @@
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// A program in a pseudo-terminal, its raw output and its screen.
@@ -14,7 +14,15 @@ pub struct Pty {
     child: Box<dyn portable_pty::Child + Send + Sync>,
     output: Arc<Mutex<Output>>,
     screen: Arc<Mutex<vt100::Parser>>,
+    /// Disconnected when the reader thread has read everything (end of file, or the error
+    /// Linux gives once the terminal's last writer closed it).
+    drained: mpsc::Receiver<()>,
 }
+
+/// How long [`Pty::wait`] waits for the output after the program exited: the end of the
+/// output comes as soon as every holder of the terminal closed it, so this is reached only
+/// when a process the program started still holds it.
+const DRAIN_BOUND: Duration = Duration::from_secs(30);
 
 /// What the program wrote: the bytes, and the text without escape sequences, which grows as
 /// the bytes come (each byte is decoded and stripped once, not on every look at it).
@@ -130,7 +138,9 @@ impl Pty {
         let output = Arc::new(Mutex::new(Output::default()));
         let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 2000)));
         let (output2, screen2) = (Arc::clone(&output), Arc::clone(&screen));
+        let (done, drained) = mpsc::channel::<()>();
         std::thread::spawn(move || {
+            let _done = done; // dropped at the end of the output
             let mut buf = [0u8; 8192];
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
@@ -146,6 +156,7 @@ impl Pty {
             child,
             output,
             screen,
+            drained,
         }
     }
 
@@ -252,13 +263,15 @@ impl Pty {
         self.child.process_id().expect("a running child has a pid")
     }
 
-    /// Waits for the program to exit and returns its exit code.
+    /// Waits for the program to exit and for the end of its output (what it wrote last, the
+    /// terminal restored among it, is then all read), and returns its exit code.
     pub fn wait(&mut self, timeout: Duration) -> u32 {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                // Let the reader thread drain the last bytes.
-                std::thread::sleep(Duration::from_millis(100));
+                // Not a fixed pause: a loaded machine may take longer to hand over the last
+                // bytes. Past the bound, the checks that follow say what is missing.
+                let _ = self.drained.recv_timeout(DRAIN_BOUND);
                 return status.exit_code();
             }
             if start.elapsed() > timeout {
