@@ -588,9 +588,6 @@ fn apply_tool_fragment(
     }
 }
 
-/// Sets a recognised chunk's unknown fields as [`merge_raw`] would (each replaces a scalar the
-/// first chunk of its envelope put there); `false` when one is missing, and the chunk then goes
-/// the full way, which sets every field again (so those set here before are harmless).
 /// Rule 7: unknown fields are kept. A field seen again merges with what is there: arrays are
 /// appended (streamed lists such as `reasoning_details`), objects merged key by key, anything
 /// else replaced; `null` never erases a value.

@@ -9,7 +9,7 @@ use sse::Sink;
 
 /// A chunk in one of the shapes providers stream, `T` standing for the token and `P` for a
 /// varying last string (OpenAI's `obfuscation`).
-const SHAPES: [&str; 13] = [
+const SHAPES: [&str; 14] = [
     r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":T},"finish_reason":null}]}"#,
     r#"{"id":"x","service_tier":"default","choices":[{"index":0,"delta":{"content":T},"finish_reason":null}],"obfuscation":P}"#,
     r#"{"choices":[{"index":0,"delta":{"reasoning_content":T}}]}"#,
@@ -25,6 +25,9 @@ const SHAPES: [&str; 13] = [
     r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":T},"finish_reason":"ab"}]}"#,
     // An unknown list that grows (kept, and counted against the answer-size cap).
     r#"{"id":"x","reasoning_details":[{"text":T}],"choices":[{"index":0,"delta":{"content":"d"}}]}"#,
+    // The same constant field with another value, for reasoning: alternating runs of these two
+    // must each set it again.
+    r#"{"id":"x","service_tier":"priority","choices":[{"index":0,"delta":{"reasoning":T},"finish_reason":null}],"obfuscation":P}"#,
 ];
 
 /// A token's JSON text: plain, escaped, non-ASCII, long (past the scanner's 8-byte words),
@@ -286,6 +289,29 @@ fn runs_end_with_their_last_tail_and_alternate_cleanly() {
     assert_eq!(done.extra["obfuscation"], "p3");
     assert_eq!(done.extra["service_tier"], "default");
     assert_eq!(done.choices[0].content, "abcd");
+
+    // Runs of two envelopes whose constant field differs: each run sets it again.
+    let mut stream = ChatStream::new();
+    stream.feed(&event(1, b"\"a\"", "\"p0\"", plain));
+    stream.feed(&event(13, b"\"r\"", "\"q0\"", plain));
+    while let Ok(Some(_)) = stream.poll_event() {}
+    let mut input = Vec::new();
+    for (shape, token, pad) in [
+        (1, "\"b\"", "\"p1\""),
+        (13, "\"s\"", "\"q1\""),
+        (1, "\"c\"", "\"p2\""),
+        (13, "\"t\"", "\"q2\""),
+    ] {
+        input.extend(event(shape, token.as_bytes(), pad, plain));
+    }
+    let taken = stream.out.at_boundary(&input, sse::DEFAULT_MAX_EVENT_SIZE);
+    assert_eq!(taken, input.len());
+    stream.feed(b"data: [DONE]\n\n");
+    let done = stream.finish().unwrap();
+    assert_eq!(done.extra["service_tier"], "priority");
+    assert_eq!(done.extra["obfuscation"], "q2");
+    assert_eq!(done.choices[0].content, "abc");
+    assert_eq!(done.choices[0].reasoning.as_deref(), Some("rst"));
 
     // Content of choice 0 and 1, alternating: each event is a run of one.
     let mut stream = learned(SHAPES[0]);
