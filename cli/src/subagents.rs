@@ -151,12 +151,10 @@ pub(crate) fn tokio_task_tool(
 }
 
 /// A child's event as one JSON line: the event's own object with `parent_call_id` and
-/// `agent`. Deltas are left out, as `exec --json` does for the child's streamed text.
+/// `agent`. Deltas ([`Event::is_delta`]) are left out, all of them: the child's messages carry
+/// what they streamed.
 pub(crate) fn print_json(child: &ChildEvent, out: &mut impl Write) {
-    if matches!(
-        child.event,
-        Event::TextDelta { .. } | Event::ReasoningDelta { .. }
-    ) {
+    if child.event.is_delta() {
         return;
     }
     if let Ok(line) = serde_json::to_string(child) {

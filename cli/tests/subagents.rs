@@ -192,6 +192,15 @@ fn json_events_of_the_child_carry_the_parent_call_id() {
     for kind in ["turn_started", "tool_call", "tool_result", "turn_finished"] {
         assert!(kinds.contains(&kind), "{kind} missing in {kinds:?}");
     }
+    // The child's streamed pieces are left out: its messages carry them.
+    for kind in [
+        "text_delta",
+        "reasoning_delta",
+        "refusal_delta",
+        "tool_call_streaming",
+    ] {
+        assert!(!kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
     let parent_result = events
         .iter()
         .find(|e| e["type"] == "tool_result" && e.get("parent_call_id").is_none())
