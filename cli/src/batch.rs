@@ -4,8 +4,11 @@
 //!
 //! A fast provider sends thousands of deltas a second; one `write` per delta costs more CPU
 //! than everything else `exec` does with them. Batching per read keeps the latency a user
-//! sees unchanged: nothing waits for more input before it is written.
+//! sees unchanged: nothing waits for more input before it is written, but for a tail of a
+//! batch that the next one could complete into a secret (at most seven bytes; see
+//! [`Pieces`]), which is written with the next batch or when the text ends.
 
+use hrns_core::secrets::{Ending, Pieces};
 use std::io::Write;
 
 /// Which stream the pending bytes go to.
@@ -13,6 +16,8 @@ use std::io::Write;
 enum Stream {
     Out,
     Err,
+    /// Stdout, for bytes already without secrets (JSON lines, redacted as they were made).
+    OutClean,
 }
 
 /// Bytes for stdout and stderr, kept in the order they were produced: switching streams
@@ -22,8 +27,11 @@ enum Stream {
 pub(crate) struct Batch<O: Write, E: Write> {
     out: O,
     err: E,
+    /// What is not written yet: a tail held back by the last flush first.
     pending: Vec<u8>,
     stream: Stream,
+    /// The text of the current stream, redacted batch by batch as if whole.
+    pieces: Pieces,
 }
 
 impl<O: Write, E: Write> Batch<O, E> {
@@ -33,6 +41,7 @@ impl<O: Write, E: Write> Batch<O, E> {
             err,
             pending: Vec::with_capacity(8 * 1024),
             stream: Stream::Out,
+            pieces: Pieces::new(),
         }
     }
 
@@ -48,42 +57,76 @@ impl<O: Write, E: Write> Batch<O, E> {
         &mut self.pending
     }
 
-    /// Writes what is pending without secrets ([`crate::redact::redact`]), in one
-    /// `write_all`, and flushes it (the end of a batch, or before asking the user something).
+    /// The buffer for stdout, for bytes that hold no secret (already redacted): written as
+    /// they are.
+    pub(crate) fn out_clean(&mut self) -> &mut Vec<u8> {
+        self.switch(Stream::OutClean);
+        &mut self.pending
+    }
+
+    /// The end of a batch, with more of the text to come: writes what is pending without
+    /// secrets, in one `write_all`, and flushes it; a tail that the next batch could complete
+    /// into a secret stays pending.
     pub(crate) fn flush(&mut self) {
+        self.write_pending(Ending::More);
+    }
+
+    /// The end of the text (an answer ended, a tool call starts, a question or a warning is
+    /// about to be written elsewhere): writes everything pending, without secrets.
+    pub(crate) fn finish(&mut self) {
+        self.write_pending(Ending::Last);
+    }
+
+    fn write_pending(&mut self, ending: Ending) {
         if self.pending.is_empty() {
             return;
         }
         // The last stop before the terminal or pipe: one pass over the whole batch rather
         // than one per delta (a delta is a few bytes; the per-call cost was most of exec's
-        // CPU time), and it also catches a secret spread over several deltas of the batch.
+        // CPU time), and it also catches a secret spread over several deltas of the batch,
+        // and, with the tail held back, over several batches.
         // Everything printed came from strings: the checked conversion (fast for ASCII) nearly
-        // always succeeds, and the lossy one is only the fallback.
-        let text = match std::str::from_utf8(&self.pending) {
-            Ok(text) => std::borrow::Cow::Borrowed(text),
-            Err(_) => String::from_utf8_lossy(&self.pending),
+        // always succeeds, and the lossy one is only the fallback (it writes everything).
+        let (clean, held) = match (self.stream, std::str::from_utf8(&self.pending)) {
+            (Stream::OutClean, _) => (std::borrow::Cow::Borrowed(&self.pending[..]), 0),
+            (_, Ok(text)) => {
+                let (clean, held) = crate::redact::with_secrets(|secrets| {
+                    match self.pieces.redact(secrets, text, ending) {
+                        (std::borrow::Cow::Borrowed(clean), held) => {
+                            (std::borrow::Cow::Borrowed(clean.as_bytes()), held)
+                        }
+                        (std::borrow::Cow::Owned(clean), held) => {
+                            (std::borrow::Cow::Owned(clean.into_bytes()), held)
+                        }
+                    }
+                });
+                (clean, held)
+            }
+            (_, Err(_)) => {
+                let text = String::from_utf8_lossy(&self.pending);
+                let (clean, _) = crate::redact::with_secrets(|secrets| {
+                    self.pieces.redact(secrets, &text, Ending::Last)
+                });
+                (std::borrow::Cow::Owned(clean.into_owned().into_bytes()), 0)
+            }
         };
-        let clean = crate::redact::redact(&text);
         // Output errors (a closed pipe) are ignored as `print!` would not: the turn goes on
         // and is saved; there is no one left to tell.
         let _ = match self.stream {
-            Stream::Out => self
-                .out
-                .write_all(clean.as_bytes())
-                .and_then(|()| self.out.flush()),
-            Stream::Err => self
-                .err
-                .write_all(clean.as_bytes())
-                .and_then(|()| self.err.flush()),
+            Stream::Out | Stream::OutClean => {
+                self.out.write_all(&clean).and_then(|()| self.out.flush())
+            }
+            Stream::Err => self.err.write_all(&clean).and_then(|()| self.err.flush()),
         };
         drop(clean);
-        drop(text);
-        self.pending.clear();
+        let written = self.pending.len() - held;
+        self.pending.drain(..written);
     }
 
+    /// A change of stream ends the text of the last one.
     fn switch(&mut self, to: Stream) {
         if self.stream != to {
-            self.flush();
+            self.finish();
             self.stream = to;
         }
     }
@@ -91,7 +134,7 @@ impl<O: Write, E: Write> Batch<O, E> {
     /// The two writers, after a final flush.
     #[cfg(test)]
     pub(crate) fn into_parts(mut self) -> (O, E) {
-        self.flush();
+        self.finish();
         (self.out, self.err)
     }
 }

@@ -1,8 +1,9 @@
 //! `hrns exec`: one turn, the prompt from the argument or stdin, the answer streamed to stdout.
 
 use crate::cli::{ExecArgs, Global};
+use crate::json_lines::JsonPrinter;
 use crate::learned::{QuirkStore, Saved};
-use crate::output::{HumanPrinter, print_json};
+use crate::output::HumanPrinter;
 use crate::record::{Header, Recorder};
 use crate::sessions::{self, SessionHeader, SessionLog};
 use crate::setup::{CliError, ConfigFile, approval};
@@ -266,6 +267,7 @@ pub(crate) fn run_turn(
         .expect("exec runs one turn on an idle session");
     let mut front = ExecFront {
         printer: HumanPrinter::new(),
+        json_printer: JsonPrinter::new(),
         to: crate::batch::std_streams(),
         json,
         policy,
@@ -277,13 +279,16 @@ pub(crate) fn run_turn(
         escalations,
         can_escalate,
     };
-    runner.drive_batches(session, &mut front)
+    let outcome = runner.drive_batches(session, &mut front);
+    front.finish();
+    outcome
 }
 
 /// `exec`'s front end for one turn: the printers, the session file, the subagents' events,
 /// the diffs of writes, and the questions asked on the terminal.
 struct ExecFront<'x> {
     printer: HumanPrinter,
+    json_printer: JsonPrinter,
     /// One batch per step of the turn (one read, one tool output): printed into one buffer
     /// and written at its end, so a delta is on the screen as soon as it was read.
     to: crate::batch::Batch<Box<dyn Write>, Box<dyn Write>>,
@@ -312,7 +317,10 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
             }
             if let Some(log) = self.log.as_deref_mut() {
                 if let Err(e) = log.record_child(&child) {
-                    to.flush();
+                    if self.json {
+                        self.json_printer.finish(to.out_clean());
+                    }
+                    to.finish();
                     eprintln!("hrns: warning: saving the session failed: {e}");
                 }
             }
@@ -325,7 +333,7 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
                     Event::TextDelta { text } | Event::RefusalDelta { text } if !self.json => {
                         self.printer.print_text(text, to);
                     }
-                    _ if self.json => print_json(event, to.out()),
+                    _ if self.json => self.json_printer.print(event, None, to.out_clean()),
                     _ => self.printer.print(event, to),
                 }
                 continue;
@@ -347,21 +355,25 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
             };
             if let Some(log) = self.log.as_deref_mut() {
                 if let Err(e) = log.record(event) {
-                    to.flush();
+                    if self.json {
+                        self.json_printer.finish(to.out_clean());
+                    }
+                    to.finish();
                     eprintln!("hrns: warning: saving the session failed: {e}");
                 }
             }
             if let Some(saved) = self.learn.and_then(|store| store.observe(event)) {
-                to.flush();
+                if self.json {
+                    self.json_printer.finish(to.out_clean());
+                }
+                to.finish();
                 note_saved(saved, self.learn);
             }
             // The diff a write or edit took just before it ran, shown with its result.
             let diff = self.diffs.on_event(event);
             if self.json {
-                match &diff {
-                    Some(lines) => crate::diff::print_json_with_diff(event, lines, to.out()),
-                    None => print_json(event, to.out()),
-                }
+                self.json_printer
+                    .print(event, diff.as_deref(), to.out_clean());
             } else {
                 self.printer.print(event, to);
                 if let Some(lines) = &diff {
@@ -370,14 +382,30 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
                 }
             }
         }
-        // The end of the batch, or the question that ends it: what was printed is out.
-        to.flush();
+        // The end of the batch: what was printed is out, but for a tail the next batch
+        // could make part of a secret, which only streamed text can be followed by.
+        let text_goes_on = matches!(
+            events.last(),
+            Some(
+                Event::TextDelta { .. } | Event::RefusalDelta { .. } | Event::ReasoningDelta { .. }
+            )
+        );
+        if text_goes_on {
+            if self.json {
+                self.json_printer.end_batch(to.out_clean());
+            }
+            to.flush();
+        } else {
+            self.finish();
+        }
     }
 
     fn approve(&mut self, run: &ToolRun) -> Approval {
         if self.policy != ApprovalPolicy::Ask {
             return Approval::Unattended;
         }
+        // The question is written straight to stderr: everything before it goes first.
+        self.finish();
         let offer = self.can_escalate && run.name == hrns_core::tool::builtin::RUN_COMMAND;
         // The call waits for the answer, so the file is still as it was.
         if show_proposed_diff(run) {
@@ -389,6 +417,16 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
             self.escalations.allow(&run.arguments);
         }
         approval
+    }
+}
+
+impl ExecFront<'_> {
+    /// The end of the text: everything held back is written.
+    fn finish(&mut self) {
+        if self.json {
+            self.json_printer.finish(self.to.out_clean());
+        }
+        self.to.finish();
     }
 }
 

@@ -11,6 +11,7 @@ mod doctor;
 mod exec;
 mod flags;
 mod instructions;
+mod json_lines;
 mod learned;
 mod mcp;
 mod mentions;

@@ -457,7 +457,7 @@ pub(crate) fn print_json(event: &Event, out: &mut Vec<u8>) {
 /// Appends `text` as the inside of a JSON string (without its quotes), escaped as serde_json
 /// escapes it: `"` and `\\`, and the control characters below U+0020 (the usual five by their
 /// short forms, the others as `\u00xx`); nothing else.
-fn push_json_string_body(text: &str, out: &mut Vec<u8>) {
+pub(crate) fn push_json_string_body(text: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = text.as_bytes();
     // Most text has nothing to escape: one look at it, then one copy.

@@ -34,3 +34,12 @@ pub(crate) fn redact(text: &str) -> Cow<'_, str> {
         Err(_) => Cow::Borrowed(text),
     }
 }
+
+/// Runs `f` with the known secrets (an empty set before any is known).
+pub(crate) fn with_secrets<R>(f: impl FnOnce(&Secrets) -> R) -> R {
+    static NONE: std::sync::LazyLock<Secrets> = std::sync::LazyLock::new(Secrets::new);
+    match SECRETS.read() {
+        Ok(set) => f(set.as_ref().unwrap_or(&NONE)),
+        Err(_) => f(&NONE),
+    }
+}

@@ -133,3 +133,54 @@ fn the_tui_asks_about_a_call_without_showing_the_key() {
     assert_eq!(p.wait(T), 0);
     assert_hidden(&String::from_utf8_lossy(&p.raw()));
 }
+
+/// An answer whose deltas cut the key in three, each piece in a read of its own (a pause
+/// between them): no piece alone is long enough to be recognised.
+fn key_cut_across_reads() -> Reply {
+    use hrns_blocking::mock::chunk;
+    let key = common::KEY;
+    let deltas = [
+        format!("key {}", &key[..7]),
+        key[7..14].to_owned(),
+        format!("{}.", &key[14..]),
+    ];
+    let reply = Reply::sse(
+        std::iter::once(chunk::role_chunk())
+            .chain(deltas.iter().map(|d| chunk::text_chunk(d)))
+            .chain([chunk::finish_chunk("stop")]),
+    );
+    let body = reply.body().to_vec();
+    let cuts: Vec<usize> = deltas
+        .iter()
+        .map(|d| {
+            let at = body
+                .windows(d.len())
+                .position(|w| w == d.as_bytes())
+                .unwrap();
+            at + body[at..].windows(2).position(|w| w == b"\n\n").unwrap() + 2
+        })
+        .collect();
+    reply.split_at(&cuts).delay(Duration::from_millis(150))
+}
+
+#[test]
+fn a_key_cut_across_reads_is_not_shown_in_pieces() {
+    let env = common::Env::new();
+    let mock = MockProvider::start([key_cut_across_reads(), key_cut_across_reads()]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), "key [redacted].\n");
+
+    let out = env.run(Some(&mock), &["exec", "--json", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let stdout = common::stdout(&out);
+    assert_hidden(&stdout);
+    let deltas: Vec<String> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(deltas.concat(), "key [redacted].");
+    assert_eq!(deltas.len(), 3, "one line per delta: {deltas:?}");
+}

@@ -13,6 +13,9 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
+mod pieces;
+pub use pieces::{Ending, Pieces};
+
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
@@ -37,6 +40,10 @@ pub struct Secrets {
     /// not such a pair, no window containing them can match, and the search skips past them
     /// (seven positions at once) instead of looking at each.
     inner: PairSet,
+    /// Every proper prefix of every window and of every value shorter than a window: the
+    /// tails of a piece of text that the next piece could complete into something hidden
+    /// ([`Pieces`]).
+    starts: HashSet<Vec<u8>>,
 }
 
 /// A set of byte pairs, one bit each (empty until the first insertion).
@@ -98,9 +105,17 @@ impl Secrets {
         if value.len() < MIN_SECRET || self.values.iter().any(|v| v == value) {
             return;
         }
+        if value.len() < FRAGMENT {
+            for len in 1..value.len() {
+                self.starts.insert(value.as_bytes()[..len].to_vec());
+            }
+        }
         for window in value.as_bytes().windows(FRAGMENT) {
             let mut w = [0u8; FRAGMENT];
             w.copy_from_slice(window);
+            for len in 1..FRAGMENT {
+                self.starts.insert(w[..len].to_vec());
+            }
             self.windows.insert(w);
             self.pairs.insert(w[0], w[1]);
             for pair in w.windows(2) {
@@ -136,10 +151,16 @@ impl Secrets {
         if self.is_empty() {
             return Cow::Borrowed(text);
         }
-        let bytes = text.as_bytes();
-        // Mark every byte covered by a whole secret or a fragment window.
-        let mut hidden: Vec<bool> = Vec::new();
-        let mark = |hidden: &mut Vec<bool>, start: usize, len: usize| {
+        let mut hidden = Vec::new();
+        self.mark(text.as_bytes(), &mut hidden);
+        render(text, &mut hidden, &mut false)
+    }
+
+    /// Marks in `hidden` every byte of `bytes` covered by a whole secret or a fragment
+    /// window. `hidden` is either empty (nothing marked yet; it is sized at the first mark)
+    /// or as long as `bytes`.
+    fn mark(&self, bytes: &[u8], hidden: &mut Vec<bool>) {
+        let mut mark = |start: usize, len: usize| {
             if hidden.is_empty() {
                 hidden.resize(bytes.len(), false);
             }
@@ -150,8 +171,11 @@ impl Secrets {
         // A value of `FRAGMENT` bytes or more is covered by its own windows below, which mark
         // the same bytes; only shorter values are searched for whole.
         for value in self.values.iter().filter(|v| v.len() < FRAGMENT) {
-            for (start, _) in text.match_indices(value.as_str()) {
-                mark(&mut hidden, start, value.len());
+            let value = value.as_bytes();
+            let mut from = 0;
+            while let Some(at) = memchr::memmem::find(&bytes[from..], value) {
+                mark(from + at, value.len());
+                from += at + 1;
             }
         }
         if !self.windows.is_empty() {
@@ -169,44 +193,33 @@ impl Secrets {
                     let mut w = [0u8; FRAGMENT];
                     w.copy_from_slice(window);
                     if self.windows.contains(&w) {
-                        mark(&mut hidden, start, FRAGMENT);
+                        mark(start, FRAGMENT);
                     }
                 }
                 start += 1;
             }
         }
-        if hidden.is_empty() {
-            return Cow::Borrowed(text);
+    }
+
+    /// Where the tail of `text` that could be the start of something hidden begins (a proper
+    /// prefix of a window or of a short value, so at most `FRAGMENT - 1` bytes, moved back to
+    /// a character boundary); `text.len()` when there is none.
+    fn hold_from(&self, text: &str) -> usize {
+        let bytes = text.as_bytes();
+        if self.starts.is_empty() {
+            return bytes.len();
         }
-        let mut out = String::with_capacity(text.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            if hidden[i] {
-                let mut end = i;
-                while end < bytes.len() && (hidden[end] || !text.is_char_boundary(end)) {
-                    end += 1;
+        // The longest such tail: a shorter one inside it is held with it.
+        let first = bytes.len().saturating_sub(FRAGMENT - 1);
+        match (first..bytes.len()).find(|&at| self.starts.contains(&bytes[at..])) {
+            Some(mut at) => {
+                while !text.is_char_boundary(at) {
+                    at -= 1;
                 }
-                out.push_str(REDACTED);
-                i = end;
-            } else {
-                let mut end = i;
-                while end < bytes.len() && !hidden[end] {
-                    end += 1;
-                }
-                // A hidden run starting inside a character swallows the whole character.
-                while !text.is_char_boundary(end) {
-                    end -= 1;
-                }
-                if end == i {
-                    // The character at `i` is partly hidden.
-                    hidden[i] = true;
-                    continue;
-                }
-                out.push_str(&text[i..end]);
-                i = end;
+                at
             }
+            None => bytes.len(),
         }
-        Cow::Owned(out)
     }
 
     /// [`redact`](Self::redact) for an owned string.
@@ -236,6 +249,53 @@ impl Secrets {
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
     }
+}
+
+/// `text` with each run of `hidden` bytes (empty: none) replaced by one [`REDACTED`]; a run
+/// that starts or ends inside a character takes the whole character. `open` says whether
+/// the byte before `text` was hidden (a run that goes on is not announced twice) and is left
+/// saying whether the last byte of `text` was.
+fn render<'a>(text: &'a str, hidden: &mut [bool], open: &mut bool) -> Cow<'a, str> {
+    let bytes = text.as_bytes();
+    if hidden.is_empty() || !hidden.contains(&true) {
+        if !text.is_empty() {
+            *open = false;
+        }
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if hidden[i] {
+            let mut end = i;
+            while end < bytes.len() && (hidden[end] || !text.is_char_boundary(end)) {
+                end += 1;
+            }
+            if !(i == 0 && *open) {
+                out.push_str(REDACTED);
+            }
+            i = end;
+            *open = true;
+        } else {
+            let mut end = i;
+            while end < bytes.len() && !hidden[end] {
+                end += 1;
+            }
+            // A hidden run starting inside a character swallows the whole character.
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            if end == i {
+                // The character at `i` is partly hidden.
+                hidden[i] = true;
+                continue;
+            }
+            out.push_str(&text[i..end]);
+            i = end;
+            *open = false;
+        }
+    }
+    Cow::Owned(out)
 }
 
 #[cfg(test)]

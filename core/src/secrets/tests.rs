@@ -128,3 +128,105 @@ proptest::proptest! {
         proptest::prop_assert_eq!(matches!(redacted, Cow::Borrowed(_)), !hidden.contains(&true));
     }
 }
+
+/// `text` written in pieces cut at `cuts` (moved back to character boundaries), each piece
+/// what was held back from the last one followed by new text, as a batch writes a stream.
+fn in_pieces(secrets: &Secrets, text: &str, cuts: &[usize]) -> String {
+    let mut bounds: Vec<usize> = cuts
+        .iter()
+        .map(|&c| {
+            let mut c = c.min(text.len());
+            while !text.is_char_boundary(c) {
+                c -= 1;
+            }
+            c
+        })
+        .collect();
+    bounds.sort_unstable();
+    bounds.push(text.len());
+    let mut pieces = Pieces::new();
+    let (mut out, mut held, mut from) = (String::new(), String::new(), 0);
+    for (i, &to) in bounds.iter().enumerate() {
+        held.push_str(&text[from..to]);
+        from = to;
+        let ending = if i + 1 == bounds.len() {
+            Ending::Last
+        } else {
+            Ending::More
+        };
+        let (clean, keep) = pieces.redact(secrets, &held, ending);
+        out.push_str(&clean);
+        held = held[held.len() - keep..].to_owned();
+        assert!(keep < FRAGMENT + 3, "held {keep} bytes");
+    }
+    assert!(held.is_empty());
+    out
+}
+
+#[test]
+fn a_secret_cut_between_pieces_is_redacted_as_a_whole() {
+    let s = secrets();
+    let text = format!("a {KEY} b {KEY}{KEY} c");
+    for cut in 0..=text.len() {
+        for second in [cut, cut + 3, cut + 9] {
+            assert_eq!(
+                in_pieces(&s, &text, &[cut, second]),
+                "a [redacted] b [redacted] c",
+                "cut at {cut}, {second}"
+            );
+        }
+    }
+    // Ordinary text is not held back: each piece is written whole when it cannot start a
+    // secret.
+    let mut pieces = Pieces::new();
+    assert_eq!(
+        pieces.redact(&s, "nothing to hold.", Ending::More),
+        (Cow::Borrowed("nothing to hold."), 0)
+    );
+    // A tail that could start one is: until the next piece says what it is.
+    assert_eq!(
+        pieces.redact(&s, "then sk-pr", Ending::More),
+        (Cow::Borrowed("then "), 5)
+    );
+    assert_eq!(
+        pieces.redact(&s, "sk-pro is not a key", Ending::Last),
+        (Cow::Borrowed("sk-pro is not a key"), 0)
+    );
+}
+
+proptest::proptest! {
+    /// Written in pieces cut anywhere, a text comes out as redacted whole: nothing lost,
+    /// nothing of 8 bytes or more of a secret shown.
+    #[test]
+    fn redacting_in_pieces_is_redacting_the_whole(
+        pieces in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::sample::select(vec!["sk-proj-0123456789abcdef", "abcd", "k3y-\u{e9}t\u{e9}-long-enough"])
+                    .prop_map(String::from),
+                "[a-z0-9 \u{e9}-]{0,12}",
+                "[0-9a-f-]{0,16}",
+                "[abcdk3y-]{0,10}",
+            ],
+            0..12,
+        ),
+        skip in 0usize..9,
+        cuts in proptest::collection::vec(0usize..200, 0..12),
+    ) {
+        let values = ["sk-proj-0123456789abcdef", "abcd", "k3y-\u{e9}t\u{e9}-long-enough"];
+        let mut s = Secrets::new();
+        values.iter().for_each(|v| s.add(v));
+        let text: String = pieces
+            .iter()
+            .enumerate()
+            .map(|(i, p)| if i % 3 == 1 { p.chars().skip(skip).collect() } else { p.to_string() })
+            .collect();
+        let out = in_pieces(&s, &text, &cuts);
+        proptest::prop_assert_eq!(&out, &s.redact(&text));
+        for v in values.iter().filter(|v| v.len() >= FRAGMENT) {
+            for w in v.as_bytes().windows(FRAGMENT) {
+                proptest::prop_assert!(!out.as_bytes().windows(FRAGMENT).any(|o| o == w), "{out}");
+            }
+        }
+        proptest::prop_assert!(!out.contains("abcd"));
+    }
+}
