@@ -461,3 +461,57 @@ fn secrets_in_a_configured_url_are_never_shown() {
     let (_, exec) = &shown[5];
     assert!(exec.contains("MCP server web failed"), "{exec}");
 }
+
+#[test]
+fn a_stdio_servers_stderr_reaches_its_log_redacted_cut_and_whole() {
+    let env = Env::new();
+    let token = "srv-NEVERSHOWN-0123456789";
+    let server = || {
+        json!({"command": "python3",
+               "args": [common::mcp_test_server(), "--stderr-env", "SRV_TOKEN"],
+               "env": {"SRV_TOKEN": token}})
+    };
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "mcp__dying__die", "{}")]),
+        Reply::text_answer("Done."),
+    ])
+    .unwrap();
+    env.config_with(
+        &mock,
+        &servers_extra(&json!({"dying": server(), "quiet": server()})),
+    );
+    let out = env.run(None, &["exec", "die"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let log = |name: &str| {
+        std::fs::read_to_string(env.path(&format!("state/hrns/mcp-logs/{name}.log")))
+            .unwrap_or_default()
+    };
+    for name in ["dying", "quiet"] {
+        let text = log(name);
+        assert!(!text.contains("NEVERSHOWN"), "{name}: {text}");
+        assert!(
+            text.contains("starting with [redacted]\n"),
+            "{name}: {text}"
+        );
+        // The 20000-byte line is cut, saying how much was left out.
+        let long = text.lines().find(|l| l.starts_with("zzz")).unwrap();
+        assert!(long.len() < 5000, "{name}: {} bytes", long.len());
+        assert!(long.ends_with(" more bytes)"), "{name}: {long}");
+    }
+    // The last words of a server that died, and of the helper it left holding its stderr,
+    // are logged before hrns says it failed; those of one stopped at the end of the run (no
+    // line end) are logged too.
+    let dying = log("dying");
+    let words = dying.find("last words [redacted]\n");
+    let late = dying.find("late words\n");
+    let failed = dying.find("[hrns] the server failed");
+    assert!(
+        words.is_some() && late.is_some() && failed.is_some() && words < late && late < failed,
+        "{dying}"
+    );
+    assert!(
+        log("quiet").contains("bye [redacted]\n"),
+        "{}",
+        log("quiet")
+    );
+}

@@ -11,12 +11,16 @@ Its tools (each answers with text; errors are `isError` results):
                                says "stopped" once hrns has collected its exit (at most 10 s)
 
 Options: --pidfile PATH writes this server's pid to PATH at start; --other PIDFILE offers
-stop_other.
+stop_other; --stderr-env NAME writes the value of the variable NAME to stderr: a line at start
+(followed by a line of 20000 "z"), a line "last words VALUE" before die exits (and a helper it
+leaves behind writes "late words" 0.2 s later), and "bye VALUE" (without a line end) when its
+stdin ends.
 """
 
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -34,6 +38,17 @@ def option(name):
 
 
 OTHER = option("--other")
+SAID = option("--stderr-env")
+SAID = os.environ.get(SAID, "") if SAID else None
+
+
+def say(words):
+    if SAID is not None:
+        sys.stderr.write(words)
+        sys.stderr.flush()
+
+
+say("starting with " + str(SAID) + "\n" + "z" * 20000 + "\n")
 if option("--pidfile"):
     with open(option("--pidfile"), "w") as f:
         f.write(str(os.getpid()))
@@ -86,6 +101,10 @@ def call(name, args):
     if name == "look":
         return text("looked")
     if name == "die":
+        say("last words " + str(SAID) + "\n")
+        if SAID is not None:
+            subprocess.Popen(["sh", "-c", "sleep 0.2; echo late words >&2"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         os._exit(3)
     if name == "grow":
         grown = True
@@ -140,3 +159,4 @@ for line in sys.stdin:
               "error": {"code": -32601, "message": "no " + method}})
         continue
     send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+say("bye " + str(SAID))

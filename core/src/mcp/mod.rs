@@ -16,6 +16,7 @@
 //! - [`config`]: the `mcpServers` entries (the environment of server processes follows
 //!   [`crate::sandbox::EnvPolicy`]).
 //! - [`naming`]: the `mcp__SERVER__TOOL` names, specs and effects offered to the model.
+//! - [`stderr`]: a stdio server's stderr as bounded, redacted lines for its log.
 
 pub mod client;
 pub mod config;
@@ -26,6 +27,7 @@ pub mod legacy;
 pub mod naming;
 pub mod refusal;
 mod roots;
+pub mod stderr;
 
 pub use client::{
     Action, CallId, Client, ClientConfig, ClientError, Event, Failure, McpTool, Phase, Root,

@@ -216,7 +216,15 @@ impl McpServer {
                     },
                     None => options.sandbox.clone(),
                 };
-                let spawned = stdio::spawn(command, args, &sandbox, env, &cwd, open_log()?)?;
+                let spawned = stdio::spawn(
+                    command,
+                    args,
+                    &sandbox,
+                    env,
+                    &cwd,
+                    open_log()?,
+                    self.config.secret_set(),
+                )?;
                 let connection = Connection::new(
                     client,
                     Box::new(stdio::StdinWriter(Some(spawned.stdin))),
@@ -232,6 +240,7 @@ impl McpServer {
                     .name(format!("mcp-{}", self.config.name))
                     .spawn(move || {
                         reader.read_from(stdout, || {
+                            watcher.wait_for_stderr();
                             // Give the exit status a moment to be collectable.
                             for _ in 0..20 {
                                 if let Some(exit) = watcher.exit_description() {

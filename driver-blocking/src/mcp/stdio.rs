@@ -3,25 +3,81 @@
 //! The child runs under the sandbox, through its launcher, as commands do
 //! ([`Sandbox::command`]), in a process group of its own, with this process's environment
 //! less what the sandbox's environment rules withhold plus its own `env`, stdin and stdout
-//! piped, and stderr appended to its log file. Shutting down closes stdin (the specification's polite
-//! request), waits briefly, then kills the whole group.
+//! piped, and stderr piped too: a thread of its own appends it to the server's log line by
+//! line, without the server's secrets and with long lines cut
+//! ([`hrns_core::mcp::stderr::StderrLines`]). Shutting down closes stdin (the specification's
+//! polite request), waits briefly, then kills the whole group, and waits (briefly) for the
+//! last of its stderr to reach the log.
 
 use super::connection::Outgoing;
 use crate::sandbox::Sandbox;
 use hrns_core::mcp::jsonrpc::Message;
+use hrns_core::mcp::stderr::StderrLines;
+use hrns_core::secrets::Secrets;
 use rustix::process::{Pid, Signal, kill_process_group};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a server may take to exit after its stdin closed, before its group is killed.
 const EXIT_GRACE: Duration = Duration::from_millis(300);
+
+/// How long the end of a server (its exit, or its shutting down) waits for the rest of its
+/// stderr to reach the log. A helper that left the group may hold the pipe open for longer;
+/// its thread then writes on, and nothing waits for it.
+const STDERR_DRAIN: Duration = Duration::from_secs(1);
+
+/// Set when the thread copying a server's stderr to its log has written the last line.
+#[derive(Debug, Default)]
+struct Drained {
+    done: Mutex<bool>,
+    signal: Condvar,
+}
+
+impl Drained {
+    fn finish(&self) {
+        *self.done.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.signal.notify_all();
+    }
+
+    /// Waits until it is set, at most `timeout`.
+    fn wait(&self, timeout: Duration) {
+        let done = self.done.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = self
+            .signal
+            .wait_timeout_while(done, timeout, |done| !*done)
+            .unwrap_or_else(|p| p.into_inner());
+    }
+}
+
+/// Copies the server's stderr to its `log`, line by line, redacted and cut; runs on a
+/// thread of its own until the pipe ends.
+fn copy_stderr(mut pipe: ChildStderr, mut log: File, secrets: Secrets, drained: &Drained) {
+    let mut lines = StderrLines::new(secrets);
+    let mut write = |line: String| {
+        // One write per line: the `[hrns]` lines go to the same file.
+        let _ = log.write_all(format!("{line}\n").as_bytes());
+    };
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => lines.feed(&buf[..n], &mut write),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    if let Some(last) = lines.finish() {
+        write(last);
+    }
+    drained.finish();
+}
 
 /// Writes each message as one line to the child's stdin.
 pub(crate) struct StdinWriter(pub(crate) Option<ChildStdin>);
@@ -50,6 +106,8 @@ impl Outgoing for StdinWriter {
 pub(crate) struct ChildProcess {
     child: Arc<Mutex<Child>>,
     group: Option<Pid>,
+    /// Set once its stderr is all in the log.
+    stderr: Arc<Drained>,
 }
 
 /// What [`spawn`] gives: the process, its pipes.
@@ -60,7 +118,8 @@ pub(crate) struct Spawned {
 }
 
 /// Starts `command` with `args` under `sandbox` in `cwd`, with `env` added, its stderr
-/// appended to `log`. The error says why, for the user (a refusal of the sandbox included).
+/// appended to `log` without `secrets`. The error says why, for the user (a refusal of the
+/// sandbox included).
 pub(crate) fn spawn(
     command: &str,
     args: &[String],
@@ -68,6 +127,7 @@ pub(crate) fn spawn(
     env: &BTreeMap<String, String>,
     cwd: &Path,
     log: File,
+    secrets: Secrets,
 ) -> Result<Spawned, String> {
     // A launcher starts even when the program is missing and fails only after: look first,
     // so the reason names the program rather than a launcher's exit status.
@@ -84,12 +144,14 @@ pub(crate) fn spawn(
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::from(log))
+        .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot run {command:?}: {e}"))?;
     let group = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
         if let Some(pid) = group {
             let _ = kill_process_group(pid, Signal::KILL);
         }
@@ -98,11 +160,23 @@ pub(crate) fn spawn(
             "cannot run {command:?}: the child's pipes were not created"
         ));
     };
+    let drained = Arc::new(Drained::default());
+    let copier = Arc::clone(&drained);
+    let copying = std::thread::Builder::new()
+        .name("mcp-stderr".into())
+        .spawn(move || copy_stderr(stderr, log, secrets, &copier));
+    let process = ChildProcess {
+        child: Arc::new(Mutex::new(child)),
+        group,
+        stderr: drained,
+    };
+    if let Err(e) = copying {
+        // Dropped: the group is killed.
+        drop(process);
+        return Err(format!("cannot start the thread that logs its stderr: {e}"));
+    }
     Ok(Spawned {
-        process: ChildProcess {
-            child: Arc::new(Mutex::new(child)),
-            group,
-        },
+        process,
         stdin,
         stdout,
     })
@@ -141,7 +215,14 @@ impl ChildProcess {
         ChildProcess {
             child: Arc::clone(&self.child),
             group: None,
+            stderr: Arc::clone(&self.stderr),
         }
+    }
+
+    /// Waits (at most a moment) until everything the process wrote to its stderr is in its
+    /// log: its last words come before the news of its end.
+    pub(crate) fn wait_for_stderr(&self) {
+        self.stderr.wait(STDERR_DRAIN);
     }
 
     /// Waits up to `grace` for the process to exit on its own, then kills its group.
@@ -160,6 +241,8 @@ impl ChildProcess {
         // The group may hold helpers of the server even when the server itself exited.
         let _ = kill_process_group(group, Signal::KILL);
         let _ = child.wait();
+        drop(child);
+        self.wait_for_stderr();
     }
 }
 

@@ -1,0 +1,69 @@
+use super::*;
+
+fn secrets() -> Secrets {
+    let mut secrets = Secrets::new();
+    secrets.add("tok-0123456789-secret");
+    secrets
+}
+
+/// Every line of `input` fed in pieces of `size` bytes, then the end.
+fn lines(input: &[u8], size: usize) -> Vec<String> {
+    let mut splitter = StderrLines::new(secrets());
+    let mut out = Vec::new();
+    for piece in input.chunks(size.max(1)) {
+        splitter.feed(piece, |l| out.push(l));
+    }
+    out.extend(splitter.finish());
+    out
+}
+
+#[test]
+fn lines_come_out_redacted_however_the_bytes_are_split() {
+    let input = b"starting\r\nkey is tok-0123456789-secret, ok\n\nlast words";
+    let want = ["starting", "key is [redacted], ok", "", "last words"];
+    for size in [1, 2, 3, 7, 64] {
+        assert_eq!(lines(input, size), want, "pieces of {size}");
+    }
+}
+
+#[test]
+fn a_long_line_is_cut_and_the_rest_counted_not_kept() {
+    let mut input = vec![b'x'; MAX_LINE + 100];
+    input.extend_from_slice(b"\nnext\n");
+    for size in [1, 1000, 10_000] {
+        let out = lines(&input, size);
+        assert_eq!(out.len(), 2);
+        assert_eq!(
+            out[0],
+            format!("{}… (100 more bytes)", "x".repeat(MAX_LINE)),
+            "pieces of {size}"
+        );
+        assert_eq!(out[1], "next");
+    }
+    // A line that never ends is bounded too, and still reported at the end.
+    let mut splitter = StderrLines::new(Secrets::new());
+    for _ in 0..1000 {
+        splitter.feed(&[b'y'; 1024], |_| panic!("no line ended"));
+        assert!(splitter.line.len() <= MAX_LINE);
+    }
+    let last = splitter.finish().unwrap();
+    assert!(last.ends_with(&format!("… ({} more bytes)", 1000 * 1024 - MAX_LINE)));
+    assert_eq!(splitter.finish(), None);
+}
+
+#[test]
+fn a_secret_cut_by_the_limit_is_still_hidden() {
+    let mut input = vec![b'a'; MAX_LINE - 12];
+    input.extend_from_slice(b"tok-0123456789-secret and more\n");
+    let out = lines(&input, 5);
+    assert!(!out[0].contains("tok-0123"), "{}", &out[0][MAX_LINE - 20..]);
+    assert!(out[0].contains("[redacted]"));
+}
+
+#[test]
+fn bytes_that_are_not_utf8_do_not_stop_the_lines() {
+    assert_eq!(
+        lines(b"bad \xff\xfe byte\nok\n", 3),
+        ["bad \u{fffd}\u{fffd} byte", "ok"]
+    );
+}
