@@ -5,9 +5,11 @@
 //! (all filtered out by the agent or the policy): the model's tools stay as they were, but
 //! the user learns which server stopped and why.
 //!
-//! What was last told is kept apart from each toolbox ([`ServersTold`]), because the TUI
-//! builds a new toolbox and runner on `/model`, `/connect` or a resume: a server that stopped
-//! just before is then told of by the new one, not missed between the two.
+//! What the user was last told is kept apart from each toolbox ([`ServersTold`]), because
+//! the TUI builds a new toolbox and runner on `/model`, `/connect` or a resume: a server that
+//! stopped just before is then told of by the new one, not missed between the two, and told
+//! once. What each toolbox holds is its own: a toolbox kept past a rebuild (a runner still
+//! finishing its turn) is still brought up to date, quietly when the change was told already.
 
 use hrns_blocking::mcp::{McpServers, McpToolHandle, ServerStatus};
 use hrns_core::agent::Agent;
@@ -26,6 +28,8 @@ pub(crate) struct LiveTools {
     policy: ApprovalPolicy,
     /// The names the MCP tools have in the toolbox.
     names: HashSet<String>,
+    /// [`McpServers::generation`] when this toolbox's tools were last put in.
+    generation: u64,
     /// What the servers were when the session was last told, shared with the toolboxes
     /// built before and after this one.
     told: Arc<Mutex<ServersTold>>,
@@ -40,6 +44,8 @@ pub(crate) struct ServersTold {
     generation: Option<u64>,
     /// Each server as last seen, in the servers' order.
     seen: Vec<Seen>,
+    /// The last reason told, for a toolbox that catches up with it later.
+    last: String,
 }
 
 /// A server as last seen: whether it had failed, and the tools it had listed.
@@ -68,17 +74,20 @@ impl LiveTools {
         T: ?Sized + ToolObject,
         McpToolHandle: Into<Box<T>>,
     {
+        // Read before the tools: a change while they are read is seen next time.
+        let generation = servers.generation();
         let mut live = LiveTools {
             servers: Arc::clone(servers),
             agent: agent.clone(),
             policy,
             names: HashSet::new(),
+            generation,
             told: Arc::clone(told),
         };
         {
             let mut told = live.told.lock().unwrap_or_else(PoisonError::into_inner);
             if told.generation.is_none() {
-                told.generation = Some(servers.generation());
+                told.generation = Some(generation);
                 told.what_changed(servers);
             }
         }
@@ -86,10 +95,11 @@ impl LiveTools {
         live
     }
 
-    /// Brings `toolbox` up to date when a server's tools changed since the last look (it
-    /// stopped, or listed other tools): its MCP tools are replaced by the current ones, the
-    /// others stay. Returns why, for people, when it changed anything; a server that stopped
-    /// is news even when the offered tools stay the same.
+    /// Brings `toolbox` up to date when a server's tools changed since this toolbox's last
+    /// look (it stopped, or listed other tools): its MCP tools are replaced by the current
+    /// ones, the others stay. Returns why, for people, when it changed anything; a server
+    /// that stopped is news even when the offered tools stay the same, unless another
+    /// toolbox told it already (then the reason is the one told, and quiet).
     pub(crate) fn update<T>(&mut self, toolbox: &mut Registry<T>) -> Option<ToolsReason>
     where
         T: ?Sized + ToolObject,
@@ -99,12 +109,19 @@ impl LiveTools {
         let generation = self.servers.generation();
         let reason = {
             let mut told = self.told.lock().unwrap_or_else(PoisonError::into_inner);
-            if told.generation == Some(generation) {
+            if told.generation != Some(generation) {
+                told.generation = Some(generation);
+                let reason = told.what_changed(&self.servers);
+                told.last.clone_from(&reason.text);
+                reason
+            } else if self.generation != generation {
+                // Told by a toolbox built since; this one catches up without telling again.
+                ToolsReason::from(&told.last)
+            } else {
                 return None;
             }
-            told.generation = Some(generation);
-            told.what_changed(&self.servers)
         };
+        self.generation = generation;
         toolbox.retain(|name| !self.names.contains(name));
         self.put_in(toolbox);
         Some(reason)

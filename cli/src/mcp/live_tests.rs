@@ -89,7 +89,21 @@ fn a_server_that_stops_before_a_rebuild_is_told_by_the_new_toolbox() {
         reason.when_unchanged,
         hrns_core::session::WhenUnchanged::Report
     );
-    // Told once: neither toolbox tells it again.
-    assert_eq!(rebuilt.update(&mut second), None);
+    assert_eq!(rebuilt.update(&mut second), None, "told once");
+    // The toolbox kept from before the rebuild is brought up to date too (the stopped
+    // server's tool leaves it), quietly: the stop was told already.
+    assert!(first.names().any(|n| n == "mcp__quits__work"));
+    let caught_up = live.update(&mut first).expect("the old toolbox catches up");
+    assert!(
+        caught_up.text.starts_with("MCP server quits stopped"),
+        "{}",
+        caught_up.text
+    );
+    assert_eq!(
+        caught_up.when_unchanged,
+        hrns_core::session::WhenUnchanged::Quiet
+    );
+    assert!(!first.names().any(|n| n.starts_with("mcp__")));
     assert_eq!(live.update(&mut first), None);
+    assert_eq!(rebuilt.update(&mut second), None);
 }
