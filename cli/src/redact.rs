@@ -11,13 +11,17 @@ use std::sync::RwLock;
 
 static SECRETS: RwLock<Option<Secrets>> = RwLock::new(None);
 
-/// Adds `secrets` to the set used by [`redact`].
+/// Adds `secrets` to the set used by [`redact`], each also as a JSON string holds it: much
+/// of what is redacted here is JSON already (`--json` lines, session and record files), where
+/// a secret with a `"` or `\` in it is written escaped.
 pub(crate) fn remember(secrets: &Secrets) {
     if secrets.is_empty() {
         return;
     }
     if let Ok(mut set) = SECRETS.write() {
-        set.get_or_insert_with(Secrets::new).extend(secrets);
+        let set = set.get_or_insert_with(Secrets::new);
+        set.extend(secrets);
+        set.extend(&secrets.json_forms());
     }
 }
 

@@ -184,3 +184,44 @@ fn a_key_cut_across_reads_is_not_shown_in_pieces() {
     assert_eq!(deltas.concat(), "key [redacted].");
     assert_eq!(deltas.len(), 3, "one line per delta: {deltas:?}");
 }
+
+/// The files under `dir`, read as text, one after the other.
+fn all_files(dir: &std::path::Path) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            text.push_str(&all_files(&path));
+        } else {
+            text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+        }
+    }
+    text
+}
+
+#[test]
+fn a_secret_that_json_escapes_is_not_shown_escaped() {
+    let env = common::Env::new();
+    let header = r#"pa"ss\word-0123456789"#;
+    let escaped = serde_json::to_string(header).unwrap();
+    let escaped = &escaped[1..escaped.len() - 1];
+    let mock =
+        MockProvider::start([Reply::text_answer(&format!("the header is {header}."))]).unwrap();
+    let config = serde_json::json!({"providers": {"mock": {
+        "url": mock.base_url(), "key": common::KEY, "model": "mock-model",
+        "headers": {"api-key": header}}}});
+    env.write("config/hrns/config.json", &config.to_string());
+    let out = env.run(None, &["exec", "--json", "x"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let stdout = common::stdout(&out);
+    let sessions = all_files(&env.path("state"));
+    assert!(sessions.contains("the header is [redacted]."), "{sessions}");
+    for (what, text) in [("stdout", &stdout), ("the session file", &sessions)] {
+        for form in [header, escaped] {
+            assert!(
+                common::secret_piece(text, form).is_none(),
+                "{what} shows {form}:\n{text}"
+            );
+        }
+    }
+}

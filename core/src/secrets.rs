@@ -140,6 +140,22 @@ impl Secrets {
         }
     }
 
+    /// The values as a JSON string holds them (`"` as `\"`, `\` as `\\`, controls
+    /// escaped), for those that JSON changes: text redacted after it was encoded as JSON (a
+    /// JSON line, a session file) must look for these too.
+    pub fn json_forms(&self) -> Secrets {
+        let mut forms = Secrets::new();
+        for value in &self.values {
+            if let Ok(quoted) = serde_json::to_string(value) {
+                let escaped = &quoted[1..quoted.len() - 1];
+                if escaped != value {
+                    forms.add(escaped);
+                }
+            }
+        }
+        forms
+    }
+
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()

@@ -230,3 +230,16 @@ proptest::proptest! {
         proptest::prop_assert!(!out.contains("abcd"));
     }
 }
+
+#[test]
+fn json_forms_are_the_values_as_json_strings_hold_them() {
+    let mut s = Secrets::new();
+    s.add(r#"pa"ss\word-1"#);
+    s.add("plain-value-1");
+    let forms = s.json_forms();
+    assert_eq!(format!("{forms:?}"), "Secrets(1 values)");
+    assert_eq!(
+        forms.redact(r#"{"h":"pa\"ss\\word-1"}"#),
+        r#"{"h":"[redacted]"}"#
+    );
+}
