@@ -225,3 +225,24 @@ fn a_secret_that_json_escapes_is_not_shown_escaped() {
         }
     }
 }
+
+#[test]
+fn a_key_echoed_in_another_case_is_not_shown() {
+    let env = common::Env::new();
+    let lower = common::KEY.to_ascii_lowercase();
+    let mock = MockProvider::start([
+        Reply::text_answer(&format!("your key {lower} is wrong")),
+        Reply::error(401, &format!("Incorrect API key provided: {lower}")),
+    ])
+    .unwrap();
+    let out = env.run(Some(&mock), &["exec", "go"]);
+    assert_eq!(common::stdout(&out), "your key [redacted] is wrong\n");
+    let out = env.run(Some(&mock), &["exec", "again"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("Incorrect API key provided: [redacted]"),
+        "{err}"
+    );
+    assert!(common::secret_piece(&err, &lower).is_none(), "{err}");
+}

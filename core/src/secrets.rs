@@ -6,6 +6,11 @@
 //! [`FRAGMENT`] bytes or longer, so a key cut in half by a truncation (`sk-proj-abcd…`) is still
 //! hidden whichever happened first; callers should still redact before they truncate. Secrets
 //! shorter than [`MIN_SECRET`] bytes are ignored: they would hide ordinary words.
+//!
+//! Matching ignores ASCII case. Keys are case-sensitive tokens, but a server may echo one
+//! case-folded (an error body that lower-cases what it quotes), and a key in lower case still
+//! gives away nearly all of it; a random key's 8-byte piece in another case is no more likely
+//! to turn up in ordinary text than in its own.
 
 use crate::http::{Secret, is_sensitive_header};
 use crate::session::Provider;
@@ -51,16 +56,17 @@ pub struct Secrets {
 struct PairSet(Vec<u64>);
 
 impl PairSet {
+    /// Adds the pair, ASCII letters in either case.
     fn insert(&mut self, a: u8, b: u8) {
         if self.0.is_empty() {
             self.0 = vec![0; 65536 / 64];
         }
-        let i = usize::from(a) << 8 | usize::from(b);
+        let i = usize::from(a.to_ascii_lowercase()) << 8 | usize::from(b.to_ascii_lowercase());
         self.0[i / 64] |= 1 << (i % 64);
     }
 
     fn contains(&self, a: u8, b: u8) -> bool {
-        let i = usize::from(a) << 8 | usize::from(b);
+        let i = usize::from(a.to_ascii_lowercase()) << 8 | usize::from(b.to_ascii_lowercase());
         self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 }
@@ -105,12 +111,14 @@ impl Secrets {
         if value.len() < MIN_SECRET || self.values.iter().any(|v| v == value) {
             return;
         }
+        // Windows and starts are kept in lower case: matching ignores ASCII case.
+        let lower = value.to_ascii_lowercase();
         if value.len() < FRAGMENT {
             for len in 1..value.len() {
-                self.starts.insert(value.as_bytes()[..len].to_vec());
+                self.starts.insert(lower.as_bytes()[..len].to_vec());
             }
         }
-        for window in value.as_bytes().windows(FRAGMENT) {
+        for window in lower.as_bytes().windows(FRAGMENT) {
             let mut w = [0u8; FRAGMENT];
             w.copy_from_slice(window);
             for len in 1..FRAGMENT {
@@ -188,10 +196,17 @@ impl Secrets {
         // the same bytes; only shorter values are searched for whole.
         for value in self.values.iter().filter(|v| v.len() < FRAGMENT) {
             let value = value.as_bytes();
+            let (lower, upper) = (value[0].to_ascii_lowercase(), value[0].to_ascii_uppercase());
             let mut from = 0;
-            while let Some(at) = memchr::memmem::find(&bytes[from..], value) {
-                mark(from + at, value.len());
-                from += at + 1;
+            while let Some(at) = memchr::memchr2(lower, upper, &bytes[from..]) {
+                let start = from + at;
+                if bytes
+                    .get(start..start + value.len())
+                    .is_some_and(|b| b.eq_ignore_ascii_case(value))
+                {
+                    mark(start, value.len());
+                }
+                from = start + 1;
             }
         }
         if !self.windows.is_empty() {
@@ -208,6 +223,7 @@ impl Secrets {
                 if self.pairs.contains(window[0], window[1]) {
                     let mut w = [0u8; FRAGMENT];
                     w.copy_from_slice(window);
+                    w.make_ascii_lowercase();
                     if self.windows.contains(&w) {
                         mark(start, FRAGMENT);
                     }
@@ -225,9 +241,14 @@ impl Secrets {
         if self.starts.is_empty() {
             return bytes.len();
         }
-        // The longest such tail: a shorter one inside it is held with it.
+        // The longest such tail: a shorter one inside it is held with it. Starts are kept in
+        // lower case.
         let first = bytes.len().saturating_sub(FRAGMENT - 1);
-        match (first..bytes.len()).find(|&at| self.starts.contains(&bytes[at..])) {
+        let mut tail = [0u8; FRAGMENT - 1];
+        let tail = &mut tail[..bytes.len() - first];
+        tail.copy_from_slice(&bytes[first..]);
+        tail.make_ascii_lowercase();
+        match (first..bytes.len()).find(|&at| self.starts.contains(&tail[at - first..])) {
             Some(mut at) => {
                 while !text.is_char_boundary(at) {
                     at -= 1;

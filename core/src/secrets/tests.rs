@@ -81,7 +81,9 @@ fn reference(secrets: &[&str], text: &str) -> Vec<bool> {
         );
         for part in parts {
             for start in 0..text.len() {
-                if text.as_bytes()[start..].starts_with(part.as_bytes()) {
+                let at = &text.as_bytes()[start..];
+                if at.len() >= part.len() && at[..part.len()].eq_ignore_ascii_case(part.as_bytes())
+                {
                     hidden[start..start + part.len()].fill(true);
                 }
             }
@@ -102,6 +104,10 @@ proptest::proptest! {
                 "[a-z0-9 \u{e9}-]{0,12}",
                 // Made of the pairs of a secret: the scan's backward search runs on it.
                 "[0-9a-f-]{0,16}",
+                // Secrets in another case.
+                "[0-9A-Fa-f-]{0,16}",
+                proptest::sample::select(vec!["SK-PROJ-0123456789ABCDEF", "AbCd", "K3Y-\u{e9}T\u{e9}-LONG-ENOUGH"])
+                    .prop_map(String::from),
             ],
             0..12,
         ),
@@ -241,5 +247,24 @@ fn json_forms_are_the_values_as_json_strings_hold_them() {
     assert_eq!(
         forms.redact(r#"{"h":"pa\"ss\\word-1"}"#),
         r#"{"h":"[redacted]"}"#
+    );
+}
+
+#[test]
+fn secrets_in_another_case_are_redacted_too() {
+    let s = secrets();
+    let shouted = KEY.to_ascii_uppercase();
+    assert_eq!(s.redact(&format!("key {shouted}.")), "key [redacted].");
+    assert_eq!(
+        s.redact(&format!("invalid key {}", KEY.to_ascii_lowercase())),
+        "invalid key [redacted]"
+    );
+    let mut short = Secrets::new();
+    short.add("AbCd");
+    assert_eq!(short.redact("x abcd ABCD y"), "x [redacted] [redacted] y");
+    // Held back in pieces as well, whatever the case.
+    assert_eq!(
+        in_pieces(&s, &format!("a {shouted} b"), &[4, 12]),
+        "a [redacted] b"
     );
 }
