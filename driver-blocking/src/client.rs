@@ -2,7 +2,7 @@
 //! errors mapped to the core's types.
 
 use crate::ClientConfig;
-use crate::read_ahead::ReadAhead;
+use crate::read_ahead::READ_SIZE;
 use hrns_core::Completion;
 use hrns_core::answer::AnswerError;
 use hrns_core::client::{
@@ -12,7 +12,12 @@ use hrns_core::http::{HttpRequest, Method};
 use hrns_core::session::{Provider, TransportError, TransportErrorKind};
 use hrns_core::stream::StreamEvent;
 use hrns_core::wire::{ChatRequest, ChatResponse, ModelInfo};
-use std::io::{BufRead, Read};
+use std::io::{BufRead, BufReader, Read};
+
+/// The connection's own input buffer (ureq's default is 128 KiB): one system call takes up to
+/// this much of a fast stream, so far fewer calls for the same bytes (issue 20's
+/// `BENCHMARKS.md`). Its pages are touched only as far as a read fills them.
+pub(crate) const INPUT_BUFFER: usize = 1024 * 1024;
 
 pub use hrns_core::client::ClientError;
 
@@ -38,6 +43,7 @@ impl Client {
             .user_agent(config.user_agent.as_str())
             .tls_config(tls)
             .max_redirects(0)
+            .input_buffer_size(INPUT_BUFFER)
             .build()
             .into();
         Client { agent, provider }
@@ -109,7 +115,7 @@ impl Client {
             resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())),
         );
         let mut events = ChatEvents {
-            body: ReadAhead::new(resp.body),
+            body: BufReader::with_capacity(READ_SIZE, resp.body),
             answer,
         };
         loop {
@@ -167,8 +173,12 @@ impl HttpResponse {
 
 /// The events of a streamed answer; see [`Client::stream_chat`]. A read loop around the
 /// core's [`StreamedChat`], which decides what the answer is.
+///
+/// The body is read on the caller's thread, in reads of up to 256 KiB (what the connection has
+/// buffered, never waiting for more). A reading thread beside it was measured slower: on a
+/// fast stream its hand-offs cost more than the overlap gained (issue 20's `BENCHMARKS.md`).
 pub struct ChatEvents {
-    body: ReadAhead,
+    body: BufReader<Box<dyn Read + Send>>,
     answer: StreamedChat,
 }
 

@@ -1,19 +1,26 @@
-//! Reading a body ahead on its own thread, so that receiving the next bytes from the socket
-//! overlaps with decoding the last ones (two cores, twice the work in flight).
+//! The [`Runner`](crate::Runner)'s body thread: reads a body on its own thread, beside the
+//! tools and the cancel flag the runner also waits for.
 //!
-//! One read loop ([`read_chunks`]) serves both users: the client's [`ReadAhead`] and the
-//! [`Runner`](crate::Runner)'s body thread. It reads into 64 KiB buffers that come back to it
-//! when the consumer is done with them ([`Chunk`] goes home when dropped), so a fast stream
-//! costs no allocation and no copy per read beyond the socket's own.
+//! It reads into buffers of [`CHUNK`] bytes that come back to it when the consumer is done with
+//! them ([`Chunk`] goes home when dropped), so a fast stream costs no allocation and no copy
+//! per read beyond the socket's own. (The client's `stream_chat` reads on the caller's thread
+//! instead: see [`ChatEvents`](crate::ChatEvents).)
 
-use std::io::{self, BufRead, Read};
+use std::io::{self, Read};
 use std::sync::mpsc;
-use std::thread;
 
-/// Size of one read.
+/// Most bytes one read of the client's `stream_chat` takes: what the connection has
+/// buffered, up to this. Large reads mean few system calls on a fast stream (the
+/// connection's own buffer is `client::INPUT_BUFFER` in size); a read never waits for more
+/// than is there, so a slow stream's events are not held back.
+pub(crate) const READ_SIZE: usize = 256 * 1024;
+
+/// Size of one read of the runner's body thread: smaller than [`READ_SIZE`], as up to
+/// `DEPTH` + 2 of them may be filled at once (256 KiB pieces made `hrns exec`'s peak memory
+/// 2.2 times the client's, measured in issue 20's `BENCHMARKS.md`).
 const CHUNK: usize = 64 * 1024;
 
-/// Chunks read ahead at most (bounded memory: `DEPTH` × 64 KiB).
+/// Chunks read ahead at most (bounded memory: `DEPTH` × [`CHUNK`]).
 pub(crate) const DEPTH: usize = 8;
 
 /// What one read brought, in a buffer that goes back to its reader when dropped.
@@ -69,81 +76,6 @@ pub(crate) fn read_chunks(inner: &mut dyn Read, mut send: impl FnMut(Piece) -> b
     }
 }
 
-/// Reads `inner` on a helper thread; see the module docs.
-pub(crate) struct ReadAhead {
-    chunks: mpsc::Receiver<Piece>,
-    /// The chunk being read; the one before it went home when this one replaced it.
-    current: Option<Chunk>,
-    pos: usize,
-    done: bool,
-}
-
-impl ReadAhead {
-    /// Starts reading `inner` ahead. The thread ends at the end of the body, on an error, or
-    /// when this reader is dropped (at its next chunk).
-    pub(crate) fn new(mut inner: Box<dyn Read + Send>) -> Self {
-        let (tx, chunks) = mpsc::sync_channel::<Piece>(DEPTH);
-        thread::spawn(move || read_chunks(&mut *inner, |piece| tx.send(piece).is_ok()));
-        ReadAhead {
-            chunks,
-            current: None,
-            pos: 0,
-            done: false,
-        }
-    }
-
-    fn current(&self) -> &[u8] {
-        self.current.as_ref().map_or(&[], Chunk::bytes)
-    }
-}
-
-impl Read for ReadAhead {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let n = {
-            let chunk = self.fill_buf()?;
-            let n = out.len().min(chunk.len());
-            out[..n].copy_from_slice(&chunk[..n]);
-            n
-        };
-        self.consume(n);
-        Ok(n)
-    }
-}
-
-/// The chunks are lent as they are (no copy into the caller's buffer).
-impl io::BufRead for ReadAhead {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        while self.pos == self.current().len() {
-            if self.done {
-                return Ok(&[]);
-            }
-            match self.chunks.recv() {
-                Ok(Piece::Data(chunk)) => {
-                    self.current = Some(chunk);
-                    self.pos = 0;
-                }
-                Ok(Piece::Failed(e)) => {
-                    self.done = true;
-                    self.current = None;
-                    self.pos = 0;
-                    return Err(e);
-                }
-                Ok(Piece::End) | Err(_) => {
-                    self.done = true;
-                    self.current = None;
-                    self.pos = 0;
-                    return Ok(&[]);
-                }
-            }
-        }
-        Ok(&self.current()[self.pos..])
-    }
-
-    fn consume(&mut self, n: usize) {
-        self.pos = (self.pos + n).min(self.current().len());
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,20 +99,25 @@ mod tests {
         }
     }
 
+    /// Every byte in order, then the end or the reader's error as the last piece.
     #[test]
-    fn yields_every_byte_in_order_then_the_end_or_the_error() {
-        let data: Vec<u8> = (0..200_000u32).map(|i| i as u8).collect();
-        let mut r = ReadAhead::new(Box::new(Pieces(data.clone(), 0, false)));
-        let mut out = Vec::new();
-        r.read_to_end(&mut out).unwrap();
-        assert_eq!(out, data);
-        assert_eq!(r.read(&mut [0; 4]).unwrap(), 0);
-
-        let mut r = ReadAhead::new(Box::new(Pieces(b"abc".to_vec(), 0, true)));
-        let mut out = Vec::new();
-        let err = r.read_to_end(&mut out).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::ConnectionReset);
-        assert_eq!(out, b"abc");
+    fn read_chunks_yields_every_byte_in_order_then_the_end_or_the_error() {
+        for fails in [false, true] {
+            let data: Vec<u8> = (0..200_000u32).map(|i| i as u8).collect();
+            let mut out = Vec::new();
+            let mut last = None;
+            read_chunks(&mut Pieces(data.clone(), 0, fails), |piece| {
+                match piece {
+                    Piece::Data(chunk) => out.extend_from_slice(chunk.bytes()),
+                    Piece::End => last = Some(None),
+                    Piece::Failed(e) => last = Some(Some(e.kind())),
+                }
+                true
+            });
+            assert_eq!(out, data);
+            let want = fails.then_some(io::ErrorKind::ConnectionReset);
+            assert_eq!(last, Some(want));
+        }
     }
 
     /// A chunk handed back (dropped) is the buffer of the next read: a fast stream allocates

@@ -28,7 +28,7 @@ type ToolUpdate<'a> = Box<dyn FnMut(&mut Toolbox) -> Option<ToolsReason> + 'a>;
 const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 /// How many body pieces (or tool outputs) may wait for the session before the reader thread
-/// waits: as many as the client reads ahead.
+/// waits: as many as its read loop keeps buffers for.
 const READ_AHEAD: usize = read_ahead::DEPTH;
 
 /// Performs the IO of a [`Session`] against a [`Transport`] (a [`Client`](crate::Client), or a
