@@ -16,7 +16,8 @@ use std::io::{BufRead, BufReader, Read};
 
 /// The connection's own input buffer (ureq's default is 128 KiB): one system call takes up to
 /// this much of a fast stream, so far fewer calls for the same bytes (issue 20's
-/// `BENCHMARKS.md`). Its pages are touched only as far as a read fills them.
+/// `BENCHMARKS.md`). ureq zeroes it on a connection's first use, so each pooled connection
+/// keeps 1 MiB resident.
 pub(crate) const INPUT_BUFFER: usize = 1024 * 1024;
 
 pub use hrns_core::client::ClientError;

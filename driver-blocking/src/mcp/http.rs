@@ -104,6 +104,13 @@ pub(crate) fn start(
     Ok(HttpOutgoing(Some(queue)))
 }
 
+/// Whether a failed POST or GET is the answer's head not coming within its limit (the one
+/// timeout [`head_timed_out`] handles); any other timeout — connecting, sending — is a
+/// failure of the connection, closed with its reason.
+pub(super) fn is_head_timeout(error: &ureq::Error) -> bool {
+    matches!(error, ureq::Error::Timeout(ureq::Timeout::RecvResponse))
+}
+
 /// The head of the answer to a message did not come within its limit: the client's timer
 /// for it ran out just before and is handled now (the failure or the call's result names the
 /// limit). Returns `Break` when the worker should stop: an unanswered `initialize` (after the
@@ -189,7 +196,7 @@ fn worker(
         }
         let response = match request.send(&message.to_bytes()[..]) {
             Ok(response) => response,
-            Err(ureq::Error::Timeout(_)) => match head_timed_out(slot, &message, head_limit) {
+            Err(e) if is_head_timeout(&e) => match head_timed_out(slot, &message, head_limit) {
                 ControlFlow::Continue(()) => continue,
                 ControlFlow::Break(()) => return,
             },
@@ -379,5 +386,32 @@ pub(super) fn read_pieces(
         if feed(piece).is_break() || n == 0 {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a head that did not come is waited out; a server that cannot be reached (a connect
+    /// timeout) or that stops reading the request fails the connection with its reason, as
+    /// before per-message head limits existed.
+    #[test]
+    fn only_the_answers_head_timing_out_is_a_head_timeout() {
+        assert!(is_head_timeout(&ureq::Error::Timeout(
+            ureq::Timeout::RecvResponse
+        )));
+        for other in [
+            ureq::Timeout::Connect,
+            ureq::Timeout::Resolve,
+            ureq::Timeout::SendRequest,
+            ureq::Timeout::SendBody,
+            ureq::Timeout::RecvBody,
+            ureq::Timeout::PerWrite,
+            ureq::Timeout::Global,
+        ] {
+            assert!(!is_head_timeout(&ureq::Error::Timeout(other)), "{other:?}");
+        }
+        assert!(!is_head_timeout(&ureq::Error::ConnectionFailed));
     }
 }

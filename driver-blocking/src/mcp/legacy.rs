@@ -5,7 +5,7 @@
 //! What the stream says (and whether the endpoint may be used) is decided by the core's
 //! [`EventStream`]; this module only moves bytes.
 
-use super::http::{Limits, Slot, close, connection, head_timed_out, read_pieces};
+use super::http::{Limits, Slot, close, connection, head_timed_out, is_head_timeout, read_pieces};
 use hrns_core::mcp::jsonrpc::Message;
 use hrns_core::mcp::legacy::{EventStream, StreamEvent};
 use std::collections::BTreeMap;
@@ -42,7 +42,7 @@ pub(super) fn run(
         .build();
     let response = match request.call() {
         Ok(response) => response,
-        Err(ureq::Error::Timeout(_)) => {
+        Err(e) if is_head_timeout(&e) => {
             let _ = head_timed_out(slot, &first, head_limit);
             return;
         }
@@ -125,7 +125,7 @@ pub(super) fn run(
                 );
             }
             Ok(_) => {}
-            Err(ureq::Error::Timeout(_)) => {
+            Err(e) if is_head_timeout(&e) => {
                 if head_timed_out(slot, &message, head_limit).is_break() {
                     return;
                 }
