@@ -3,11 +3,14 @@
 //! socket (good and hostile), and against `mcp-server-everything sse` when
 //! `.ci/install-mcp-servers` installed it.
 
+mod scripted_http;
+
 use hrns_blocking::mcp::{McpServers, ServerStatus, StartOptions};
 use hrns_blocking::{Tool, ToolContext};
 use hrns_core::mcp::config::parse_servers;
+use scripted_http::read_raw_request;
 use serde_json::{Value, json};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -30,27 +33,6 @@ enum Mode {
 
 /// What the server saw: each request's head (lower-cased) and JSON body.
 type Seen = Arc<Mutex<Vec<(String, Value)>>>;
-
-/// Reads one HTTP/1.1 request: its head (lower-cased) and its body.
-fn read_request(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
-    let mut data = Vec::new();
-    let mut byte = [0u8; 1];
-    while !data.ends_with(b"\r\n\r\n") {
-        if stream.read(&mut byte).ok()? == 0 {
-            return None;
-        }
-        data.push(byte[0]);
-    }
-    let head = String::from_utf8_lossy(&data).to_ascii_lowercase();
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0u8; length];
-    stream.read_exact(&mut body).ok()?;
-    Some((head, body))
-}
 
 /// Writes `text` to the event stream as one chunk.
 fn chunk(stream: &Mutex<Option<TcpStream>>, text: &str) {
@@ -90,7 +72,7 @@ fn legacy_server(mode: Mode, seen: Seen) -> u16 {
             let Ok(mut stream) = stream else { continue };
             let (events, seen) = (Arc::clone(&events), Arc::clone(&seen));
             std::thread::spawn(move || {
-                while let Some((head, body)) = read_request(&mut stream) {
+                while let Some((head, body)) = read_raw_request(&mut stream) {
                     let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                     seen.lock().unwrap().push((head.clone(), json.clone()));
                     if head.starts_with("get /sse ") {

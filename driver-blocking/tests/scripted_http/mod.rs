@@ -11,6 +11,12 @@ use std::sync::{Arc, Mutex};
 
 /// Reads one HTTP/1.1 request: its head (lower-cased) and its JSON body.
 pub(crate) fn read_request(stream: &mut TcpStream) -> Option<(String, Value)> {
+    let (head, body) = read_raw_request(stream)?;
+    Some((head, serde_json::from_slice(&body).ok()?))
+}
+
+/// Reads one HTTP/1.1 request: its head (lower-cased) and its body as sent (empty for a GET).
+pub(crate) fn read_raw_request(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     let mut data = Vec::new();
     let mut byte = [0u8; 1];
     while !data.ends_with(b"\r\n\r\n") {
@@ -27,7 +33,7 @@ pub(crate) fn read_request(stream: &mut TcpStream) -> Option<(String, Value)> {
         .unwrap_or(0);
     let mut body = vec![0u8; length];
     stream.read_exact(&mut body).ok()?;
-    Some((head, serde_json::from_slice(&body).ok()?))
+    Some((head, body))
 }
 
 /// What the script answers one request with.
