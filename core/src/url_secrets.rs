@@ -3,9 +3,11 @@
 //! Whatever prints such a URL (an error naming it, a listing of servers) must hide them, so
 //! they join the redaction set of the server or provider configured with that URL.
 //!
-//! Which query values count: every value whose name says it is one (it contains `key`,
-//! `token`, `secret`, `auth`, `pass`, `pwd`, `sig`, `cred`, `session` or `jwt`, in any case),
-//! and every value of [`LONG_VALUE`] bytes or more whatever its name (a bare `?k=…` token).
+//! Which query values count: every value whose name says it is one (a part of the name,
+//! split at `_`, `-` and `.`, is or ends with `key`, `token`, `secret`, `auth`, `pass`,
+//! `pwd`, `sig`, `cred`, `session` or `jwt`, or is a word such as `password`,
+//! `authorization` or `signature`, in any case: `api_key` and `apikey` count, `keyword`,
+//! `author` and `design` do not), and every value of [`LONG_VALUE`] bytes or more whatever its name (a bare `?k=…` token).
 //! Short values of other names stay visible: `?format=json` would otherwise hide every
 //! "json" in every text. A username counts only when it stands alone and is that long (a
 //! token given as the user, `https://TOKEN@host`). Values are taken as written and, when
@@ -39,12 +41,33 @@ pub fn url_secrets(url: &str) -> Vec<String> {
         for pair in query.split('&') {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             let name = decode(name).to_ascii_lowercase();
-            if value.len() >= LONG_VALUE || SECRET_NAMES.iter().any(|s| name.contains(s)) {
+            if value.len() >= LONG_VALUE || names_a_secret(&name) {
                 push(&mut found, value);
             }
         }
     }
     found
+}
+
+/// Query parameter names (whole parts) that mark a secret although they do not end with
+/// one of [`SECRET_NAMES`].
+const SECRET_WORDS: [&str; 8] = [
+    "password",
+    "passwd",
+    "authorization",
+    "signature",
+    "credential",
+    "credentials",
+    "secrets",
+    "tokens",
+];
+
+/// Whether a (lower-cased) query parameter name says its value is a secret: one of its parts
+/// is or ends with a secret name, or is a secret word. A name merely containing one
+/// (`keyword`, `author`, `design`) does not, so its ordinary values are not hidden everywhere.
+fn names_a_secret(name: &str) -> bool {
+    name.split(['_', '-', '.'])
+        .any(|part| SECRET_NAMES.iter().any(|s| part.ends_with(s)) || SECRET_WORDS.contains(&part))
 }
 
 /// `url` with the secrets it carries ([`url_secrets`]) replaced by
@@ -119,6 +142,15 @@ mod tests {
             ("https://h/a@b?key=v@w", &["v@w"]),
             ("not a url", &[]),
             ("https://h/mcp?key=%zz%4", &["%zz%4"]),
+            // Names that only contain a secret name say nothing about their values.
+            (
+                "https://h/s?keyword=rust&author=anon&design=flat&sessions_count=3",
+                &[],
+            ),
+            (
+                "https://h/s?apikey=k1&x-auth-token=t2&password=p3&client.secret=s4&Signature=g5",
+                &["k1", "t2", "p3", "s4", "g5"],
+            ),
         ];
         for (url, want) in cases {
             assert_eq!(url_secrets(url), *want, "{url}");
