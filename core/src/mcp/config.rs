@@ -35,6 +35,10 @@ pub const TIMEOUT_KEY: &str = "timeout";
 /// did not start, or list its tools, in time.
 pub const START_TIMEOUT_KEY: &str = "startTimeout";
 
+/// The largest `timeout` or `startTimeout` accepted (24 hours): limits are added to the
+/// clock, and an absurd one would overflow it.
+const MAX_LIMIT_MS: u64 = 24 * 60 * 60 * 1000;
+
 /// How hrns reaches a server.
 #[derive(Clone, PartialEq, Eq)]
 pub enum Transport {
@@ -259,6 +263,9 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
     let milliseconds = |field: &str| match entry.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => match v.as_u64() {
+            Some(ms) if ms > MAX_LIMIT_MS => Err(format!(
+                "{field} is more than 24 hours ({MAX_LIMIT_MS} milliseconds)"
+            )),
             Some(ms) if ms > 0 => Ok(Some(Duration::from_millis(ms))),
             _ => Err(format!("{field} is not a positive number of milliseconds")),
         },
@@ -355,6 +362,25 @@ mod tests {
         );
         assert_eq!(servers[1].redact("h: Bearer abc!"), "h: [redacted]!");
         assert_eq!(servers[0].redact("s3cret s3cret"), "[redacted] [redacted]");
+    }
+
+    /// A limit is added to the clock: one past a day is refused with a clear reason, not
+    /// left to overflow the clock where the server starts.
+    #[test]
+    fn an_absurd_limit_is_refused() {
+        let (servers, errors) = parse_servers(&json!({
+            "huge": {"command": "a", "startTimeout": u64::MAX},
+            "day": {"command": "a", "timeout": MAX_LIMIT_MS},
+            "over": {"command": "a", "timeout": MAX_LIMIT_MS + 1}
+        }));
+        assert_eq!(servers.len(), 1);
+        assert_eq!(servers[0].timeout, Some(Duration::from_secs(24 * 60 * 60)));
+        let reasons: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        assert_eq!(reasons.len(), 2, "{reasons:?}");
+        assert!(
+            reasons.iter().all(|r| r.contains("more than 24 hours")),
+            "{reasons:?}"
+        );
     }
 
     #[test]
