@@ -195,7 +195,8 @@ pub(crate) fn status_lines(servers: &McpServers) -> Vec<String> {
     // may carry secrets (a password, a key in the query), as may reasons.
     lines
         .into_iter()
-        .map(|l| safe(&crate::redact::redact(&l)).into_owned())
+        // Control sequences go first: a key split by them would be joined once they go.
+        .map(|l| crate::redact::redact(&safe(&l)).into_owned())
         .collect()
 }
 
@@ -290,7 +291,8 @@ fn list(file: &ConfigFile, workspace: &Path, json: bool) -> Result<u8, CliError>
             "protocol_version": server.protocol_version(),
             "tools": tools,
         });
-        let _ = writeln!(out, "{line}");
+        // A failure's reason may quote a URL or a header value, as the human listing does.
+        let _ = writeln!(out, "{}", crate::redact::redact(&line.to_string()));
     }
     Ok(0)
 }

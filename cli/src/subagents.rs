@@ -164,11 +164,12 @@ pub(crate) fn print_json(child: &ChildEvent, out: &mut impl Write) {
 }
 
 /// A child's activity, indented under the parent's `task` line: its start, its tool calls,
-/// their failures, and how it ended. Text from the model and tools is redacted and stripped of
-/// terminal control sequences first.
+/// their failures, and how it ended. Text from the model and tools is stripped of terminal
+/// control sequences, then redacted (the other way round, a key split by control characters
+/// into pieces too short to recognise would be joined on screen).
 pub(crate) fn print_human(child: &ChildEvent, s: Style, err: &mut impl Write) {
     let clean =
-        |t: &str| -> String { crate::safe_text::safe(&crate::redact::redact(t)).into_owned() };
+        |t: &str| -> String { crate::redact::redact(&crate::safe_text::safe(t)).into_owned() };
     let agent = &clean(&child.agent);
     let bar = s.dim("  │");
     let line = match &child.event {
@@ -212,4 +213,33 @@ pub(crate) fn print_human(child: &ChildEvent, s: Style, err: &mut impl Write) {
         _ => return,
     };
     let _ = writeln!(err, "{line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key split by control characters into pieces too short to recognise is joined once
+    /// they go: they must go before the text is redacted.
+    #[test]
+    fn a_childs_key_split_by_control_characters_is_not_shown() {
+        let key = "sk-sub-0123456789abcdefXY";
+        let mut secrets = hrns_core::secrets::Secrets::new();
+        secrets.add(key);
+        crate::redact::remember(&secrets);
+        let child = ChildEvent {
+            parent_call_id: "c1".into(),
+            agent: "Builder".into(),
+            event: Event::ToolCall {
+                id: "t1".into(),
+                name: "run_command".into(),
+                arguments: "sk-sub-\x07012345\x076789ab\x07cdefXY".into(),
+            },
+        };
+        let mut out = Vec::new();
+        print_human(&child, Style::plain(), &mut out);
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("[redacted]"), "{out}");
+        assert!(!out.contains("0123456789"), "{out}");
+    }
 }
