@@ -1,37 +1,22 @@
 //! The `hrns` binary: the interactive terminal UI, one-shot `exec`, and the commands around them.
 
-mod batch;
-mod cli;
+mod args;
 mod commands;
-mod compat;
-mod custom_commands;
-mod debug_sse;
-mod diff;
-mod doctor;
 mod exec;
-mod flags;
-mod instructions;
-mod json_lines;
-mod learned;
-mod mcp;
-mod mentions;
-mod onboarding;
-mod output;
-mod paths;
-mod record;
-mod redact;
-mod safe_text;
+mod host;
 mod sandbox;
-mod sessions;
 mod setup;
-mod signals;
-mod style;
-mod subagents;
+mod term;
 mod tui;
 
+use args::{Cli, Command, DebugCommand, compat};
 use clap::{CommandFactory, Parser};
-use cli::{Cli, Command, DebugCommand};
+use commands::{debug_sse, doctor};
+use exec::output;
+use host::{redact, sessions};
+use setup::{mcp, onboarding, paths};
 use std::process::ExitCode;
+use term::{safe_text, signals, style};
 
 /// Exit codes: 0 done, 1 model or tool failure, 2 usage or config error, 130 interrupted.
 pub(crate) mod exit {
@@ -150,7 +135,7 @@ fn main() -> ExitCode {
 }
 
 /// `hrns` with no command: the interactive UI (needs a terminal).
-fn tui(global: &cli::Global, cli: &Cli) -> Result<u8, setup::CliError> {
+fn tui(global: &args::Global, cli: &Cli) -> Result<u8, setup::CliError> {
     use std::io::IsTerminal;
     if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
         return Err(setup::CliError::usage(

@@ -5,7 +5,7 @@ pub(crate) mod escalate;
 pub(crate) mod launch;
 
 use crate::setup::CliError;
-use crate::style::Style;
+use crate::term::style::Style;
 use hrns_blocking::{Launcher, Sandbox};
 use hrns_core::config::Config;
 use hrns_core::sandbox::{EnvPolicy, Places, SafetySettings, SandboxMode, SandboxPolicy};
@@ -83,7 +83,7 @@ pub(crate) fn for_run(
     };
     // hrns's own files: the config (keys) and the state directory (sessions, records).
     let protected = std::iter::once(config_file.to_path_buf())
-        .chain(crate::paths::state_dir().ok())
+        .chain(crate::setup::paths::state_dir().ok())
         .map(|p| p.canonicalize().unwrap_or(p))
         .collect();
     Ok(Sandbox {

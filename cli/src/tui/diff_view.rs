@@ -1,7 +1,7 @@
 //! A unified diff as coloured lines: removals red, additions green, hunk headers cyan.
 
 use super::text::{Color, Line, SpanStyle};
-use crate::diff::DiffLine;
+use crate::host::diff::DiffLine;
 
 /// The lines of `diff`, indented under the tool call they belong to.
 pub(crate) fn diff_lines(diff: &[DiffLine]) -> Vec<Line> {
@@ -27,7 +27,7 @@ mod tests {
 
     #[test]
     fn every_line_keeps_its_marker() {
-        let diff = crate::diff::unified("a", "x\n", "y\n", 10);
+        let diff = crate::host::diff::unified("a", "x\n", "y\n", 10);
         let text: Vec<String> = diff_lines(&diff).iter().map(Line::plain_text).collect();
         assert_eq!(
             text,

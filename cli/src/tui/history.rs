@@ -30,7 +30,9 @@ impl History {
 
     /// The default file, `$XDG_STATE_HOME/hrns/history`; `None` without a home directory.
     pub(crate) fn default_path() -> Option<PathBuf> {
-        crate::paths::state_dir().ok().map(|d| d.join("history"))
+        crate::setup::paths::state_dir()
+            .ok()
+            .map(|d| d.join("history"))
     }
 
     /// Loads the history from `path` and appends to it from now on. Never fails: a missing or
@@ -100,7 +102,7 @@ impl History {
     /// Replaces the file with the entries in memory (a temporary file renamed over it).
     fn rewrite(&mut self, path: &Path) -> io::Result<()> {
         let dir = path.parent().unwrap_or(Path::new("."));
-        crate::paths::private_dir(dir)?;
+        crate::setup::paths::private_dir(dir)?;
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         let mut text = String::new();
         for e in &self.entries {
@@ -117,7 +119,7 @@ impl History {
 /// Appends `text` to the file in one write, creating it (owner-only) and its directory.
 fn append(path: &Path, text: &str) -> io::Result<()> {
     if let Some(dir) = path.parent() {
-        crate::paths::private_dir(dir)?;
+        crate::setup::paths::private_dir(dir)?;
     }
     let mut options = OpenOptions::new();
     options.create(true).append(true);

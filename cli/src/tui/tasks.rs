@@ -158,7 +158,7 @@ impl Tasks {
                 "{} {} · {} · {}",
                 c.agent,
                 text::clean(&ended),
-                crate::output::count(c.calls.len(), "tool call"),
+                crate::exec::output::count(c.calls.len(), "tool call"),
                 seconds(took)
             ),
             style,
@@ -225,7 +225,7 @@ fn details(c: &Child, width: usize) -> Vec<Line> {
         lines.push(Line::styled(
             format!(
                 "    … {} earlier",
-                crate::output::count(skipped, "tool call")
+                crate::exec::output::count(skipped, "tool call")
             ),
             SpanStyle::PLAIN.dim(),
         ));

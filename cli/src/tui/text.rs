@@ -191,13 +191,13 @@ impl From<&str> for Line {
 /// The text with ANSI escape sequences (CSI, OSC and two-byte `ESC x`) and other control
 /// characters removed; a tab becomes one space. Borrowed when there is nothing to remove.
 ///
-/// Known secrets are taken out too ([`crate::redact`]): this is the one place every span
+/// Known secrets are taken out too ([`crate::host::redact`]): this is the one place every span
 /// passes on its way to the screen. After the control characters, so that a secret spliced
 /// with them (each piece too short to recognise) is looked for as the screen would show it.
 pub(crate) fn clean(s: &str) -> Cow<'_, str> {
     match clean_controls(s) {
-        Cow::Borrowed(s) => crate::redact::redact(s),
-        Cow::Owned(cleaned) => match crate::redact::redact(&cleaned) {
+        Cow::Borrowed(s) => crate::host::redact::redact(s),
+        Cow::Owned(cleaned) => match crate::host::redact::redact(&cleaned) {
             Cow::Borrowed(_) => Cow::Owned(cleaned),
             Cow::Owned(redacted) => Cow::Owned(redacted),
         },
@@ -548,7 +548,7 @@ mod tests {
     fn a_secret_spliced_with_control_characters_is_redacted_as_shown() {
         // A value no other test prints: the set of secrets is process-wide.
         let key = "sk-tui-spliced-0123456789";
-        crate::redact::remember(&{
+        crate::host::redact::remember(&{
             let mut s = hrns_core::secrets::Secrets::new();
             s.add(key);
             s

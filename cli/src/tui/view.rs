@@ -156,7 +156,7 @@ pub(crate) fn short_arguments(arguments: &str) -> String {
 /// `● name arguments`: the name red, the arguments yellow, shortened to one line of `width`.
 pub(crate) fn tool_call_line(name: &str, arguments: &str, width: usize) -> Line {
     let mut line = Line::styled("● ", HARNESS);
-    line.push(crate::output::tool_label(name), TOOL);
+    line.push(crate::exec::output::tool_label(name), TOOL);
     let args = short_arguments(arguments);
     if !args.is_empty() {
         line.push(" ", PLAIN);
@@ -183,10 +183,13 @@ pub(crate) fn tool_result_lines(
     let mut head = Line::styled("  ⎿ ", DIM);
     match status {
         ToolStatus::Ok => head.push("ok", OK),
-        other => head.push(crate::output::status_text(other), ERROR),
+        other => head.push(crate::exec::output::status_text(other), ERROR),
     }
     if max_lines == 0 && total > 0 {
-        head.push(format!(" ({})", crate::output::count(total, "line")), DIM);
+        head.push(
+            format!(" ({})", crate::exec::output::count(total, "line")),
+            DIM,
+        );
     }
     let mut lines = vec![truncate(&head, width)];
     for l in output.lines().take(max_lines) {
@@ -195,7 +198,10 @@ pub(crate) fn tool_result_lines(
     }
     if max_lines > 0 && total > max_lines {
         let more = Line::styled(
-            format!("    … +{}", crate::output::count(total - max_lines, "line")),
+            format!(
+                "    … +{}",
+                crate::exec::output::count(total - max_lines, "line")
+            ),
             DIM,
         );
         lines.push(truncate(&more, width));
@@ -246,7 +252,7 @@ pub(crate) fn approval_prompt(
         }
     }
     let mut q = Line::styled("  Allow ", HARNESS);
-    q.push(crate::output::tool_label(name), TOOL);
+    q.push(crate::exec::output::tool_label(name), TOOL);
     q.push("? ", HARNESS);
     let keys: &[(&str, &str)] = match unsandboxed {
         Unsandboxed::Offered => &[

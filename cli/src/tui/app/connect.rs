@@ -2,7 +2,7 @@
 //! certificate checks, model), with the same questions and model list as first-run onboarding.
 
 use super::{App, Msg};
-use crate::onboarding::{SKIP_VERIFY_QUESTION, asks_skip_verify, pick_model, yes_no};
+use crate::setup::onboarding::{SKIP_VERIFY_QUESTION, asks_skip_verify, pick_model, yes_no};
 use crate::tui::text::Line;
 use hrns_core::http::Secret;
 use hrns_core::session::Provider;
@@ -106,7 +106,7 @@ impl App {
             ConnectStep::Key => {
                 let mut typed = hrns_core::secrets::Secrets::new();
                 typed.add(&value);
-                crate::redact::remember(&typed);
+                crate::host::redact::remember(&typed);
                 c.key = value;
                 if asks_skip_verify(&c.url) {
                     c.step = ConnectStep::SkipVerify;

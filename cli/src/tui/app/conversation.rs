@@ -2,7 +2,7 @@
 //! the session log, and resuming a saved session.
 
 use super::{App, ChildAsk, Msg, client_for, toolbox_for};
-use crate::sessions::{self, SessionHeader, SessionLog};
+use crate::host::sessions::{self, SessionHeader, SessionLog};
 use crate::tui::markdown::MarkdownRenderer;
 use crate::tui::text::{Line, SpanStyle};
 use crate::tui::view;
@@ -18,7 +18,7 @@ impl App {
     pub(super) fn rebuild(&mut self, history: Vec<Message>) {
         self.client = client_for(&self.setup);
         let mut toolbox = toolbox_for(&self.setup);
-        let mut live_tools = crate::mcp::LiveTools::add(
+        let mut live_tools = crate::setup::mcp::LiveTools::add(
             &self.mcp,
             &mut toolbox,
             &self.setup.agent,
@@ -28,13 +28,14 @@ impl App {
         if crate::sandbox::escalate::possible(self.policy, &self.setup.sandbox.policy) {
             crate::sandbox::escalate::make_async_escalatable(&mut toolbox, &self.escalations);
         }
-        self.diffs = crate::diff::WriteDiffs::new(crate::diff::wrap_async_writes(&mut toolbox));
+        self.diffs =
+            crate::host::diff::WriteDiffs::new(crate::host::diff::wrap_async_writes(&mut toolbox));
         let mut config: SessionConfig = self.setup.session_config_for(toolbox.specs(), self.policy);
         config.secrets.extend(&self.mcp_secrets);
-        if crate::subagents::enabled(&self.setup) {
+        if crate::host::subagents::enabled(&self.setup) {
             let tx = self.tx.clone();
             let asks = self.tx.clone();
-            let task = crate::subagents::tokio_task_tool(
+            let task = crate::host::subagents::tokio_task_tool(
                 &self.setup.discovered,
                 &self.setup.workspace,
                 &config,
@@ -107,7 +108,7 @@ impl App {
     }
 
     pub(super) fn new_log(&mut self) {
-        let Ok(state) = crate::paths::state_dir() else {
+        let Ok(state) = crate::setup::paths::state_dir() else {
             return;
         };
         let header = SessionHeader {
@@ -154,7 +155,7 @@ impl App {
             let lines = match m.role {
                 Role::User => match hrns_core::session::tool_images(m) {
                     Some(calls) => vec![Line::styled(
-                        crate::output::tool_images_text(&calls),
+                        crate::exec::output::tool_images_text(&calls),
                         SpanStyle::PLAIN.dim(),
                     )],
                     // A pruned image message: the stub says what it was.
@@ -185,7 +186,7 @@ impl App {
         self.info(&format!(
             "resumed session {} ({})",
             loaded.header.id,
-            crate::output::count(loaded.messages.len(), "message")
+            crate::exec::output::count(loaded.messages.len(), "message")
         ));
         self.rebuild(loaded.messages);
         self.log = SessionLog::append_to(path, &loaded.header.id).ok();

@@ -11,7 +11,7 @@ use super::history::History;
 use super::markdown::MarkdownRenderer;
 use super::screen::Screen;
 use super::view;
-use crate::sessions::SessionLog;
+use crate::host::sessions::SessionLog;
 use crate::setup::{CliError, Setup};
 use hrns_core::session::{ApprovalPolicy, Event, Session, ToolRun};
 use hrns_tokio::{Client, ClientConfig, HttpClient, Runner, Toolbox};
@@ -130,10 +130,10 @@ pub(crate) struct App {
     mcp_secrets: hrns_core::secrets::Secrets,
     /// What the session was last told of the MCP servers, kept across rebuilds (`/model`,
     /// `/connect`, a resume) so a server that stops just before one is still told of.
-    mcp_told: std::sync::Arc<std::sync::Mutex<crate::mcp::ServersTold>>,
+    mcp_told: std::sync::Arc<std::sync::Mutex<crate::setup::mcp::ServersTold>>,
     /// The diffs the write tools take just before they run, shown with results that were not
     /// asked about (an asked call's diff is shown in its approval).
-    diffs: crate::diff::WriteDiffs,
+    diffs: crate::host::diff::WriteDiffs,
     /// The subagents of the running turn, shown live under the answer.
     tasks: super::tasks::Tasks,
     /// Subagents' approval questions waiting for the one on screen to be answered.
@@ -185,12 +185,13 @@ impl App {
     fn new(setup: Setup, options: Options) -> Result<App, CliError> {
         let policy = options.approval.unwrap_or(ApprovalPolicy::Ask);
         // Started before the screen is taken, so a slow server delays only the first paint.
-        let mcp_found = crate::mcp::configured(&setup.file.config, &setup.workspace);
-        let (mcp, mcp_failures) = crate::mcp::start(&mcp_found, &setup.workspace, &setup.sandbox);
+        let mcp_found = crate::setup::mcp::configured(&setup.file.config, &setup.workspace);
+        let (mcp, mcp_failures) =
+            crate::setup::mcp::start(&mcp_found, &setup.workspace, &setup.sandbox);
         let (tx, rx) = mpsc::unbounded_channel();
         // Watched before the screen is taken, so that no signal finds raw mode unguarded.
         let signals = tx.clone();
-        crate::signals::watch_termination(
+        crate::term::signals::watch_termination(
             move |signal| {
                 let _ = signals.send(Msg::Terminate(signal));
             },
@@ -228,7 +229,7 @@ impl App {
             picking_model: false,
             log: None,
             mcp: std::sync::Arc::new(mcp),
-            mcp_secrets: crate::mcp::secrets(&mcp_found),
+            mcp_secrets: crate::setup::mcp::secrets(&mcp_found),
             mcp_told: Default::default(),
             diffs: Default::default(),
             escalations: Default::default(),

@@ -2,7 +2,7 @@
 
 use super::connect::Connect;
 use super::{App, Msg};
-use crate::sessions::{self, SessionLog};
+use crate::host::sessions::{self, SessionLog};
 use crate::tui::commands::{self, CommandId};
 use crate::tui::text::Line;
 use hrns_core::agent;
@@ -152,7 +152,7 @@ impl App {
                 self.switch_provider(&name, None);
             }
             CommandId::Mcp => {
-                let lines = crate::mcp::status_lines(&self.mcp);
+                let lines = crate::setup::mcp::status_lines(&self.mcp);
                 if lines.is_empty() {
                     self.info("no MCP servers configured (mcpServers in config.json or an approved ./.mcp.json)");
                 }
@@ -205,7 +205,7 @@ impl App {
                 self.info("add a provider (Esc cancels)");
             }
             CommandId::Sessions => {
-                let Ok(state) = crate::paths::state_dir() else {
+                let Ok(state) = crate::setup::paths::state_dir() else {
                     return;
                 };
                 let lines: Vec<Line> = sessions::files(&state.join("sessions"))
@@ -216,7 +216,9 @@ impl App {
                         let first = s
                             .first_user_message
                             .as_deref()
-                            .map(|m| crate::output::one_line(&crate::safe_text::safe(m), 50))
+                            .map(|m| {
+                                crate::exec::output::one_line(&crate::term::safe_text::safe(m), 50)
+                            })
                             .unwrap_or_default();
                         let current = self.log.as_ref().map(SessionLog::id);
                         let mark = if current == Some(s.header.id.as_str()) {
@@ -227,8 +229,8 @@ impl App {
                         Line::plain(format!(
                             "{mark}{}  {}  {}  {first}",
                             s.header.id,
-                            crate::output::local_time(&s.header.started),
-                            crate::output::count(s.messages, "message")
+                            crate::exec::output::local_time(&s.header.started),
+                            crate::exec::output::count(s.messages, "message")
                         ))
                     })
                     .collect();
@@ -239,7 +241,7 @@ impl App {
             }
             CommandId::Resume => {
                 let Some(id) = arg else { return };
-                let Ok(state) = crate::paths::state_dir() else {
+                let Ok(state) = crate::setup::paths::state_dir() else {
                     return;
                 };
                 match sessions::find(&state.join("sessions"), &id) {

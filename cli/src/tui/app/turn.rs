@@ -45,7 +45,7 @@ impl App {
         let width = self.screen.wrap_width();
         let echo = view::user_message(&prompt, width);
         self.print(&echo);
-        let (message, attached) = crate::mentions::expand(&prompt, &self.setup.workspace);
+        let (message, attached) = crate::setup::mentions::expand(&prompt, &self.setup.workspace);
         for a in &attached {
             self.info(&a.summary());
         }
@@ -91,7 +91,9 @@ impl App {
             if let Some(run) = asked {
                 // The call waits for the answer, so the file is still as it was.
                 let workspace = &self.setup.workspace;
-                if let Some(diff) = crate::diff::proposed(workspace, &run.name, &run.arguments) {
+                if let Some(diff) =
+                    crate::host::diff::proposed(workspace, &run.name, &run.arguments)
+                {
                     self.print(&crate::tui::diff_view::diff_lines(&diff));
                     self.diffs.shown(&run.call_id);
                 }
@@ -127,7 +129,7 @@ impl App {
         match msg {
             Msg::Terminate(signal) => {
                 // Leaving mid-turn cancels it (the loop's end does that), as Ctrl-C would.
-                self.exit_status = crate::signals::status_of(signal);
+                self.exit_status = crate::term::signals::status_of(signal);
                 self.quit = true;
             }
             Msg::Models(Ok(models)) => {
@@ -241,12 +243,12 @@ impl App {
                 self.print(&[line]);
             }
             Event::ContextCompacted { .. } => {
-                if let Some(line) = crate::output::compaction_text(&event) {
+                if let Some(line) = crate::exec::output::compaction_text(&event) {
                     self.print(&[Line::styled(line, SpanStyle::PLAIN.dim())]);
                 }
             }
             Event::ToolsChanged { .. } => {
-                if let Some(line) = crate::output::tools_changed_text(&event) {
+                if let Some(line) = crate::exec::output::tools_changed_text(&event) {
                     self.info(&line);
                 }
             }
@@ -254,12 +256,12 @@ impl App {
                 self.info(&format!(
                     "the provider rejected `{field}`; sent again without it"
                 ));
-                let store = crate::learned::QuirkStore {
+                let store = crate::setup::learned::QuirkStore {
                     path: self.setup.file.path.clone(),
                     provider: self.setup.provider.name.clone(),
                 };
                 match store.observe(&event) {
-                    Some(Ok(crate::learned::Saved::Written(keys))) => self.info(&format!(
+                    Some(Ok(crate::setup::learned::Saved::Written(keys))) => self.info(&format!(
                         "saved for provider `{}`: {}",
                         store.provider,
                         keys.join(", ")

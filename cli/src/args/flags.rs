@@ -5,7 +5,7 @@
 //! apply to the subcommand as well (`hrns --sandbox read-only exec …`, the older spelling), but
 //! only where the subcommand honours them: a flag that would be silently ignored is refused.
 
-use crate::cli::{
+use crate::args::{
     AgentFlag, Cli, Command, ConfigFlag, ContextFlag, DebugCommand, Global, McpCommand,
     PolicyFlags, ProviderFlags, RunFlags, SessionsCommand,
 };

@@ -35,7 +35,7 @@ fn flags_before_the_command_name_apply_and_its_own_win() {
         &[],
     )
     .unwrap();
-    assert_eq!(g.approval, Some(crate::cli::ApprovalArg::Auto));
+    assert_eq!(g.approval, Some(crate::args::ApprovalArg::Auto));
     assert_eq!(g.sandbox, Some(SandboxMode::ReadOnly));
 }
 

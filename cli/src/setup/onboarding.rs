@@ -1,9 +1,9 @@
 //! First-run setup: when nothing is configured and a terminal is attached, ask for a provider
 //! (offering local servers found on loopback) and save it. Without a terminal, say what to set.
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::setup::{CliError, ConfigFile, Setup, env_var};
-use crate::style::Style;
+use crate::term::style::Style;
 use hrns_blocking::{Client, ClientConfig};
 use hrns_core::config::{ENV_API_KEY, ENV_BASE_URL, ProviderEntry};
 use hrns_core::http::Secret;

@@ -1,10 +1,10 @@
 //! `hrns doctor`: probes the provider with hrns-core's [`Probe`], prints what works, and saves
 //! the quirks it learned with the provider in the config.
 
-use crate::cli::{DoctorArgs, Global};
-use crate::learned::{QuirkStore, Saved};
+use crate::args::{DoctorArgs, Global};
+use crate::setup::learned::{QuirkStore, Saved};
 use crate::setup::{CliError, ConfigFile, env_var};
-use crate::style::Style;
+use crate::term::style::Style;
 use hrns_blocking::{Client, ClientConfig};
 use hrns_core::config::Selection;
 use hrns_core::probe::{Probe, ProbeOptions, Report, Verdict};
@@ -27,7 +27,7 @@ pub(crate) fn run(global: &Global, args: &DoctorArgs) -> Result<u8, CliError> {
         .map_err(|e| CliError::usage(e.to_string()))?;
     let provider = resolved.to_provider();
     // The key, and what the URL carries (a password, a key in the query), never printed.
-    crate::redact::remember(&hrns_core::secrets::Secrets::of_provider(&provider));
+    crate::host::redact::remember(&hrns_core::secrets::Secrets::of_provider(&provider));
     let client = Client::new(
         provider.clone(),
         &ClientConfig {
@@ -75,9 +75,9 @@ pub(crate) fn run(global: &Global, args: &DoctorArgs) -> Result<u8, CliError> {
             Ok(Saved::Written(_)) => true.into(),
             _ => false.into(),
         };
-        println!("{}", crate::redact::redact(&value.to_string()));
+        println!("{}", crate::host::redact::redact(&value.to_string()));
     } else {
-        print!("{}", crate::redact::redact(&table(&report)));
+        print!("{}", crate::host::redact::redact(&table(&report)));
         println!("{}", saved_line(&saved, &report, &store));
     }
     if let Err(e) = saved {

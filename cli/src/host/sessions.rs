@@ -94,7 +94,7 @@ impl SessionLog {
     /// Creates a new session file in `dir` (created if needed) and writes its header. The name
     /// is the start time and a short id; `create_new` keeps concurrent processes apart.
     pub(crate) fn create(dir: &Path, mut header: SessionHeader) -> io::Result<SessionLog> {
-        crate::paths::private_dir(dir)?;
+        crate::setup::paths::private_dir(dir)?;
         let now = SystemTime::now();
         let stamp = humantime::format_rfc3339_seconds(now).to_string();
         header.started = stamp.clone();
@@ -110,7 +110,7 @@ impl SessionLog {
                 .wrapping_add(1442695040888963407);
             let id = format!("{:06x}", (seed >> 40) & 0xff_ffff);
             let path = dir.join(format!("{file_stamp}_{id}.jsonl"));
-            match crate::paths::private_file()
+            match crate::setup::paths::private_file()
                 .append(true)
                 .create_new(true)
                 .open(&path)
@@ -208,7 +208,7 @@ impl SessionLog {
 
 /// `line` without secrets; the same string when it holds none.
 fn redacted(line: String) -> String {
-    match crate::redact::redact(&line) {
+    match crate::host::redact::redact(&line) {
         std::borrow::Cow::Borrowed(_) => line,
         std::borrow::Cow::Owned(clean) => clean,
     }
@@ -467,7 +467,7 @@ pub(crate) fn to_markdown(s: &LoadedSession) -> String {
         let m = match item {
             TranscriptItem::Message(m) => m,
             TranscriptItem::Compacted(e) => {
-                let line = crate::output::compaction_text(&e).unwrap_or_default();
+                let line = crate::exec::output::compaction_text(&e).unwrap_or_default();
                 out.push_str(&format!("\n---\n\n*{line}*\n\n---\n"));
                 continue;
             }
@@ -498,7 +498,7 @@ fn message_markdown(m: &Message, level: &str) -> String {
             Role::User => match hrns_core::session::tool_images(m) {
                 Some(calls) => out.push_str(&format!(
                     "\n*{}*\n",
-                    crate::output::tool_images_text(&calls)
+                    crate::exec::output::tool_images_text(&calls)
                 )),
                 // A pruned image message: the stub says what it was.
                 None if hrns_core::session::is_tool_images(m) => {

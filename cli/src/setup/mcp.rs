@@ -10,10 +10,10 @@ mod live;
 
 pub(crate) use live::{LiveTools, ServersTold};
 
-use crate::cli::{Global, McpCommand};
-use crate::paths;
-use crate::safe_text::safe;
+use crate::args::{Global, McpCommand};
+use crate::setup::paths;
 use crate::setup::{CliError, ConfigFile};
+use crate::term::safe_text::safe;
 use hrns_blocking::mcp::{McpServer, McpServers, ServerStatus, StartOptions};
 use hrns_core::config::Config;
 use hrns_core::mcp::config::{ServerConfig, Transport, parse_servers};
@@ -91,7 +91,7 @@ pub(crate) fn configured(config: &Config, workspace: &Path) -> Configured {
     }
     found.servers = by_name.into_values().collect();
     // Env and header values are secrets: never printed, logged or saved from here on.
-    crate::redact::remember(&secrets(&found));
+    crate::host::redact::remember(&secrets(&found));
     found
 }
 
@@ -183,7 +183,10 @@ pub(crate) fn status_lines(servers: &McpServers) -> Vec<String> {
         let tools = server.tools();
         let mut line = format!("{}  {word}  {}", server.name(), transport_of(server));
         if word == "ready" {
-            line.push_str(&format!("  {}", crate::output::count(tools.len(), "tool")));
+            line.push_str(&format!(
+                "  {}",
+                crate::exec::output::count(tools.len(), "tool")
+            ));
         }
         if let Some(why) = reason {
             line.push_str(&format!("  {why}"));
@@ -196,7 +199,7 @@ pub(crate) fn status_lines(servers: &McpServers) -> Vec<String> {
     lines
         .into_iter()
         // Control sequences go first: a key split by them would be joined once they go.
-        .map(|l| crate::redact::redact(&safe(&l)).into_owned())
+        .map(|l| crate::host::redact::redact(&safe(&l)).into_owned())
         .collect()
 }
 
@@ -292,7 +295,7 @@ fn list(file: &ConfigFile, workspace: &Path, json: bool) -> Result<u8, CliError>
             "tools": tools,
         });
         // A failure's reason may quote a URL or a header value, as the human listing does.
-        let _ = writeln!(out, "{}", crate::redact::redact(&line.to_string()));
+        let _ = writeln!(out, "{}", crate::host::redact::redact(&line.to_string()));
     }
     Ok(0)
 }

@@ -7,7 +7,7 @@
 //! secret waits for the next batch (or the end of the text) with the deltas after it, so
 //! each line stays one delta. Other events are redacted line by line as they are written.
 
-use crate::output::{print_json, push_json_string_body};
+use crate::exec::output::{print_json, push_json_string_body};
 use hrns_core::secrets::{Ending, Pieces};
 use hrns_core::session::Event;
 
@@ -57,7 +57,7 @@ impl JsonPrinter {
     pub(crate) fn print(
         &mut self,
         event: &Event,
-        diff: Option<&[crate::diff::DiffLine]>,
+        diff: Option<&[crate::host::diff::DiffLine]>,
         out: &mut Vec<u8>,
     ) {
         let (kind, text) = match event {
@@ -67,7 +67,7 @@ impl JsonPrinter {
             _ => {
                 self.finish(out);
                 match diff {
-                    Some(lines) => crate::diff::print_json_with_diff(event, lines, out),
+                    Some(lines) => crate::host::diff::print_json_with_diff(event, lines, out),
                     None => {
                         let start = out.len();
                         print_json(event, out);
@@ -101,7 +101,8 @@ impl JsonPrinter {
             return;
         }
         let text = self.text.as_str();
-        let hold = crate::redact::with_secrets(|secrets| self.pieces.mark(secrets, text, ending));
+        let hold =
+            crate::host::redact::with_secrets(|secrets| self.pieces.mark(secrets, text, ending));
         // Whole deltas only: the one the held tail starts in waits too.
         let written = self.ends.partition_point(|&end| end <= hold);
         let line_start = self.kind.line_start();
@@ -126,7 +127,7 @@ fn redact_tail(out: &mut Vec<u8>, start: usize) {
     let Ok(line) = std::str::from_utf8(&out[start..]) else {
         return;
     };
-    if let std::borrow::Cow::Owned(clean) = crate::redact::redact(line) {
+    if let std::borrow::Cow::Owned(clean) = crate::host::redact::redact(line) {
         out.truncate(start);
         out.extend_from_slice(clean.as_bytes());
     }

@@ -71,7 +71,7 @@ fn write_line(sink: &Sink, line: &impl Serialize) {
     if let Ok(mut w) = sink.lock() {
         if let Ok(text) = serde_json::to_string(line) {
             // Bodies can quote a key (a provider's error, a tool output): never on disk.
-            let _ = writeln!(w, "{}", crate::redact::redact(&text));
+            let _ = writeln!(w, "{}", crate::host::redact::redact(&text));
             let _ = w.flush();
         }
     }
@@ -91,9 +91,9 @@ impl Recorder {
         inner: Arc<dyn Transport>,
     ) -> io::Result<Self> {
         // A record holds whole conversations: owner-only, wherever it is written.
-        let sink = Arc::new(Mutex::new(BufWriter::new(crate::paths::create_private(
-            path,
-        )?)));
+        let sink = Arc::new(Mutex::new(BufWriter::new(
+            crate::setup::paths::create_private(path)?,
+        )));
         write_line(&sink, header);
         Ok(Recorder { inner, sink })
     }
@@ -493,7 +493,7 @@ pub(crate) fn json_diff(path: &str, recorded: &Value, now: &Value, out: &mut Vec
 }
 
 fn short(v: &Value) -> String {
-    crate::output::one_line(&v.to_string(), 80)
+    crate::exec::output::one_line(&v.to_string(), 80)
 }
 
 #[cfg(test)]

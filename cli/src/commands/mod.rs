@@ -1,11 +1,14 @@
 //! The listing commands (`models`, `providers`, `agents`, `skills`, `sessions`) and `replay`.
 
-use crate::cli::{ExportFormat, Global, ReplayArgs, SessionsCommand};
+pub(crate) mod debug_sse;
+pub(crate) mod doctor;
+
+use crate::args::{ExportFormat, Global, ReplayArgs, SessionsCommand};
 use crate::exec::{exit_code, run_turn};
-use crate::record::Recording;
-use crate::sessions;
+use crate::host::record::Recording;
+use crate::host::sessions;
 use crate::setup::{CliError, ConfigFile, Discovered, approval};
-use crate::style::Style;
+use crate::term::style::Style;
 use hrns_blocking::{Client, ClientConfig, ToolContext, Transport};
 use hrns_core::session::{ApprovalPolicy, Session};
 use std::sync::Arc;
@@ -13,7 +16,7 @@ use std::sync::Arc;
 /// `hrns models`: the current provider's models, one per line.
 pub(crate) fn models(global: &Global) -> Result<u8, CliError> {
     let file = ConfigFile::load(global.config.as_deref())?;
-    let setup = crate::onboarding::resolve_or_onboard(global, file)?;
+    let setup = crate::setup::onboarding::resolve_or_onboard(global, file)?;
     let client = Client::new(
         setup.provider.to_provider(),
         &ClientConfig {
@@ -131,7 +134,7 @@ pub(crate) fn skills() -> Result<u8, CliError> {
 
 fn scan() -> Discovered {
     let cwd = std::env::current_dir().unwrap_or_default();
-    Discovered::scan(&cwd, crate::paths::home().as_deref())
+    Discovered::scan(&cwd, crate::setup::paths::home().as_deref())
 }
 
 fn warn(found: &Discovered) {
@@ -142,7 +145,7 @@ fn warn(found: &Discovered) {
 
 /// `hrns sessions` and `hrns sessions export`.
 pub(crate) fn sessions(command: Option<&SessionsCommand>) -> Result<u8, CliError> {
-    let dir = crate::paths::state_dir()
+    let dir = crate::setup::paths::state_dir()
         .map_err(CliError::usage)?
         .join("sessions");
     match command {
@@ -161,7 +164,9 @@ pub(crate) fn sessions(command: Option<&SessionsCommand>) -> Result<u8, CliError
                     let first = s
                         .first_user_message
                         .as_deref()
-                        .map(|m| crate::output::one_line(&crate::safe_text::safe(m), 60))
+                        .map(|m| {
+                            crate::exec::output::one_line(&crate::term::safe_text::safe(m), 60)
+                        })
                         .unwrap_or_default();
                     let mark = if current.as_deref() == Some(path.as_path()) {
                         "  ← hrns --continue"
@@ -173,11 +178,11 @@ pub(crate) fn sessions(command: Option<&SessionsCommand>) -> Result<u8, CliError
                     let line = format!(
                         "{}  {}  {}  {}  {first}{mark}",
                         s.header.id,
-                        crate::output::local_time(&s.header.started),
+                        crate::exec::output::local_time(&s.header.started),
                         s.header.cwd,
-                        crate::output::count(s.messages, "message"),
+                        crate::exec::output::count(s.messages, "message"),
                     );
-                    println!("{}", crate::safe_text::safe(&line));
+                    println!("{}", crate::term::safe_text::safe(&line));
                 }
             }
             Ok(0)
@@ -208,7 +213,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .map_err(|e| CliError::usage(format!("cannot use the current directory: {e}")))?;
-    let discovered = Discovered::scan(&cwd, crate::paths::home().as_deref());
+    let discovered = Discovered::scan(&cwd, crate::setup::paths::home().as_deref());
     let mut toolbox = hrns_blocking::tools::builtin_toolbox(discovered.skills.clone());
     toolbox.retain(|name| header.tools.iter().any(|t| t == name));
     // A recording from elsewhere must not be a script that runs commands: only read-only tools
@@ -224,7 +229,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     // A recorded run that offered `task` replays its children through the same recording.
     if header.tools.iter().any(|t| t == hrns_core::task::TASK_TOOL) {
         let (log, _) = std::sync::mpsc::channel();
-        let task = crate::subagents::task_tool(
+        let task = crate::host::subagents::task_tool(
             &discovered,
             &cwd,
             &config,
@@ -244,20 +249,26 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         "{}",
         s.harness(&format!(
             "replaying {} ({})",
-            crate::safe_text::safe(&args.file.display().to_string()),
-            crate::output::count(recorded, "recorded request")
+            crate::term::safe_text::safe(&args.file.display().to_string()),
+            crate::exec::output::count(recorded, "recorded request")
         ))
     );
     // A recording may come from anyone: its prompt is untrusted text.
     eprintln!(
         "{} {}",
         s.harness(">"),
-        crate::safe_text::safe(&header.prompt)
+        crate::term::safe_text::safe(&header.prompt)
     );
     if args.json {
         let cwd = cwd.display().to_string();
-        crate::output::SessionStarted::new(None, "replay", &header.model, &header.agent, &cwd)
-            .print(&mut std::io::stdout().lock());
+        crate::exec::output::SessionStarted::new(
+            None,
+            "replay",
+            &header.model,
+            &header.agent,
+            &cwd,
+        )
+        .print(&mut std::io::stdout().lock());
     }
     let file = crate::setup::ConfigFile::load(global.config.as_deref())?;
     let sandbox = crate::sandbox::for_run(global.sandbox, &file.path, &file.config, &cwd, None)?;
@@ -286,7 +297,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
             "{}",
             s.ok(&format!(
                 "replay: {}, all as recorded",
-                crate::output::count(served, "request")
+                crate::exec::output::count(served, "request")
             ))
         );
     } else {
@@ -294,8 +305,8 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
             "{}",
             s.harness(&format!(
                 "replay: {} served, {} unused",
-                crate::output::count(served, "request"),
-                crate::output::count(left, "recorded request")
+                crate::exec::output::count(served, "request"),
+                crate::exec::output::count(left, "recorded request")
             ))
         );
         for d in &differences {

@@ -326,7 +326,7 @@ pub(crate) fn print_json_with_diff(
     if let Some(object) = value.as_object_mut() {
         object.insert("diff".into(), to_text(lines).into());
     }
-    let _ = writeln!(out, "{}", crate::redact::redact(&value.to_string()));
+    let _ = writeln!(out, "{}", crate::host::redact::redact(&value.to_string()));
     let _ = out.flush();
 }
 

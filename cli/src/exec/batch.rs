@@ -90,7 +90,7 @@ impl<O: Write, E: Write> Batch<O, E> {
         let (clean, held) = match (self.stream, std::str::from_utf8(&self.pending)) {
             (Stream::OutClean, _) => (std::borrow::Cow::Borrowed(&self.pending[..]), 0),
             (_, Ok(text)) => {
-                let (clean, held) = crate::redact::with_secrets(|secrets| {
+                let (clean, held) = crate::host::redact::with_secrets(|secrets| {
                     match self.pieces.redact(secrets, text, ending) {
                         (std::borrow::Cow::Borrowed(clean), held) => {
                             (std::borrow::Cow::Borrowed(clean.as_bytes()), held)
@@ -104,7 +104,7 @@ impl<O: Write, E: Write> Batch<O, E> {
             }
             (_, Err(_)) => {
                 let text = String::from_utf8_lossy(&self.pending);
-                let (clean, _) = crate::redact::with_secrets(|secrets| {
+                let (clean, _) = crate::host::redact::with_secrets(|secrets| {
                     self.pieces.redact(secrets, &text, Ending::Last)
                 });
                 (std::borrow::Cow::Owned(clean.into_owned().into_bytes()), 0)

@@ -1,11 +1,15 @@
 //! `hrns exec`: one turn, the prompt from the argument or stdin, the answer streamed to stdout.
 
-use crate::cli::{ExecArgs, Global};
-use crate::json_lines::JsonPrinter;
-use crate::learned::{QuirkStore, Saved};
-use crate::output::HumanPrinter;
-use crate::record::{Header, Recorder};
-use crate::sessions::{self, SessionHeader, SessionLog};
+pub(crate) mod batch;
+pub(crate) mod json_lines;
+pub(crate) mod output;
+
+use crate::args::{ExecArgs, Global};
+use crate::exec::json_lines::JsonPrinter;
+use crate::exec::output::HumanPrinter;
+use crate::host::record::{Header, Recorder};
+use crate::host::sessions::{self, SessionHeader, SessionLog};
+use crate::setup::learned::{QuirkStore, Saved};
 use crate::setup::{CliError, ConfigFile, approval};
 use hrns_blocking::{
     CancelFlag, Client, ClientConfig, Runner, ToolContext, Transport, TurnOutcome,
@@ -19,7 +23,7 @@ use std::sync::Arc;
 pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     let prompt = read_prompt(args.message.as_deref().or(args.prompt.as_deref()))?;
     let file = ConfigFile::load(global.config.as_deref())?;
-    let mut setup = crate::onboarding::resolve_or_onboard(global, file)?;
+    let mut setup = crate::setup::onboarding::resolve_or_onboard(global, file)?;
     setup.print_warnings();
     let policy = approval(global.approval, ApprovalPolicy::Auto);
     if policy == ApprovalPolicy::Ask && !std::io::stdin().is_terminal() {
@@ -27,7 +31,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             "--approval ask needs a terminal to ask on, and stdin is not one; use --approval read-only or auto",
         ));
     }
-    let prompt = crate::custom_commands::invoke(&prompt, &mut setup)?.unwrap_or(prompt);
+    let prompt = crate::setup::custom_commands::invoke(&prompt, &mut setup)?.unwrap_or(prompt);
     let client = Client::new(
         setup.provider.to_provider(),
         &ClientConfig {
@@ -52,29 +56,33 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             setup.learn_window(&models);
         }
     }
-    let mcp_found = crate::mcp::configured(&setup.file.config, &setup.workspace);
+    let mcp_found = crate::setup::mcp::configured(&setup.file.config, &setup.workspace);
     let (mcp_servers, mcp_failures) =
-        crate::mcp::start(&mcp_found, &setup.workspace, &setup.sandbox);
+        crate::setup::mcp::start(&mcp_found, &setup.workspace, &setup.sandbox);
     let mcp_servers = Arc::new(mcp_servers);
     for line in mcp_found.warnings.iter().chain(&mcp_failures) {
-        eprintln!("hrns: warning: {}", crate::safe_text::safe(line));
+        eprintln!("hrns: warning: {}", crate::term::safe_text::safe(line));
     }
     let mut toolbox = setup.toolbox();
-    let live_tools = crate::mcp::LiveTools::add(
+    let live_tools = crate::setup::mcp::LiveTools::add(
         &mcp_servers,
         &mut toolbox,
         &setup.agent,
         policy,
         &Default::default(),
     );
-    let mut config =
-        setup.session_config_for(crate::subagents::parent_specs(&setup, &toolbox), policy);
-    config.subagents = crate::subagents::subagents(&setup, &mcp_servers);
-    config.secrets.extend(&crate::mcp::secrets(&mcp_found));
-    crate::redact::remember(&hrns_core::secrets::Secrets::of_provider(&config.provider));
+    let mut config = setup.session_config_for(
+        crate::host::subagents::parent_specs(&setup, &toolbox),
+        policy,
+    );
+    config.subagents = crate::host::subagents::subagents(&setup, &mcp_servers);
+    config
+        .secrets
+        .extend(&crate::setup::mcp::secrets(&mcp_found));
+    crate::host::redact::remember(&hrns_core::secrets::Secrets::of_provider(&config.provider));
     config.max_steps = args.max_steps.max(1);
 
-    let state = crate::paths::state_dir().ok();
+    let state = crate::setup::paths::state_dir().ok();
     let sessions_dir = state.as_ref().map(|s| s.join("sessions"));
     let cwd = setup.workspace.display().to_string();
     let resumed = match (&args.resume, args.continue_, &sessions_dir) {
@@ -126,7 +134,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     let transport: Arc<dyn Transport> = match &args.record {
         Some(path) => {
             let header = Header {
-                hrns_record: crate::record::RECORD_VERSION,
+                hrns_record: crate::host::record::RECORD_VERSION,
                 prompt: prompt.clone(),
                 model: config.model.clone(),
                 system_prompt: config.system_prompt.clone(),
@@ -147,7 +155,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     };
 
     if args.json {
-        crate::output::SessionStarted::new(
+        crate::exec::output::SessionStarted::new(
             log.as_ref().map(SessionLog::id),
             &setup.provider.name,
             &setup.provider.model,
@@ -158,8 +166,8 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     }
     let (child_tx, child_rx) = std::sync::mpsc::channel();
     let mut children = None;
-    if crate::subagents::enabled(&setup) {
-        let mut task = crate::subagents::task_tool(
+    if crate::host::subagents::enabled(&setup) {
+        let mut task = crate::host::subagents::task_tool(
             &setup.discovered,
             &setup.workspace,
             &config,
@@ -176,7 +184,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         toolbox.add(task);
     }
     let cancel = CancelFlag::new();
-    crate::signals::install(&cancel);
+    crate::term::signals::install(&cancel);
     let ctx = ToolContext {
         workspace: setup.workspace.clone(),
         cancel,
@@ -218,7 +226,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     let log = log.and_then(|log| log.keep_if_answered(session.messages()));
     if let (Some(log), false) = (&log, args.json) {
         if std::io::stderr().is_terminal() {
-            let s = crate::style::Style::stderr();
+            let s = crate::term::style::Style::stderr();
             eprintln!(
                 "{}",
                 s.dim(&format!(
@@ -245,7 +253,7 @@ pub(crate) fn run_turn(
     log: Option<&mut SessionLog>,
     learn: Option<&QuirkStore>,
     children: Option<&std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
-    live_tools: Option<crate::mcp::LiveTools>,
+    live_tools: Option<crate::setup::mcp::LiveTools>,
 ) -> TurnOutcome {
     // Under ask, a confined run_command may be let out of the sandbox once (`u`).
     let escalations = crate::sandbox::escalate::Escalations::default();
@@ -255,7 +263,7 @@ pub(crate) fn run_turn(
     } else {
         toolbox.clone()
     };
-    let diffs = crate::diff::WriteDiffs::new(crate::diff::wrap_writes(&mut toolbox));
+    let diffs = crate::host::diff::WriteDiffs::new(crate::host::diff::wrap_writes(&mut toolbox));
     let mut runner = Runner::new(transport, &toolbox, ctx);
     if let Some(mut live) = live_tools {
         // A server that stopped or changed its tools: the next request offers them as they are.
@@ -268,7 +276,7 @@ pub(crate) fn run_turn(
     let mut front = ExecFront {
         printer: HumanPrinter::new(),
         json_printer: JsonPrinter::new(),
-        to: crate::batch::std_streams(),
+        to: crate::exec::batch::std_streams(),
         json,
         policy,
         log,
@@ -291,7 +299,7 @@ struct ExecFront<'x> {
     json_printer: JsonPrinter,
     /// One batch per step of the turn (one read, one tool output): printed into one buffer
     /// and written at its end, so a delta is on the screen as soon as it was read.
-    to: crate::batch::Batch<Box<dyn Write>, Box<dyn Write>>,
+    to: crate::exec::batch::Batch<Box<dyn Write>, Box<dyn Write>>,
     json: bool,
     policy: ApprovalPolicy,
     log: Option<&'x mut SessionLog>,
@@ -299,7 +307,7 @@ struct ExecFront<'x> {
     children: Option<&'x std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
     /// Tokens the subagents used, counted in the turn's.
     child_usage: Vec<hrns_core::wire::Usage>,
-    diffs: crate::diff::WriteDiffs,
+    diffs: crate::host::diff::WriteDiffs,
     escalations: crate::sandbox::escalate::Escalations,
     can_escalate: bool,
 }
@@ -377,8 +385,8 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
             } else {
                 self.printer.print(event, to);
                 if let Some(lines) = &diff {
-                    let text = crate::diff::to_text(lines);
-                    let _ = write!(to.err(), "{}", crate::safe_text::safe(&text));
+                    let text = crate::host::diff::to_text(lines);
+                    let _ = write!(to.err(), "{}", crate::term::safe_text::safe(&text));
                 }
             }
         }
@@ -432,7 +440,7 @@ impl ExecFront<'_> {
 
 /// Tells on stderr that a learned quirk was saved, or why it was not.
 fn note_saved(saved: Result<Saved, CliError>, store: Option<&QuirkStore>) {
-    let s = crate::style::Style::stderr();
+    let s = crate::term::style::Style::stderr();
     let provider = store.map(|s| s.provider.as_str()).unwrap_or_default();
     match saved {
         Ok(Saved::Written(keys)) => eprintln!(
@@ -450,10 +458,10 @@ fn note_saved(saved: Result<Saved, CliError>, store: Option<&QuirkStore>) {
 /// The user message for `prompt` with the files it `@`-mentions attached; says on stderr what
 /// was attached.
 pub(crate) fn with_attachments(prompt: &str, workspace: &std::path::Path) -> Message {
-    let (message, attached) = crate::mentions::expand(prompt, workspace);
-    let s = crate::style::Style::stderr();
+    let (message, attached) = crate::setup::mentions::expand(prompt, workspace);
+    let s = crate::term::style::Style::stderr();
     for a in &attached {
-        eprintln!("{}", s.dim(&crate::safe_text::safe(&a.summary())));
+        eprintln!("{}", s.dim(&crate::term::safe_text::safe(&a.summary())));
     }
     message
 }
@@ -463,7 +471,7 @@ pub(crate) fn exit_code(outcome: &TurnOutcome) -> u8 {
     match outcome {
         TurnOutcome::Finished => 0,
         TurnOutcome::Failed(_) => crate::exit::FAILURE,
-        TurnOutcome::Cancelled => crate::signals::cancelled_status(),
+        TurnOutcome::Cancelled => crate::term::signals::cancelled_status(),
     }
 }
 
@@ -515,12 +523,12 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
 fn show_proposed_diff(run: &ToolRun) -> bool {
     let Some(diff) = std::env::current_dir()
         .ok()
-        .and_then(|cwd| crate::diff::proposed(&cwd, &run.name, &run.arguments))
+        .and_then(|cwd| crate::host::diff::proposed(&cwd, &run.name, &run.arguments))
     else {
         return false;
     };
     let mut err = std::io::stderr();
-    let _ = write!(err, "{}", shown(&crate::diff::to_text(&diff)));
+    let _ = write!(err, "{}", shown(&crate::host::diff::to_text(&diff)));
     true
 }
 
@@ -529,7 +537,7 @@ fn show_proposed_diff(run: &ToolRun) -> bool {
 /// write). Redacted before any shortening, so a cut key is not shown in part either; and after
 /// the control characters go, so a key spliced with them is recognised as it will look.
 fn shown(text: &str) -> String {
-    crate::redact::redact(&crate::safe_text::safe(text)).into_owned()
+    crate::host::redact::redact(&crate::term::safe_text::safe(text)).into_owned()
 }
 
 /// Asks on the terminal: `y` once, `a` always for this tool, `n` (with an optional reason),
@@ -540,12 +548,12 @@ fn ask_on_terminal(
     agent: Option<&str>,
     offer_unsandboxed: bool,
 ) -> (Approval, bool) {
-    let s = crate::style::Style::stderr();
+    let s = crate::term::style::Style::stderr();
     let mut err = std::io::stderr();
     // A subagent's call says whose it is, as the interactive UI's question does.
     let asker = agent
         .map(|agent| {
-            let name = crate::output::one_line(&shown(agent), 60);
+            let name = crate::exec::output::one_line(&shown(agent), 60);
             format!(" {}", s.harness(&format!("(agent {name})")))
         })
         .unwrap_or_default();
@@ -553,8 +561,8 @@ fn ask_on_terminal(
         err,
         "{} {} {}{}\n{} ",
         s.harness("allow"),
-        s.tool(&shown(&crate::output::tool_label(&run.name))),
-        s.args(&crate::output::one_line(&shown(&run.arguments), 200)),
+        s.tool(&shown(&crate::exec::output::tool_label(&run.name))),
+        s.args(&crate::exec::output::one_line(&shown(&run.arguments), 200)),
         asker,
         s.harness(if offer_unsandboxed {
             "[y]es / [a]lways for this tool / [u]nsandboxed, once / [n]o (optionally: n <reason>):"

@@ -1,5 +1,8 @@
 //! The command line: every command, flag and its help.
 
+pub(crate) mod compat;
+pub(crate) mod flags;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use hrns_core::sandbox::SandboxMode;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! how a child's activity is shown (indented on stderr, or JSON lines with `parent_call_id`).
 
 use crate::setup::{Discovered, Setup};
-use crate::style::Style;
+use crate::term::style::Style;
 use hrns_blocking::mcp::McpServers;
 use hrns_blocking::tools::TaskTool;
 use hrns_blocking::{Toolbox, Transport, tools};
@@ -158,7 +158,7 @@ pub(crate) fn print_json(child: &ChildEvent, out: &mut impl Write) {
         return;
     }
     if let Ok(line) = serde_json::to_string(child) {
-        let _ = writeln!(out, "{}", crate::redact::redact(&line));
+        let _ = writeln!(out, "{}", crate::host::redact::redact(&line));
         let _ = out.flush();
     }
 }
@@ -168,8 +168,9 @@ pub(crate) fn print_json(child: &ChildEvent, out: &mut impl Write) {
 /// control sequences, then redacted (the other way round, a key split by control characters
 /// into pieces too short to recognise would be joined on screen).
 pub(crate) fn print_human(child: &ChildEvent, s: Style, err: &mut impl Write) {
-    let clean =
-        |t: &str| -> String { crate::redact::redact(&crate::safe_text::safe(t)).into_owned() };
+    let clean = |t: &str| -> String {
+        crate::host::redact::redact(&crate::term::safe_text::safe(t)).into_owned()
+    };
     let agent = &clean(&child.agent);
     let bar = s.dim("  │");
     let line = match &child.event {
@@ -183,8 +184,8 @@ pub(crate) fn print_human(child: &ChildEvent, s: Style, err: &mut impl Write) {
         } => format!(
             "{bar} {} {} {}",
             s.harness("●"),
-            s.tool(&clean(&crate::output::tool_label(name))),
-            s.args(&crate::output::one_line(&clean(arguments), 80))
+            s.tool(&clean(&crate::exec::output::tool_label(name))),
+            s.args(&crate::exec::output::one_line(&clean(arguments), 80))
         ),
         Event::ToolResult { status, output, .. }
             if *status != ToolStatus::Ok || output.is_error =>
@@ -192,7 +193,7 @@ pub(crate) fn print_human(child: &ChildEvent, s: Style, err: &mut impl Write) {
             format!(
                 "{bar}   {} {}",
                 s.dim("⎿"),
-                s.error(&crate::output::one_line(&clean(&output.content), 100))
+                s.error(&crate::exec::output::one_line(&clean(&output.content), 100))
             )
         }
         Event::TurnFinished { .. } => format!(
@@ -226,7 +227,7 @@ mod tests {
         let key = "sk-sub-0123456789abcdefXY";
         let mut secrets = hrns_core::secrets::Secrets::new();
         secrets.add(key);
-        crate::redact::remember(&secrets);
+        crate::host::redact::remember(&secrets);
         let child = ChildEvent {
             parent_call_id: "c1".into(),
             agent: "Builder".into(),

@@ -1,8 +1,8 @@
 //! The two printers of `exec` over the same events: text for people, JSON lines for programs.
 
-use crate::batch::Batch;
-use crate::safe_text::{Sanitizer, safe};
-use crate::style::Style;
+use crate::exec::batch::Batch;
+use crate::term::safe_text::{Sanitizer, safe};
+use crate::term::style::Style;
 use hrns_core::session::{CompactMethod, CompactReason, Event, ToolStatus};
 use std::io::Write;
 
@@ -59,7 +59,7 @@ pub(crate) fn print_json_error(exit_code: u8, message: &str, out: &mut impl Writ
         "exit_code": exit_code,
         "message": message,
     });
-    let _ = writeln!(out, "{}", crate::redact::redact(&line.to_string()));
+    let _ = writeln!(out, "{}", crate::host::redact::redact(&line.to_string()));
     let _ = out.flush();
 }
 
@@ -332,7 +332,7 @@ fn redacted_event(event: &Event) -> Option<Event> {
         Event::TextDelta { .. } | Event::RefusalDelta { .. } | Event::ReasoningDelta { .. } => None,
         _ => {
             let json = serde_json::to_string(event).ok()?;
-            match crate::redact::redact(&json) {
+            match crate::host::redact::redact(&json) {
                 std::borrow::Cow::Borrowed(_) => None,
                 std::borrow::Cow::Owned(clean) => serde_json::from_str(&clean).ok(),
             }
@@ -707,7 +707,7 @@ mod tests {
     fn a_secret_spread_over_deltas_of_one_batch_is_redacted() {
         // A value no other test prints: the set of secrets is process-wide.
         let key = "sk-batch-test-0123456789abcdef";
-        crate::redact::remember(&{
+        crate::host::redact::remember(&{
             let mut s = hrns_core::secrets::Secrets::new();
             s.add(key);
             s

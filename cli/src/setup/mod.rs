@@ -1,8 +1,15 @@
 //! Everything a run is set up from: the config file, the provider, agents, skills, tools and the
 //! system prompt. Shared by `exec`, `replay` and the TUI.
 
-use crate::cli::{ApprovalArg, Global};
-use crate::paths;
+pub(crate) mod custom_commands;
+pub(crate) mod instructions;
+pub(crate) mod learned;
+pub(crate) mod mcp;
+pub(crate) mod mentions;
+pub(crate) mod onboarding;
+pub(crate) mod paths;
+
+use crate::args::{ApprovalArg, Global};
 use hrns_blocking::{Toolbox, tools};
 use hrns_core::agent::{self, Agent};
 use hrns_core::config::{Config, ContextSettings, ResolvedProvider, Selection};
@@ -159,7 +166,7 @@ impl Discovered {
             .map(|h| d.read_all(&h.join(".agents/skills"), "SKILL.md", skill::parse_skill_md))
             .unwrap_or_default();
         d.skills = skill::resolve_skills(project_skills, user_skills);
-        let (commands, warnings) = crate::custom_commands::discover(cwd, home);
+        let (commands, warnings) = crate::setup::custom_commands::discover(cwd, home);
         d.commands = commands;
         d.warnings.extend(warnings);
         d
@@ -172,7 +179,7 @@ impl Discovered {
             InstructionSettings::default()
         });
         let global = paths::config_dir().ok();
-        let found = crate::instructions::discover(cwd, global.as_deref(), &settings);
+        let found = crate::setup::instructions::discover(cwd, global.as_deref(), &settings);
         self.instructions = found.files;
         self.warnings.extend(found.warnings);
     }
@@ -260,7 +267,7 @@ pub(crate) fn remember_config_secrets(config: &hrns_core::config::Config) {
             }
         }
     }
-    crate::redact::remember(&secrets);
+    crate::host::redact::remember(&secrets);
 }
 
 /// The agent used when neither `--agent` nor the config names one.
@@ -302,7 +309,7 @@ impl Setup {
             .config
             .resolve(&selection, &env_var)
             .map_err(|e| CliError::usage(format!("{e}")))?;
-        crate::redact::remember(&hrns_core::secrets::Secrets::of_provider(
+        crate::host::redact::remember(&hrns_core::secrets::Secrets::of_provider(
             &provider.to_provider(),
         ));
         let workspace = std::env::current_dir()
@@ -315,7 +322,7 @@ impl Setup {
             repaired.extend(file.config.repair_current_agent(&names, DEFAULT_AGENT));
         }
         if !repaired.is_empty() {
-            let s = crate::style::Style::stderr();
+            let s = crate::term::style::Style::stderr();
             for r in &repaired {
                 eprintln!("{} {r}", s.harness("hrns: warning:"));
             }
@@ -477,12 +484,12 @@ impl Setup {
 
     /// Prints the problems met while discovering agents and skills.
     pub(crate) fn print_warnings(&self) {
-        let s = crate::style::Style::stderr();
+        let s = crate::term::style::Style::stderr();
         for w in &self.discovered.warnings {
             eprintln!(
                 "{} {}",
                 s.harness("hrns: warning:"),
-                crate::safe_text::safe(w)
+                crate::term::safe_text::safe(w)
             );
         }
     }
