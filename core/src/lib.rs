@@ -52,6 +52,16 @@
 //!   Protocol client.
 //! - [`quirks`]: what a provider deviates in, as requests must respect it; [`probe`]: the
 //!   requests and judgements of `hrns doctor`, which finds the quirks out.
+//! - [`context`]: the context window — token estimates, pruning and the compaction summary.
+//! - [`task`]: subagents, a child session per `task` call.
+//! - [`sandbox`]: the sandbox policy of commands as plain data; [`secrets`] and
+//!   [`url_secrets`]: which values are secret and their redaction from every text that leaves.
+//! - [`config`]: the config file model; [`agent`], [`skill`] and [`command`]: agents, skills
+//!   and custom slash commands parsed from their files ([`frontmatter`]: the YAML header they
+//!   share); [`instructions`]: project instruction files (`AGENTS.md`) and their order;
+//!   [`prompt`]: the system prompt composed from all of these; [`mention`]: `@path` mentions
+//!   in a user message.
+//! - `fuzzing` (feature `fuzzing`): entry points for the fuzz targets.
 //!
 //! # The run loop every driver writes
 //!

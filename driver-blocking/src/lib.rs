@@ -22,6 +22,14 @@
 //! - [`Tool`], [`Toolbox`] and the built-in [`tools`] (`read_file`, `write_file`, `edit_file`,
 //!   `run_command`, …), confined to the [`ToolContext`]'s workspace.
 //!
+//! # The one home of the std tools
+//!
+//! Each tool that does blocking IO on `std` — the file tools, `run_command`, `grep` and
+//! `list_files`, the sandbox [`Launcher`], and MCP's stdio transport — is written once, here.
+//! hrns-tokio runs these same implementations on tokio's blocking threads rather than keeping
+//! copies, and uses nothing else of this crate but [`ClientConfig`]; a fix to a tool is
+//! therefore a fix in both drivers.
+//!
 //! # One turn
 //!
 //! ```text

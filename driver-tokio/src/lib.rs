@@ -21,6 +21,14 @@
 //!   run on tokio's blocking threads (any [`hrns_blocking::Tool`] is a [`Tool`] here), and
 //!   `web_fetch` on the hyper client.
 //!
+//! # What comes from hrns-blocking
+//!
+//! The std tools are written once, in hrns-blocking, because they are blocking IO: the file
+//! tools, `run_command`, `grep`, `list_files` and the sandbox launcher ([`Launcher`]) (MCP's
+//! stdio transport lives there too). This crate runs those tools on tokio's blocking threads
+//! and takes nothing else from hrns-blocking but the plain [`ClientConfig`] settings; its
+//! client, runner and `web_fetch` are its own.
+//!
 //! # One step
 //!
 //! ```text
