@@ -53,7 +53,8 @@
 //! - [`quirks`]: what a provider deviates in, as requests must respect it; [`probe`]: the
 //!   requests and judgements of `hrns doctor`, which finds the quirks out.
 //! - [`context`]: the context window — token estimates, pruning and the compaction summary.
-//! - [`task`]: subagents, a child session per `task` call.
+//! - [`task`]: subagents, a child session per `task` call; [`checkpoint`]: what undoing the
+//!   agent's file changes must write, remove and leave alone.
 //! - [`sandbox`]: the sandbox policy of commands as plain data; [`secrets`] and
 //!   [`url_secrets`]: which values are secret and their redaction from every text that leaves.
 //! - [`config`]: the config file model; [`agent`], [`skill`] and [`command`]: agents, skills
@@ -113,6 +114,7 @@
 pub mod accumulate;
 pub mod agent;
 pub mod answer;
+pub mod checkpoint;
 mod chunk;
 pub mod client;
 pub mod command;

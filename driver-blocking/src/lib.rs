@@ -82,6 +82,7 @@
 #![forbid(unsafe_code)]
 
 #[cfg(feature = "http")]
+pub mod checkpoint;
 pub mod client;
 pub mod client_config;
 pub mod mcp;
@@ -96,6 +97,7 @@ pub mod tool;
 pub mod tools;
 
 #[cfg(feature = "http")]
+pub use checkpoint::{CheckpointError, CheckpointId, CheckpointLimits, CheckpointStore};
 pub use client::{ChatEvents, Client, ClientError, HttpResponse, Transport};
 pub use client_config::ClientConfig;
 pub use hrns_core::session::TurnOutcome;

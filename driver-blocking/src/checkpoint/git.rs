@@ -1,0 +1,178 @@
+//! Running the `git` program for the shadow repository: isolated from the user's git setup and
+//! bounded in time.
+
+use super::CheckpointError;
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The settings every call passes on the command line, so that nothing of the user's (hooks,
+/// `fsmonitor`, line-end conversion, maintenance, signing) runs or changes the bytes.
+const ISOLATION: [&str; 13] = [
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.untrackedCache=false",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.symlinks=true",
+    "core.fileMode=true",
+    "core.quotePath=false",
+    "core.splitIndex=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "commit.gpgSign=false",
+    "advice.addEmbeddedRepo=false",
+];
+
+/// One way to run `git` against the shadow repository.
+#[derive(Debug, Clone)]
+pub(super) struct Git {
+    pub(super) program: PathBuf,
+    pub(super) git_dir: PathBuf,
+    pub(super) work_tree: PathBuf,
+}
+
+impl Git {
+    /// The global config file the calls read instead of the user's: it only trusts the
+    /// workspace whoever owns it.
+    pub(super) fn global_config(&self) -> PathBuf {
+        self.git_dir.join("hrns.gitconfig")
+    }
+
+    fn command(&self, args: &[&OsStr]) -> Command {
+        let mut cmd = Command::new(&self.program);
+        cmd.env_clear();
+        if let Some(path) = std::env::var_os("PATH") {
+            cmd.env("PATH", path);
+        }
+        cmd.env("GIT_DIR", &self.git_dir)
+            .env("GIT_WORK_TREE", &self.work_tree)
+            .env("GIT_INDEX_FILE", self.git_dir.join("index"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", self.global_config())
+            .env("GIT_ATTR_NOSYSTEM", "1")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .env("GIT_NO_REPLACE_OBJECTS", "1")
+            .env("HOME", &self.git_dir)
+            .env("LC_ALL", "C")
+            .env("GIT_AUTHOR_NAME", "hrns")
+            .env("GIT_AUTHOR_EMAIL", "hrns@localhost")
+            .env("GIT_COMMITTER_NAME", "hrns")
+            .env("GIT_COMMITTER_EMAIL", "hrns@localhost")
+            .current_dir(&self.work_tree);
+        if args.first() == Some(&OsStr::new("init")) {
+            // `init` takes no work tree; the shadow repository is told of it by its config.
+            cmd.env_remove("GIT_WORK_TREE");
+        }
+        for setting in ISOLATION {
+            cmd.arg("-c").arg(setting);
+        }
+        cmd.args(args);
+        cmd
+    }
+
+    /// Runs `git ARGS`, feeding `input`, and returns its standard output; fails on a non-zero
+    /// exit or when `deadline` passes (the process is killed).
+    pub(super) fn run(
+        &self,
+        args: &[&OsStr],
+        input: Option<&[u8]>,
+        deadline: Instant,
+    ) -> Result<Vec<u8>, CheckpointError> {
+        let what = || {
+            args.iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let mut child = self
+            .command(args)
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => CheckpointError::GitMissing,
+                _ => CheckpointError::Io {
+                    path: self.program.clone(),
+                    source: e,
+                },
+            })?;
+        let stdout = drain(child.stdout.take());
+        let stderr = drain(child.stderr.take());
+        let feeder = match (input, child.stdin.take()) {
+            (Some(bytes), Some(mut pipe)) => {
+                let bytes = bytes.to_vec();
+                Some(std::thread::spawn(move || {
+                    let _ = pipe.write_all(&bytes);
+                }))
+            }
+            _ => None,
+        };
+        let mut pause = Duration::from_micros(200);
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() >= deadline => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(CheckpointError::TimedOut { command: what() });
+                }
+                Ok(None) => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(10));
+                }
+                Err(e) => {
+                    return Err(CheckpointError::Io {
+                        path: self.program.clone(),
+                        source: e,
+                    });
+                }
+            }
+        };
+        if let Some(feeder) = feeder {
+            let _ = feeder.join();
+        }
+        let out = stdout.join().unwrap_or_default();
+        let err = stderr.join().unwrap_or_default();
+        if !status.success() {
+            let stderr = String::from_utf8_lossy(&err);
+            return Err(CheckpointError::Git {
+                command: what(),
+                status: status.code(),
+                stderr: stderr.trim().chars().take(2000).collect(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut out);
+        }
+        out
+    })
+}
+
+/// Finds the `git` program on `PATH`.
+pub(super) fn find_program() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("git"))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}

@@ -1,0 +1,657 @@
+//! [`CheckpointStore`]: snapshots of a workspace in a shadow git repository, and restoring
+//! exactly the paths some steps changed.
+//!
+//! The shadow repository lives under hrns's state directory (one per workspace) with its own
+//! `GIT_DIR`, index and config; the workspace is only its work tree. So the user's refs, index,
+//! stash, config and hooks are never read for writing or run: `git status` in the workspace
+//! shows the same before and after. Where the workspace is inside a git repository, the shadow
+//! borrows that repository's objects through `objects/info/alternates` (read-only), so files
+//! the user already committed cost no disk, and its first index is the user's `HEAD`.
+//!
+//! Every call of `git` runs with a deadline, with the user's global and system config, hooks,
+//! `fsmonitor`, attributes-driven filters and line-end conversion switched off, so snapshots
+//! hold the bytes as they are on disk. What a restore writes is decided in
+//! [`hrns_core::checkpoint::plan_restore`]; this module gathers the facts and carries it out.
+
+mod git;
+mod paths;
+#[cfg(test)]
+mod tests;
+
+use hrns_core::checkpoint::{
+    Current, EntryKind, Kept, Overwrite, PathChange, RestoreAction, plan_restore,
+};
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fs;
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Why a checkpoint could not be taken or restored.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointError {
+    /// There is no `git` program on `PATH`: checkpoints are off.
+    #[error("checkpoints need the `git` program, and none is on PATH: install git to turn them on")]
+    GitMissing,
+    /// A `git` call failed.
+    #[error("`git {command}` failed (exit {status:?}): {stderr}")]
+    Git {
+        /// The arguments.
+        command: String,
+        /// Its exit code, if it exited.
+        status: Option<i32>,
+        /// What it printed on stderr, shortened.
+        stderr: String,
+    },
+    /// A `git` call took longer than the snapshot's time limit and was killed.
+    #[error("`git {command}` took longer than the checkpoint time limit and was stopped")]
+    TimedOut {
+        /// The arguments.
+        command: String,
+    },
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another hrns is taking a checkpoint of the same workspace and did not finish in time.
+    #[error("another hrns is taking a checkpoint of this workspace")]
+    Busy,
+    /// A checkpoint id that the shadow repository does not have (pruned, or not a checkpoint).
+    #[error("no checkpoint {0} (it may have been pruned)")]
+    Unknown(String),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
+    move |source| CheckpointError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// The bounds of a store: what a snapshot skips, how long it may take, how much disk it keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointLimits {
+    /// Untracked files larger than this are not snapshotted (default 10 MiB).
+    pub max_file_bytes: u64,
+    /// An untracked directory with more files than this is skipped whole (default 5 000).
+    pub max_dir_files: usize,
+    /// The longest one snapshot or restore may take (default 10 s).
+    pub time_limit: Duration,
+    /// The disk the shadow repository may use before the oldest sessions are pruned
+    /// (default 2 GiB).
+    pub max_disk_bytes: u64,
+}
+
+impl Default for CheckpointLimits {
+    fn default() -> Self {
+        CheckpointLimits {
+            max_file_bytes: 10 * 1024 * 1024,
+            max_dir_files: 5_000,
+            time_limit: Duration::from_secs(10),
+            max_disk_bytes: 2 * 1024 * 1024 * 1024,
+        }
+    }
+}
+
+/// The id of a checkpoint: the shadow repository's commit.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CheckpointId(pub String);
+
+impl std::fmt::Display for CheckpointId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A path a snapshot left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The path relative to the workspace (a directory ends in `/`).
+    pub path: String,
+    /// Why.
+    pub reason: SkipReason,
+}
+
+/// Why a snapshot left a path out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    /// An untracked file over [`CheckpointLimits::max_file_bytes`].
+    TooLarge {
+        /// Its size.
+        bytes: u64,
+    },
+    /// An untracked directory with more than [`CheckpointLimits::max_dir_files`] files.
+    TooManyFiles {
+        /// How many were counted before giving up.
+        at_least: usize,
+    },
+}
+
+/// A snapshot taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The checkpoint.
+    pub id: CheckpointId,
+    /// The paths that differ from the previous checkpoint of the session (none for the first).
+    pub changed: Vec<String>,
+    /// What was left out.
+    pub skipped: Vec<Skipped>,
+}
+
+/// What a restore did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    /// The paths written back or removed, in the order it changed them.
+    pub actions: Vec<RestoreAction>,
+    /// The paths left alone because they changed after the agent (see [`Overwrite`]).
+    pub kept: Vec<Kept>,
+    /// The state of the workspace just before the restore, for a redo.
+    pub before: CheckpointId,
+}
+
+/// Snapshots of one workspace, kept in a shadow git repository.
+#[derive(Debug)]
+pub struct CheckpointStore {
+    git: git::Git,
+    limits: CheckpointLimits,
+    /// The user's repository enclosing the workspace, if any: (its git dir, the workspace's
+    /// path inside it).
+    enclosing: Option<(PathBuf, String)>,
+}
+
+impl CheckpointStore {
+    /// Opens (creating if needed) the store of `workspace` under `root` (hrns's
+    /// `…/state/hrns/checkpoints`).
+    ///
+    /// Fails with [`CheckpointError::GitMissing`] when there is no `git` program: checkpoints
+    /// are then off, and hrns says so once.
+    pub fn open(
+        root: &Path,
+        workspace: &Path,
+        limits: CheckpointLimits,
+    ) -> Result<CheckpointStore, CheckpointError> {
+        Self::open_with(git::find_program(), root, workspace, limits)
+    }
+
+    /// [`open`](Self::open) with the `git` program found (or not) by the caller.
+    fn open_with(
+        program: Option<PathBuf>,
+        root: &Path,
+        workspace: &Path,
+        limits: CheckpointLimits,
+    ) -> Result<CheckpointStore, CheckpointError> {
+        let program = program.ok_or(CheckpointError::GitMissing)?;
+        let workspace = fs::canonicalize(workspace).map_err(io(workspace))?;
+        let git_dir = root.join(paths::workspace_key(&workspace));
+        let store = CheckpointStore {
+            git: git::Git {
+                program,
+                git_dir,
+                work_tree: workspace.clone(),
+            },
+            limits,
+            enclosing: paths::enclosing_repository(&workspace),
+        };
+        store.init()?;
+        Ok(store)
+    }
+
+    /// The shadow repository's directory.
+    pub fn git_dir(&self) -> &Path {
+        &self.git.git_dir
+    }
+
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.limits.time_limit
+    }
+
+    fn init(&self) -> Result<(), CheckpointError> {
+        let dir = &self.git.git_dir;
+        if dir.join("HEAD").is_file() {
+            return Ok(());
+        }
+        fs::create_dir_all(dir).map_err(io(dir))?;
+        let config = self.git.global_config();
+        fs::write(&config, "[safe]\n\tdirectory = *\n").map_err(io(&config))?;
+        self.git.run(
+            &[OsStr::new("init"), OsStr::new("--quiet")],
+            None,
+            self.deadline(),
+        )?;
+        self.git.run(
+            &["config", "core.bare", "false"].map(OsStr::new),
+            None,
+            self.deadline(),
+        )?;
+        let info = dir.join("info");
+        fs::create_dir_all(&info).map_err(io(&info))?;
+        // Highest precedence: no filter, conversion or encoding from the workspace's
+        // .gitattributes, so a snapshot holds the bytes on disk.
+        let attributes = info.join("attributes");
+        fs::write(
+            &attributes,
+            "* -text -eol -filter -ident -working-tree-encoding\n",
+        )
+        .map_err(io(&attributes))?;
+        if let Some(objects) = self.enclosing_objects() {
+            let alternates = dir.join("objects/info/alternates");
+            fs::write(&alternates, format!("{}\n", objects.display())).map_err(io(&alternates))?;
+        }
+        Ok(())
+    }
+
+    /// The user's object directory, when it can be borrowed (a SHA-1 repository).
+    fn enclosing_objects(&self) -> Option<PathBuf> {
+        let (git_dir, _) = self.enclosing.as_ref()?;
+        let config = fs::read_to_string(git_dir.join("config")).unwrap_or_default();
+        if config
+            .to_ascii_lowercase()
+            .contains("objectformat = sha256")
+        {
+            return None;
+        }
+        let objects = git_dir.join("objects");
+        objects.is_dir().then_some(objects)
+    }
+
+    /// Takes a snapshot of the workspace for `session`, as the child of the session's last
+    /// one, and returns it with the paths that changed since.
+    ///
+    /// An unchanged workspace gives back the last checkpoint (no new commit, no disk).
+    pub fn snapshot(&self, session: &str, message: &str) -> Result<Snapshot, CheckpointError> {
+        let deadline = self.deadline();
+        let _lock = self.lock(deadline)?;
+        let session_ref = paths::session_ref(session);
+        let parent = self.resolve(&session_ref, deadline)?;
+        let fresh_index = !self.git.git_dir.join("index").exists();
+        if fresh_index {
+            self.seed_index(deadline)?;
+        }
+        let skipped = self.exclude_unbounded(deadline)?;
+        self.git.run(
+            &["add", "--all", "--ignore-errors", "--", "."].map(OsStr::new),
+            None,
+            deadline,
+        )?;
+        let tree = text(self.git.run(&[OsStr::new("write-tree")], None, deadline)?);
+        if let Some(parent) = &parent {
+            let parent_tree = self.resolve(&format!("{parent}^{{tree}}"), deadline)?;
+            if parent_tree.as_deref() == Some(tree.as_str()) {
+                return Ok(Snapshot {
+                    id: CheckpointId(parent.clone()),
+                    changed: Vec::new(),
+                    skipped,
+                });
+            }
+        }
+        let mut args = vec!["commit-tree".to_owned(), tree, "-m".into(), message.into()];
+        if let Some(parent) = &parent {
+            args.extend(["-p".into(), parent.clone()]);
+        }
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        let commit = text(self.git.run(&args, None, deadline)?);
+        self.git.run(
+            &["update-ref", &session_ref, &commit].map(OsStr::new),
+            None,
+            deadline,
+        )?;
+        let changed = match &parent {
+            Some(parent) => self
+                .diff(parent, &commit, deadline)?
+                .into_iter()
+                .map(|c| c.path)
+                .collect(),
+            None => Vec::new(),
+        };
+        self.prune_over_cap(deadline)?;
+        Ok(Snapshot {
+            id: CheckpointId(commit),
+            changed,
+            skipped,
+        })
+    }
+
+    /// The paths that differ between two checkpoints, with what each holds there.
+    pub fn changes(
+        &self,
+        from: &CheckpointId,
+        to: &CheckpointId,
+    ) -> Result<Vec<PathChange>, CheckpointError> {
+        let deadline = self.deadline();
+        self.known(from, deadline)?;
+        self.known(to, deadline)?;
+        self.diff(&from.0, &to.0, deadline)
+    }
+
+    /// Puts back the paths that changed between `to` and `latest` as `to` had them, leaving
+    /// every other path alone, and paths changed after `latest` unless `overwrite` says so.
+    ///
+    /// The workspace's state just before is snapshotted first (as a checkpoint of `session`),
+    /// so the restore itself can be undone: restore from [`Restored::before`].
+    pub fn restore(
+        &self,
+        session: &str,
+        to: &CheckpointId,
+        latest: &CheckpointId,
+        overwrite: Overwrite,
+    ) -> Result<Restored, CheckpointError> {
+        let changes = self.changes(to, latest)?;
+        let before = self.snapshot(session, "before a restore")?.id;
+        let deadline = self.deadline();
+        let _lock = self.lock(deadline)?;
+        let workspace = &self.git.work_tree;
+        let current: BTreeMap<String, Current> = changes
+            .iter()
+            .map(|c| (c.path.clone(), paths::current(workspace, &c.path)))
+            .collect();
+        let plan = plan_restore(
+            &changes,
+            |p| current.get(p).cloned().unwrap_or(Current::Other),
+            overwrite,
+        );
+        let blobs = self.read_blobs(&plan.actions, deadline)?;
+        for action in &plan.actions {
+            match action {
+                RestoreAction::Remove { path } => paths::remove(workspace, path)?,
+                RestoreAction::Write { path, entry } => {
+                    let bytes = blobs.get(&entry.oid).map(Vec::as_slice).unwrap_or_default();
+                    paths::write(workspace, path, entry.kind, bytes)?;
+                }
+            }
+        }
+        Ok(Restored {
+            actions: plan.actions,
+            kept: plan.kept,
+            before,
+        })
+    }
+
+    /// Removes every checkpoint of sessions other than `keep`, oldest first, until the shadow
+    /// repository is within its disk cap (everything of them with `0`), and packs what is left.
+    pub fn prune(&self, keep: &[&str]) -> Result<u64, CheckpointError> {
+        let deadline = Instant::now() + self.limits.time_limit * 6;
+        let _lock = self.lock(deadline)?;
+        for (_, session_ref) in self.sessions(deadline)? {
+            if keep.iter().any(|k| paths::session_ref(k) == session_ref) {
+                continue;
+            }
+            self.git.run(
+                &["update-ref", "-d", &session_ref].map(OsStr::new),
+                None,
+                deadline,
+            )?;
+        }
+        self.gc(deadline)?;
+        Ok(paths::disk_use(&self.git.git_dir))
+    }
+
+    /// The disk the shadow repository uses, in bytes.
+    pub fn disk_use(&self) -> u64 {
+        paths::disk_use(&self.git.git_dir)
+    }
+
+    fn prune_over_cap(&self, deadline: Instant) -> Result<(), CheckpointError> {
+        if paths::disk_use(&self.git.git_dir) <= self.limits.max_disk_bytes {
+            return Ok(());
+        }
+        let sessions = self.sessions(deadline)?;
+        // The newest session is the one being written: never pruned here.
+        for (_, session_ref) in sessions.iter().take(sessions.len().saturating_sub(1)) {
+            self.git.run(
+                &["update-ref", "-d", session_ref].map(OsStr::new),
+                None,
+                deadline,
+            )?;
+            self.gc(deadline)?;
+            if paths::disk_use(&self.git.git_dir) <= self.limits.max_disk_bytes {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn gc(&self, deadline: Instant) -> Result<(), CheckpointError> {
+        self.git.run(
+            &["gc", "--quiet", "--prune=now"].map(OsStr::new),
+            None,
+            deadline,
+        )?;
+        Ok(())
+    }
+
+    /// The sessions' refs, oldest tip first.
+    fn sessions(&self, deadline: Instant) -> Result<Vec<(i64, String)>, CheckpointError> {
+        let out = text(
+            self.git.run(
+                &[
+                    "for-each-ref",
+                    "--format=%(committerdate:unix) %(refname)",
+                    "refs/hrns/sessions/",
+                ]
+                .map(OsStr::new),
+                None,
+                deadline,
+            )?,
+        );
+        let mut sessions: Vec<(i64, String)> = out
+            .lines()
+            .filter_map(|l| {
+                let (when, name) = l.split_once(' ')?;
+                Some((when.parse().ok()?, name.to_owned()))
+            })
+            .collect();
+        sessions.sort();
+        Ok(sessions)
+    }
+
+    /// The user's `HEAD` (at the workspace's place in it) as the first index, so the files
+    /// the user tracks are never taken for a huge untracked directory.
+    fn seed_index(&self, deadline: Instant) -> Result<(), CheckpointError> {
+        let Some((user_git_dir, prefix)) = &self.enclosing else {
+            return Ok(());
+        };
+        if self.enclosing_objects().is_none() {
+            return Ok(());
+        }
+        let spec = format!("HEAD:{prefix}");
+        let tree = git::Git {
+            git_dir: user_git_dir.clone(),
+            ..self.git.clone()
+        }
+        .run(
+            &["rev-parse", "--verify", "--quiet", &spec].map(OsStr::new),
+            None,
+            deadline,
+        );
+        // A repository without commits yet has no HEAD: nothing to seed.
+        if let Ok(tree) = tree {
+            let tree = text(tree);
+            self.git
+                .run(&["read-tree", &tree].map(OsStr::new), None, deadline)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `info/exclude` so that `git add` leaves out untracked files over the size limit
+    /// and untracked directories with too many files; returns what it left out.
+    fn exclude_unbounded(&self, deadline: Instant) -> Result<Vec<Skipped>, CheckpointError> {
+        let exclude = self.git.git_dir.join("info/exclude");
+        // The previous run's list must not hide what has become small enough.
+        fs::write(&exclude, "").map_err(io(&exclude))?;
+        let listing = self.git.run(
+            &[
+                "ls-files",
+                "-z",
+                "--others",
+                "--exclude-standard",
+                "--directory",
+            ]
+            .map(OsStr::new),
+            None,
+            deadline,
+        )?;
+        let mut skipped = Vec::new();
+        for entry in listing.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+            let Ok(path) = std::str::from_utf8(entry) else {
+                continue;
+            };
+            let full = self.git.work_tree.join(path.trim_end_matches('/'));
+            if path.ends_with('/') {
+                paths::scan_dir(&full, path, &self.limits, &mut skipped, deadline);
+            } else if let Ok(meta) = fs::symlink_metadata(&full)
+                && meta.is_file()
+                && meta.len() > self.limits.max_file_bytes
+            {
+                skipped.push(Skipped {
+                    path: path.to_owned(),
+                    reason: SkipReason::TooLarge { bytes: meta.len() },
+                });
+            }
+            if Instant::now() >= deadline {
+                return Err(CheckpointError::TimedOut {
+                    command: "ls-files --others".into(),
+                });
+            }
+        }
+        let lines: String = skipped
+            .iter()
+            .map(|s| paths::exclude_line(&s.path))
+            .collect();
+        fs::write(&exclude, lines).map_err(io(&exclude))?;
+        Ok(skipped)
+    }
+
+    fn diff(
+        &self,
+        from: &str,
+        to: &str,
+        deadline: Instant,
+    ) -> Result<Vec<PathChange>, CheckpointError> {
+        let out = self.git.run(
+            &["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to].map(OsStr::new),
+            None,
+            deadline,
+        )?;
+        Ok(paths::parse_raw_diff(&out))
+    }
+
+    fn resolve(&self, spec: &str, deadline: Instant) -> Result<Option<String>, CheckpointError> {
+        match self.git.run(
+            &["rev-parse", "--verify", "--quiet", spec].map(OsStr::new),
+            None,
+            deadline,
+        ) {
+            Ok(out) => Ok(Some(text(out))),
+            Err(CheckpointError::Git {
+                status: Some(1), ..
+            }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn known(&self, id: &CheckpointId, deadline: Instant) -> Result<(), CheckpointError> {
+        let valid = id.0.len() >= 4 && id.0.bytes().all(|b| b.is_ascii_hexdigit());
+        if !valid {
+            return Err(CheckpointError::Unknown(id.0.clone()));
+        }
+        self.resolve(&format!("{}^{{commit}}", id.0), deadline)?
+            .map(|_| ())
+            .ok_or_else(|| CheckpointError::Unknown(id.0.clone()))
+    }
+
+    /// The contents of the blobs the actions write, in one `cat-file --batch`.
+    fn read_blobs(
+        &self,
+        actions: &[RestoreAction],
+        deadline: Instant,
+    ) -> Result<BTreeMap<String, Vec<u8>>, CheckpointError> {
+        let oids: Vec<&str> = actions
+            .iter()
+            .filter_map(|a| match a {
+                RestoreAction::Write { entry, .. } => Some(entry.oid.as_str()),
+                RestoreAction::Remove { .. } => None,
+            })
+            .collect();
+        if oids.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let input: String = oids.iter().map(|o| format!("{o}\n")).collect();
+        let out = self.git.run(
+            &["cat-file", "--batch"].map(OsStr::new),
+            Some(input.as_bytes()),
+            deadline,
+        )?;
+        let mut reader = BufReader::new(out.as_slice());
+        let mut blobs = BTreeMap::new();
+        let mut header = String::new();
+        while reader.read_line(&mut header).unwrap_or(0) > 0 {
+            let mut parts = header.split_whitespace();
+            let (Some(oid), Some("blob"), Some(size)) = (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(CheckpointError::Unknown(header.trim().to_owned()));
+            };
+            let size: usize = size.parse().unwrap_or(0);
+            let mut bytes = vec![0; size];
+            let mut newline = [0u8; 1];
+            if reader.read_exact(&mut bytes).is_err() || reader.read_exact(&mut newline).is_err() {
+                return Err(CheckpointError::Unknown(oid.to_owned()));
+            }
+            blobs.insert(oid.to_owned(), bytes);
+            header.clear();
+        }
+        Ok(blobs)
+    }
+
+    /// Holds the store's lock file until dropped; a lock left by a killed hrns is released by
+    /// the kernel, and git's own lock left beside it is then stale and removed.
+    fn lock(&self, deadline: Instant) -> Result<fs::File, CheckpointError> {
+        use rustix::fs::{FlockOperation, flock};
+        let path = self.git.git_dir.join("hrns.lock");
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        loop {
+            match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => break,
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(_) => return Err(CheckpointError::Busy),
+            }
+        }
+        let stale = self.git.git_dir.join("index.lock");
+        if stale.exists() {
+            fs::remove_file(&stale).map_err(io(&stale))?;
+        }
+        Ok(file)
+    }
+}
+
+fn text(out: Vec<u8>) -> String {
+    String::from_utf8_lossy(&out).trim().to_owned()
+}
+
+/// The kind of a file on disk, as a checkpoint would record it.
+fn kind_of(meta: &fs::Metadata) -> Option<EntryKind> {
+    use std::os::unix::fs::PermissionsExt as _;
+    if meta.file_type().is_symlink() {
+        Some(EntryKind::Symlink)
+    } else if meta.is_file() {
+        Some(match meta.permissions().mode() & 0o111 {
+            0 => EntryKind::File,
+            _ => EntryKind::Executable,
+        })
+    } else {
+        None
+    }
+}

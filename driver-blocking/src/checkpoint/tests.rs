@@ -1,0 +1,522 @@
+//! The store against the real `git` program, on real directories.
+
+use super::*;
+use hrns_core::checkpoint::KeptReason;
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt as _;
+use std::process::Command;
+
+/// What a tree holds, as a checkpoint restores it: each file's kind and bytes (a link's
+/// target), by relative path; `.git` and ignored paths left out.
+type Tree = BTreeMap<String, (EntryKind, Vec<u8>)>;
+
+fn read_tree(root: &Path, ignored: &[&str]) -> Tree {
+    let mut tree = Tree::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".git" || ignored.iter().any(|i| rel.starts_with(i)) {
+                continue;
+            }
+            let meta = fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let kind = kind_of(&meta).unwrap();
+            let bytes = match kind {
+                EntryKind::Symlink => {
+                    use std::os::unix::ffi::OsStrExt as _;
+                    fs::read_link(&path)
+                        .unwrap()
+                        .as_os_str()
+                        .as_bytes()
+                        .to_vec()
+                }
+                _ => fs::read(&path).unwrap(),
+            };
+            tree.insert(rel, (kind, bytes));
+        }
+    }
+    tree
+}
+
+struct Fixture {
+    _dirs: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let dirs = tempfile::tempdir().unwrap();
+    let root = dirs.path().join("state");
+    let ws = dirs.path().join("ws");
+    fs::create_dir_all(&ws).unwrap();
+    Fixture {
+        root,
+        ws: fs::canonicalize(&ws).unwrap(),
+        _dirs: dirs,
+    }
+}
+
+fn store(f: &Fixture) -> CheckpointStore {
+    CheckpointStore::open(&f.root, &f.ws, CheckpointLimits::default()).unwrap()
+}
+
+fn user_git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=u",
+            "-c",
+            "user.email=u@x",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Create(u8, Vec<u8>),
+    Edit(u8, Vec<u8>),
+    Delete(u8),
+    Rename(u8, u8),
+    Binary(u8),
+    Symlink(u8, u8),
+    Chmod(u8),
+    NewDir(u8),
+    Ignored(u8),
+    Command(u8),
+}
+
+fn name(n: u8) -> String {
+    match n % 3 {
+        0 => format!("f{}", n % 6),
+        1 => format!("d{}/f{}", n % 2, n % 5),
+        _ => format!("d{}/e/f{}", n % 2, n % 4),
+    }
+}
+
+fn apply(ws: &Path, op: &Op) {
+    let path = |n: u8| ws.join(name(n));
+    let ensure_parent = |p: &Path| fs::create_dir_all(p.parent().unwrap()).unwrap();
+    let is_file = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.is_file());
+    let free = |p: &Path| {
+        // A name whose parent is a file cannot be created: skip, as a real tool would fail.
+        p.ancestors()
+            .skip(1)
+            .take_while(|a| *a != ws)
+            .all(|a| !fs::symlink_metadata(a).is_ok_and(|m| !m.is_dir()))
+            && !fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+    };
+    match op {
+        Op::Create(n, bytes) | Op::Edit(n, bytes) => {
+            let p = path(*n);
+            if free(&p) {
+                ensure_parent(&p);
+                if fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
+                    fs::remove_file(&p).unwrap();
+                }
+                fs::write(&p, bytes).unwrap();
+            }
+        }
+        Op::Delete(n) => {
+            let _ = fs::remove_file(path(*n));
+        }
+        Op::Rename(a, b) => {
+            let (from, to) = (path(*a), path(*b));
+            if fs::symlink_metadata(&from).is_ok() && free(&to) && from != to {
+                ensure_parent(&to);
+                fs::rename(&from, &to).unwrap();
+            }
+        }
+        Op::Binary(n) => {
+            let p = path(*n);
+            if free(&p) {
+                ensure_parent(&p);
+                let bytes: Vec<u8> = (0..=255u8).chain([0, 0, 13, 10, 13]).collect();
+                let _ = fs::remove_file(&p);
+                fs::write(&p, bytes).unwrap();
+            }
+        }
+        Op::Symlink(n, target) => {
+            let p = path(*n);
+            if free(&p) {
+                ensure_parent(&p);
+                let _ = fs::remove_file(&p);
+                std::os::unix::fs::symlink(name(*target), &p).unwrap();
+            }
+        }
+        Op::Chmod(n) => {
+            let p = path(*n);
+            if is_file(&p) {
+                let mode = fs::metadata(&p).unwrap().permissions().mode();
+                fs::set_permissions(&p, fs::Permissions::from_mode(mode ^ 0o111)).unwrap();
+            }
+        }
+        Op::NewDir(n) => {
+            let p = ws.join(format!("new{}/deep", n % 3)).join("file.txt");
+            ensure_parent(&p);
+            fs::write(p, format!("made {n}")).unwrap();
+        }
+        Op::Ignored(n) => fs::write(ws.join("build.log"), format!("log {n}")).unwrap(),
+        Op::Command(n) => {
+            let status = Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "mkdir -p cmd && printf 'line %s\\r\\n' {n} >> cmd/out.txt && rm -f f{}",
+                    n % 6
+                ))
+                .current_dir(ws)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+    }
+}
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    let bytes = proptest::collection::vec(any::<u8>(), 0..40);
+    prop_oneof![
+        (any::<u8>(), bytes.clone()).prop_map(|(n, b)| Op::Create(n, b)),
+        (any::<u8>(), bytes).prop_map(|(n, b)| Op::Edit(n, b)),
+        any::<u8>().prop_map(Op::Delete),
+        (any::<u8>(), any::<u8>()).prop_map(|(a, b)| Op::Rename(a, b)),
+        any::<u8>().prop_map(Op::Binary),
+        (any::<u8>(), any::<u8>()).prop_map(|(n, t)| Op::Symlink(n, t)),
+        any::<u8>().prop_map(Op::Chmod),
+        any::<u8>().prop_map(Op::NewDir),
+        any::<u8>().prop_map(Op::Ignored),
+        any::<u8>().prop_map(Op::Command),
+    ]
+}
+
+proptest::proptest! {
+    // Each case runs git a dozen times: few cases, and a failure prints its seed rather than
+    // writing a file beside the source.
+    #![proptest_config(proptest::test_runner::Config {
+        cases: 12,
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    })]
+    /// After any sequence of changes (the file tools' and a command's), undoing back to any
+    /// checkpoint gives that checkpoint's tree byte for byte, kinds and modes included, and
+    /// leaves ignored files alone.
+    #[test]
+    fn undo_restores_every_checkpoint_exactly(
+        steps in proptest::collection::vec(proptest::collection::vec(op(), 1..4), 1..6),
+        pick in proptest::prelude::any::<proptest::sample::Index>(),
+    ) {
+        let f = fixture();
+        fs::write(f.ws.join(".gitignore"), "build.log\n").unwrap();
+        fs::write(f.ws.join("f0"), "start").unwrap();
+        let store = store(&f);
+        let mut checkpoints = vec![(store.snapshot("s", "start").unwrap().id, read_tree(&f.ws, &["build.log"]))];
+        for ops in &steps {
+            for op in ops {
+                apply(&f.ws, op);
+            }
+            let id = store.snapshot("s", "step").unwrap().id;
+            checkpoints.push((id, read_tree(&f.ws, &["build.log"])));
+        }
+        let ignored_before = fs::read(f.ws.join("build.log")).ok();
+        let (target, expected) = &checkpoints[pick.index(checkpoints.len())];
+        let latest = &checkpoints.last().unwrap().0;
+        let restored = store.restore("s", target, latest, Overwrite::Never).unwrap();
+        proptest::prop_assert!(restored.kept.is_empty(), "{:?}", restored.kept);
+        proptest::prop_assert_eq!(&read_tree(&f.ws, &["build.log"]), expected);
+        proptest::prop_assert_eq!(fs::read(f.ws.join("build.log")).ok(), ignored_before);
+        // And the restore can be taken back.
+        let after = store.snapshot("s", "after").unwrap().id;
+        store.restore("s", &restored.before, &after, Overwrite::Never).unwrap();
+        proptest::prop_assert_eq!(&read_tree(&f.ws, &["build.log"]), &checkpoints.last().unwrap().1);
+    }
+}
+
+#[test]
+fn an_edit_made_after_the_agent_is_kept_and_named_unless_forced() {
+    let f = fixture();
+    fs::write(f.ws.join("a.txt"), "one").unwrap();
+    fs::write(f.ws.join("b.txt"), "one").unwrap();
+    let store = store(&f);
+    let start = store.snapshot("s", "start").unwrap().id;
+    fs::write(f.ws.join("a.txt"), "agent").unwrap();
+    fs::write(f.ws.join("b.txt"), "agent").unwrap();
+    let after = store.snapshot("s", "step").unwrap();
+    assert_eq!(after.changed, ["a.txt", "b.txt"]);
+    fs::write(f.ws.join("b.txt"), "user").unwrap();
+    let restored = store
+        .restore("s", &start, &after.id, Overwrite::Never)
+        .unwrap();
+    assert_eq!(fs::read_to_string(f.ws.join("a.txt")).unwrap(), "one");
+    assert_eq!(fs::read_to_string(f.ws.join("b.txt")).unwrap(), "user");
+    assert_eq!(
+        restored.kept,
+        [Kept {
+            path: "b.txt".into(),
+            reason: KeptReason::ChangedSince
+        }]
+    );
+    let forced = store
+        .restore("s", &start, &after.id, Overwrite::Force)
+        .unwrap();
+    assert!(forced.kept.is_empty());
+    assert_eq!(fs::read_to_string(f.ws.join("b.txt")).unwrap(), "one");
+}
+
+#[test]
+fn the_users_repository_index_stash_and_refs_are_untouched() {
+    let f = fixture();
+    user_git(&f.ws, &["init", "-q"]);
+    fs::write(f.ws.join("tracked.txt"), "v1").unwrap();
+    user_git(&f.ws, &["add", "tracked.txt"]);
+    user_git(&f.ws, &["commit", "-qm", "one"]);
+    fs::write(f.ws.join("tracked.txt"), "stashed").unwrap();
+    user_git(&f.ws, &["stash", "-q"]);
+    fs::write(f.ws.join("tracked.txt"), "staged").unwrap();
+    user_git(&f.ws, &["add", "tracked.txt"]);
+    fs::write(f.ws.join("tracked.txt"), "dirty").unwrap();
+    let look = |ws: &Path| {
+        (
+            user_git(ws, &["status", "--porcelain=v1", "-uall"]),
+            user_git(ws, &["stash", "list"]),
+            user_git(ws, &["for-each-ref"]),
+            user_git(ws, &["diff", "--cached"]),
+            fs::read(ws.join(".git/config")).unwrap(),
+        )
+    };
+    let before = look(&f.ws);
+    let store = store(&f);
+    let start = store.snapshot("s", "start").unwrap().id;
+    fs::write(f.ws.join("tracked.txt"), "agent").unwrap();
+    fs::write(f.ws.join("new.txt"), "agent").unwrap();
+    let latest = store.snapshot("s", "step").unwrap().id;
+    store
+        .restore("s", &start, &latest, Overwrite::Never)
+        .unwrap();
+    assert_eq!(look(&f.ws), before);
+    assert_eq!(
+        fs::read_to_string(f.ws.join("tracked.txt")).unwrap(),
+        "dirty"
+    );
+    assert!(!f.ws.join("new.txt").exists());
+    // The user's objects are borrowed, not copied.
+    let alternates = store.git_dir().join("objects/info/alternates");
+    assert!(
+        fs::read_to_string(alternates)
+            .unwrap()
+            .contains(".git/objects")
+    );
+}
+
+#[test]
+fn a_subdirectory_of_a_repository_is_its_own_workspace() {
+    let f = fixture();
+    user_git(&f.ws, &["init", "-q"]);
+    fs::create_dir_all(f.ws.join("pkg/src")).unwrap();
+    fs::write(f.ws.join("pkg/src/lib.rs"), "fn a() {}").unwrap();
+    fs::write(f.ws.join("outside.txt"), "keep").unwrap();
+    user_git(&f.ws, &["add", "."]);
+    user_git(&f.ws, &["commit", "-qm", "one"]);
+    let sub = f.ws.join("pkg");
+    let store = CheckpointStore::open(&f.root, &sub, CheckpointLimits::default()).unwrap();
+    let start = store.snapshot("s", "start").unwrap().id;
+    fs::write(sub.join("src/lib.rs"), "fn b() {}").unwrap();
+    fs::write(f.ws.join("outside.txt"), "changed by someone else").unwrap();
+    let latest = store.snapshot("s", "step").unwrap();
+    assert_eq!(latest.changed, ["src/lib.rs"]);
+    store
+        .restore("s", &start, &latest.id, Overwrite::Never)
+        .unwrap();
+    assert_eq!(
+        fs::read_to_string(sub.join("src/lib.rs")).unwrap(),
+        "fn a() {}"
+    );
+    assert_eq!(
+        fs::read_to_string(f.ws.join("outside.txt")).unwrap(),
+        "changed by someone else"
+    );
+}
+
+#[test]
+fn hooks_filters_and_line_end_conversion_of_the_workspace_do_not_run() {
+    let f = fixture();
+    user_git(&f.ws, &["init", "-q"]);
+    let marker = f.ws.join("hook-ran");
+    let hook = f.ws.join(".git/hooks/pre-commit");
+    fs::write(&hook, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    user_git(
+        &f.ws,
+        &[
+            "config",
+            "core.fsmonitor",
+            &format!("touch {}", marker.display()),
+        ],
+    );
+    user_git(
+        &f.ws,
+        &[
+            "config",
+            "filter.evil.clean",
+            &format!("touch {}; cat", marker.display()),
+        ],
+    );
+    fs::write(f.ws.join(".gitattributes"), "* filter=evil text eol=crlf\n").unwrap();
+    fs::write(f.ws.join("crlf.txt"), "a\r\nb\n").unwrap();
+    let store = store(&f);
+    let start = store.snapshot("s", "start").unwrap().id;
+    fs::write(f.ws.join("crlf.txt"), "changed").unwrap();
+    let latest = store.snapshot("s", "step").unwrap().id;
+    store
+        .restore("s", &start, &latest, Overwrite::Never)
+        .unwrap();
+    assert_eq!(fs::read(f.ws.join("crlf.txt")).unwrap(), b"a\r\nb\n");
+    assert!(!marker.exists(), "something of the user's git setup ran");
+}
+
+#[test]
+fn large_files_and_huge_untracked_directories_are_skipped_and_named() {
+    let f = fixture();
+    let limits = CheckpointLimits {
+        max_file_bytes: 1000,
+        max_dir_files: 50,
+        ..CheckpointLimits::default()
+    };
+    fs::write(f.ws.join("big.bin"), vec![7u8; 1001]).unwrap();
+    fs::write(f.ws.join("small.txt"), "s").unwrap();
+    fs::create_dir_all(f.ws.join("node_modules/pkg")).unwrap();
+    for i in 0..60 {
+        fs::write(f.ws.join(format!("node_modules/pkg/{i}.js")), "x").unwrap();
+    }
+    let store = CheckpointStore::open(&f.root, &f.ws, limits).unwrap();
+    let snap = store.snapshot("s", "start").unwrap();
+    let mut skipped: Vec<&str> = snap.skipped.iter().map(|s| s.path.as_str()).collect();
+    skipped.sort();
+    assert_eq!(skipped, ["big.bin", "node_modules/"]);
+    let listed = store
+        .git
+        .run(
+            &["ls-tree", "-r", "--name-only", &snap.id.0].map(OsStr::new),
+            None,
+            store.deadline(),
+        )
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&listed), "small.txt\n");
+}
+
+#[test]
+fn an_unchanged_workspace_adds_no_checkpoint() {
+    let f = fixture();
+    fs::write(f.ws.join("a"), "a").unwrap();
+    let store = store(&f);
+    let first = store.snapshot("s", "one").unwrap();
+    let disk = store.disk_use();
+    let second = store.snapshot("s", "two").unwrap();
+    assert_eq!(first.id, second.id);
+    assert!(second.changed.is_empty());
+    assert!(
+        store.disk_use() <= disk + 4096,
+        "{} > {disk}",
+        store.disk_use()
+    );
+}
+
+#[test]
+fn a_lock_left_by_a_killed_snapshot_does_not_block_the_next() {
+    let f = fixture();
+    fs::write(f.ws.join("a"), "a").unwrap();
+    let store = store(&f);
+    let first = store.snapshot("s", "one").unwrap().id;
+    // What `kill -9` in the middle of `git add` leaves behind.
+    fs::write(store.git_dir().join("index.lock"), "").unwrap();
+    fs::write(f.ws.join("a"), "b").unwrap();
+    let second = store.snapshot("s", "two").unwrap();
+    assert_eq!(second.changed, ["a"]);
+    store
+        .restore("s", &first, &second.id, Overwrite::Never)
+        .unwrap();
+    assert_eq!(fs::read_to_string(f.ws.join("a")).unwrap(), "a");
+}
+
+#[test]
+fn without_git_checkpoints_are_off_with_a_clear_reason() {
+    let f = fixture();
+    let err =
+        CheckpointStore::open_with(None, &f.root, &f.ws, CheckpointLimits::default()).unwrap_err();
+    assert!(matches!(err, CheckpointError::GitMissing));
+    assert!(err.to_string().contains("install git"), "{err}");
+}
+
+#[test]
+fn unknown_or_hostile_ids_are_refused() {
+    let f = fixture();
+    fs::write(f.ws.join("a"), "a").unwrap();
+    let store = store(&f);
+    let id = store.snapshot("s", "one").unwrap().id;
+    for bad in [
+        "--help",
+        "HEAD",
+        "0000000000000000000000000000000000000000",
+        "",
+        "a b",
+    ] {
+        let err = store
+            .restore("s", &CheckpointId(bad.into()), &id, Overwrite::Never)
+            .unwrap_err();
+        assert!(matches!(err, CheckpointError::Unknown(_)), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn raw_diff_records_parse() {
+    let out = b":100644 100755 aaaa bbbb M\0run.sh\0:000000 120000 0000 cccc A\0link\0:160000 160000 1 2 M\0sub\0";
+    let changes = paths::parse_raw_diff(out);
+    assert_eq!(changes.len(), 2);
+    assert_eq!(changes[0].path, "run.sh");
+    assert_eq!(
+        changes[0].at_latest.as_ref().unwrap().kind,
+        EntryKind::Executable
+    );
+    assert_eq!(changes[1].at_checkpoint, None);
+    // Truncated and malformed records are dropped, not misread.
+    assert!(paths::parse_raw_diff(b":100644 100644 a").is_empty());
+    assert!(paths::parse_raw_diff(b"garbage\0path\0").is_empty());
+}
+
+#[test]
+fn blob_ids_are_gits() {
+    assert_eq!(
+        paths::blob_id(b""),
+        "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+    );
+    assert_eq!(
+        paths::blob_id(b"hello\n"),
+        "ce013625030ba8dba906f756967f9e9ca394464a"
+    );
+}
+
+#[test]
+fn exclude_lines_match_exactly_the_path() {
+    assert_eq!(paths::exclude_line("a b/[x]*.js"), "/a\\ b/\\[x\\]\\*.js\n");
+    assert_eq!(paths::exclude_line("!#d/"), "/\\!\\#d/\n");
+}
