@@ -7,7 +7,77 @@
 //! driver carries the plan out. So the rule "restore exactly what the undone steps changed,
 //! never a user's later edit" lives in one place and is tested without a file system.
 
+use crate::tool::Effect;
+use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// Whether a session takes checkpoints around the steps that may change files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Checkpoints {
+    /// No checkpoints (the default of a [`Session`](crate::Session): its owner must have a
+    /// store to take them).
+    #[default]
+    Off,
+    /// Before the first call of a turn that may change files, and after every such call, the
+    /// session asks its driver for a snapshot ([`Action::TakeCheckpoint`]).
+    ///
+    /// [`Action::TakeCheckpoint`]: crate::session::Action::TakeCheckpoint
+    On,
+}
+
+/// Whether a call with this effect may change files, so that it gets checkpoints: writes and
+/// commands (an MCP tool with effects, a `task` whose child may write) do; reading and
+/// fetching do not.
+pub fn changes_files(effect: Effect) -> bool {
+    match effect {
+        Effect::Write | Effect::Exec => true,
+        Effect::ReadOnly | Effect::Network => false,
+    }
+}
+
+/// A snapshot the session wants taken now, before it goes on: hand the result to
+/// [`Session::handle_checkpoint`](crate::Session::handle_checkpoint) with [`id`](Self::id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointDue {
+    /// The request's id within the session.
+    pub id: u64,
+    /// The turn, from 1.
+    pub turn: u64,
+    /// The model request of the turn whose calls it is about, from 1.
+    pub step: u32,
+    /// Before the turn's first call that may change files, or after one.
+    pub moment: Moment,
+}
+
+/// When a checkpoint is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Moment {
+    /// Before the first call of the turn that may change files: the state to undo to.
+    BeforeTurn,
+    /// After a call that may have changed files.
+    AfterCall,
+}
+
+/// What the driver's snapshot gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckpointOutcome {
+    /// Taken.
+    Taken {
+        /// The checkpoint's id in the store.
+        id: String,
+        /// The paths that changed since the previous checkpoint.
+        changed: Vec<String>,
+        /// The paths left out (too large, too many files), each with why.
+        skipped: Vec<String>,
+    },
+    /// Not taken (the time limit passed, git failed): the step goes on without one, and the
+    /// user is warned.
+    Failed {
+        /// Why, for people.
+        reason: String,
+    },
+}
 
 /// What a snapshot holds at one path: a file's kind and its content's object id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -96,6 +96,7 @@
 //!             session.handle_tool_output(Instant::now(), &run.call_id, ToolOutput::ok("…"))?
 //!         }
 //!         Action::AbortTool { .. } => {} // no tool here runs long enough to be stopped
+//!         Action::TakeCheckpoint(_) => {} // checkpoints are off unless the config turns them on
 //!         Action::AskApproval(run) => {
 //!             let yes = hrns_core::session::Approval::Once;
 //!             session.handle_approval(Instant::now(), &run.call_id, yes)?

@@ -97,7 +97,9 @@ pub mod tool;
 pub mod tools;
 
 #[cfg(feature = "http")]
-pub use checkpoint::{CheckpointError, CheckpointId, CheckpointLimits, CheckpointStore};
+pub use checkpoint::{
+    CheckpointError, CheckpointId, CheckpointLimits, CheckpointStore, Checkpointer,
+};
 pub use client::{ChatEvents, Client, ClientError, HttpResponse, Transport};
 pub use client_config::ClientConfig;
 pub use hrns_core::session::TurnOutcome;

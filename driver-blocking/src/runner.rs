@@ -6,9 +6,11 @@
 //! hands back the events of that step, so between steps the owner may call
 //! [`Runner::handle_approval`], [`Session::cancel`] or [`Session::usage`] as it likes.
 
+use crate::checkpoint::Checkpointer;
 use crate::client::{Transport, io_error};
 use crate::read_ahead::{self, Chunk, Piece, read_chunks};
 use crate::tool::{CancelFlag, ToolContext, Toolbox};
+use hrns_core::checkpoint::{CheckpointDue, CheckpointOutcome};
 use hrns_core::http::{HttpRequest, RequestId};
 use hrns_core::session::{
     Action, Approval, Event, Session, SessionError, ToolRun, ToolsReason, TransportError,
@@ -88,6 +90,10 @@ pub struct Runner<'a> {
     running: HashMap<String, CancelFlag>,
     /// The session's actions other than events, taken and not done yet (kept for its buffer).
     actions: Vec<Action>,
+    /// Where the session's checkpoints are taken, if anywhere.
+    checkpoints: Option<Arc<Checkpointer>>,
+    /// Whether a snapshot is being taken (its outcome comes through `rx`).
+    snapshotting: bool,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -139,6 +145,8 @@ enum Io {
     Failed(RequestId, TransportError),
     /// A call finished; `None` when this driver has no tool of that name.
     Tool(ToolRun, Option<ToolOutput>),
+    /// A checkpoint the session asked for was taken (or not).
+    Checkpoint(u64, CheckpointOutcome),
 }
 
 impl<'a> Runner<'a> {
@@ -160,6 +168,8 @@ impl<'a> Runner<'a> {
             queue: VecDeque::new(),
             running: HashMap::new(),
             actions: Vec::new(),
+            checkpoints: None,
+            snapshotting: false,
         }
     }
 
@@ -212,6 +222,13 @@ impl<'a> Runner<'a> {
     }
 
     /// Sets how many tool calls may run at once (default 8).
+    /// Takes the session's checkpoints ([`Action::TakeCheckpoint`]) with `checkpointer`. A
+    /// session that asks for checkpoints of a runner without one is told they failed.
+    pub fn checkpoints(mut self, checkpointer: Arc<Checkpointer>) -> Self {
+        self.checkpoints = Some(checkpointer);
+        self
+    }
+
     pub fn max_parallel_tools(mut self, n: usize) -> Self {
         self.max_parallel_tools = n.max(1);
         self
@@ -250,7 +267,9 @@ impl<'a> Runner<'a> {
                 continue;
             }
             let deadline = session.poll_timeout();
-            if self.exchange.is_none() && self.running.is_empty() && deadline.is_none() {
+            let in_flight =
+                self.exchange.is_some() || !self.running.is_empty() || self.snapshotting;
+            if !in_flight && deadline.is_none() {
                 return; // waits for the owner
             }
             let wait = deadline.map_or(CANCEL_POLL, |d| {
@@ -363,6 +382,7 @@ impl<'a> Runner<'a> {
                 }
                 // The owner learns of it from `Event::ApprovalRequested`.
                 Action::AskApproval(_) => {}
+                Action::TakeCheckpoint(due) => self.take_checkpoint(due),
                 Action::Emit(event) => events.push(event),
             }
         }
@@ -398,8 +418,31 @@ impl<'a> Runner<'a> {
                     None => session.handle_tool_unavailable(now, &run.call_id, &run.name),
                 }
             }
+            Io::Checkpoint(id, outcome) => {
+                self.snapshotting = false;
+                session.handle_checkpoint(now, id, outcome);
+                Ok(())
+            }
         };
         fed.expect("the runner feeds only what the session issued, each head first");
+    }
+
+    /// Takes a snapshot on a thread of its own, so that a cancel is seen meanwhile.
+    fn take_checkpoint(&mut self, due: CheckpointDue) {
+        self.snapshotting = true;
+        let tx = self.tx.clone();
+        let checkpointer = self.checkpoints.clone();
+        // On a thread even without a store: the channel may be full, and only this thread
+        // empties it.
+        thread::spawn(move || {
+            let outcome = match checkpointer {
+                Some(c) => c.take(&due),
+                None => CheckpointOutcome::Failed {
+                    reason: "this runner has no checkpoint store".into(),
+                },
+            };
+            let _ = tx.send(Io::Checkpoint(due.id, outcome));
+        });
     }
 
     /// Sends one request; its body is read on a helper thread, so a cancel takes effect at

@@ -9,6 +9,8 @@
 
 use crate::client::{Client, IncomingResponse};
 use crate::tool::{ToolContext, Toolbox};
+use hrns_blocking::Checkpointer;
+use hrns_core::checkpoint::{CheckpointDue, CheckpointOutcome};
 use hrns_core::http::{HttpRequest, RequestId};
 use hrns_core::session::{
     Action, Approval, Event, Session, SessionError, ToolRun, ToolsReason, TransportError,
@@ -24,7 +26,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::Semaphore;
-use tokio::task::{AbortHandle, Id, JoinSet};
+use tokio::task::{AbortHandle, Id, JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 /// The future an approval callback returns.
@@ -61,6 +63,10 @@ pub struct Runner {
     /// The session's actions of one [`Runner::dispatch`], kept empty between calls so its
     /// buffer is allocated once, not on every frame of a stream.
     actions: Vec<Action>,
+    /// Where the session's checkpoints are taken, if anywhere.
+    checkpoints: Option<Arc<Checkpointer>>,
+    /// The snapshot being taken, on a blocking thread.
+    checkpoint: Option<(u64, JoinHandle<CheckpointOutcome>)>,
 }
 
 impl fmt::Debug for Runner {
@@ -90,6 +96,8 @@ impl Runner {
             exchange: None,
             running: Tools::default(),
             actions: Vec::new(),
+            checkpoints: None,
+            checkpoint: None,
         }
     }
 
@@ -147,6 +155,14 @@ impl Runner {
         session.handle_approval(Instant::now(), call_id, approval)
     }
 
+    /// Takes the session's checkpoints ([`Action::TakeCheckpoint`]) with `checkpointer`, on
+    /// blocking threads. A session that asks for checkpoints of a runner without one is told
+    /// they failed.
+    pub fn checkpoints(mut self, checkpointer: Arc<Checkpointer>) -> Self {
+        self.checkpoints = Some(checkpointer);
+        self
+    }
+
     /// Sets how many tool calls may run at once (default 8).
     pub fn max_parallel_tools(mut self, n: usize) -> Self {
         self.permits = Arc::new(Semaphore::new(n.max(1)));
@@ -194,6 +210,10 @@ impl Runner {
                         None => session.handle_tool_unavailable(now, &run.call_id, &run.name),
                     }
                     .expect("the session issued this call");
+                }
+                (id, outcome) = next_checkpoint(&mut self.checkpoint), if self.checkpoint.is_some() => {
+                    self.checkpoint = None;
+                    session.handle_checkpoint(Instant::now(), id, outcome);
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {
                     self.update_tools(session);
@@ -266,6 +286,7 @@ impl Runner {
                 Action::AbortTool { call_id } => self.running.abort(&call_id),
                 // The owner learns of it from `Event::ApprovalRequested`.
                 Action::AskApproval(_) => {}
+                Action::TakeCheckpoint(due) => self.take_checkpoint(due),
                 Action::Emit(event) => events.push(event),
             }
         }
@@ -278,6 +299,19 @@ impl Runner {
             self.exchange = None; // the answer is complete or abandoned: close the stream
         }
         events
+    }
+
+    /// Takes a snapshot on a blocking thread; `complete_io` hands its outcome in.
+    fn take_checkpoint(&mut self, due: CheckpointDue) {
+        let checkpointer = self.checkpoints.clone();
+        let id = due.id;
+        let handle = tokio::task::spawn_blocking(move || match checkpointer {
+            Some(c) => c.take(&due),
+            None => CheckpointOutcome::Failed {
+                reason: "this runner has no checkpoint store".into(),
+            },
+        });
+        self.checkpoint = Some((id, handle));
     }
 
     /// Hands the session the tokens tools reported (subagents' requests).
@@ -478,7 +512,10 @@ impl<F: FnMut(&Event)> Drop for Turn<'_, '_, F> {
             match action {
                 Action::Emit(event) => self.emit(&event),
                 Action::AbortTool { call_id } => self.runner.running.abort_now(&call_id),
-                Action::SendRequest(_) | Action::RunTool(_) | Action::AskApproval(_) => {}
+                Action::SendRequest(_)
+                | Action::RunTool(_)
+                | Action::AskApproval(_)
+                | Action::TakeCheckpoint(_) => {}
             }
         }
         self.runner.exchange = None;
@@ -544,6 +581,24 @@ impl Exchange {
 async fn next_step(exchange: &mut Option<Exchange>) -> Step {
     match exchange {
         Some(x) => poll_fn(|cx| x.poll_step(cx)).await,
+        None => pending().await,
+    }
+}
+
+async fn next_checkpoint(
+    slot: &mut Option<(u64, JoinHandle<CheckpointOutcome>)>,
+) -> (u64, CheckpointOutcome) {
+    match slot {
+        Some((id, handle)) => match handle.await {
+            Ok(outcome) => (*id, outcome),
+            // The snapshot thread panicked: no checkpoint, and the turn goes on.
+            Err(e) => (
+                *id,
+                CheckpointOutcome::Failed {
+                    reason: format!("the snapshot failed: {e}"),
+                },
+            ),
+        },
         None => pending().await,
     }
 }

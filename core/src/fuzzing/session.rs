@@ -70,6 +70,10 @@ pub fn session(data: &[u8]) {
     // A small window on half the inputs (a little over what the tools' specs take), so
     // pruning, compaction and overflow recovery run.
     config.context.window = (setup / 15 % 2 == 1).then_some(3600);
+    // Checkpoints on half the inputs, so calls wait for snapshots, in and out of order.
+    if setup / 30 % 2 == 1 {
+        config.checkpoints = crate::checkpoint::Checkpoints::On;
+    }
     let mut session = Session::new(config);
     #[allow(clippy::disallowed_methods)]
     // a base instant for simulated time; nothing reads the clock after
@@ -78,6 +82,7 @@ pub fn session(data: &[u8]) {
     let mut sent: Vec<HttpRequest> = Vec::new();
     let mut runs: Vec<ToolRun> = Vec::new();
     let mut asks: Vec<ToolRun> = Vec::new();
+    let mut checkpoints: Vec<crate::checkpoint::CheckpointDue> = Vec::new();
     let (mut started, mut ended) = (0usize, 0usize);
     for &byte in ops {
         let now = start + elapsed;
@@ -164,6 +169,26 @@ pub fn session(data: &[u8]) {
                 }
                 Ok(())
             }
+            // A snapshot comes back, taken or failed (any of those asked for, so late and
+            // repeated ones too).
+            9 if arg % 4 == 2 => {
+                let id = checkpoints
+                    .get(arg / 4 % checkpoints.len().max(1))
+                    .map_or(0, |c| c.id);
+                let outcome = if arg % 8 == 2 {
+                    crate::checkpoint::CheckpointOutcome::Taken {
+                        id: "c0ffee".into(),
+                        changed: vec!["a.rs".into()],
+                        skipped: Vec::new(),
+                    }
+                } else {
+                    crate::checkpoint::CheckpointOutcome::Failed {
+                        reason: format!("git failed ({KEY})"),
+                    }
+                };
+                session.handle_checkpoint(now, id, outcome);
+                Ok(())
+            }
             _ => {
                 session.cancel();
                 Ok(())
@@ -182,6 +207,7 @@ pub fn session(data: &[u8]) {
                 Action::RunTool(r) => runs.push(r),
                 Action::AskApproval(r) => asks.push(r),
                 Action::AbortTool { .. } => {}
+                Action::TakeCheckpoint(c) => checkpoints.push(c),
                 Action::Emit(e) => {
                     let shown = format!(
                         "{e:?}{}",

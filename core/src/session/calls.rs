@@ -151,6 +151,9 @@ impl Calls {
         else {
             return s.late_call(call_id);
         };
+        if let CallState::Running { effect, .. } = call.state {
+            super::checkpoints::after_call(s, effect);
+        }
         let status = if output.is_error {
             ToolStatus::Error
         } else {
@@ -232,6 +235,9 @@ impl Calls {
                     s.outbox.push(Action::AbortTool {
                         call_id: call.id.clone(),
                     });
+                    if let CallState::Running { effect, .. } = call.state {
+                        super::checkpoints::after_call(s, effect);
+                    }
                     let text = format!(
                         "`{}` did not finish within {limit} s and was stopped",
                         call.name
@@ -287,7 +293,10 @@ impl Calls {
     /// read-only call starts when no earlier call with effects is unfinished; a call with
     /// effects starts only when every earlier call is finished, and holds back every later
     /// one until it is.
-    fn release(&mut self, s: &mut Shared, now: Instant) {
+    pub(super) fn release(&mut self, s: &mut Shared, now: Instant) {
+        if s.checkpoint.awaited() {
+            return;
+        }
         let deadline = s.config.tool_timeout.map(|t| now + t);
         let mut earlier_unfinished = false;
         for call in &mut self.calls {
@@ -300,6 +309,9 @@ impl Calls {
             if let CallState::Ready(run) = &call.state {
                 if alone && earlier_unfinished {
                     return;
+                }
+                if super::checkpoints::before_call(s, run) {
+                    return; // it starts once the snapshot of the state before it is taken
                 }
                 let effect = run.effect;
                 let CallState::Ready(run) =

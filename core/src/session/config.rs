@@ -237,6 +237,9 @@ pub struct SessionConfig {
     pub subagents: Option<crate::task::Subagents>,
     /// Whether images from tools reach the model as image parts (default: the placeholder).
     pub images: ImageInputs,
+    /// Whether the session asks for snapshots around the calls that may change files
+    /// (default off: the owner needs a checkpoint store).
+    pub checkpoints: crate::checkpoint::Checkpoints,
 }
 
 impl SessionConfig {
@@ -262,6 +265,7 @@ impl SessionConfig {
             )),
             subagents: None,
             images: ImageInputs::Placeholder,
+            checkpoints: crate::checkpoint::Checkpoints::Off,
         }
     }
 }

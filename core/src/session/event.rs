@@ -146,6 +146,34 @@ pub enum Event {
         /// The message as it will be sent back to the model.
         message: Message,
     },
+    /// A snapshot of the workspace was taken (before the turn's first call that may change
+    /// files, or after such a call): `hrns undo` and `/undo` go back to these.
+    Checkpoint {
+        /// The checkpoint's id in the store.
+        id: String,
+        /// The turn, from 1.
+        turn: u64,
+        /// The model request whose calls it is about, from 1.
+        step: u32,
+        /// Before the turn's changes, or after a call.
+        moment: crate::checkpoint::Moment,
+        /// The paths that changed since the previous checkpoint.
+        changed: Vec<String>,
+        /// The paths left out of it (too large, too many files), with why.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skipped: Vec<String>,
+    },
+    /// A snapshot could not be taken; the call goes on without one.
+    CheckpointFailed {
+        /// The turn, from 1.
+        turn: u64,
+        /// The model request whose calls it is about, from 1.
+        step: u32,
+        /// Which checkpoint.
+        moment: crate::checkpoint::Moment,
+        /// Why, for people.
+        reason: String,
+    },
     /// The turn ended normally.
     TurnFinished {
         /// The model's last finish reason (`stop`, `length`, `content_filter`, …).
@@ -202,6 +230,8 @@ impl Event {
             | Event::OptionDropped { .. }
             | Event::ToolsChanged { .. }
             | Event::ContextCompacted { .. }
+            | Event::Checkpoint { .. }
+            | Event::CheckpointFailed { .. }
             | Event::Message { .. } => Place::Step,
         }
     }

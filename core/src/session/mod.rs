@@ -21,6 +21,7 @@
 //! inputs always give the same actions.
 
 mod calls;
+mod checkpoints;
 mod config;
 mod context;
 #[cfg(test)]
@@ -83,6 +84,10 @@ pub enum Action {
         /// The call id of an earlier [`Action::RunTool`].
         call_id: String,
     },
+    /// Take a snapshot of the workspace and hand the outcome to
+    /// [`Session::handle_checkpoint`]; the session waits for it before the calls go on (only
+    /// with [`Checkpoints::On`](crate::checkpoint::Checkpoints::On)).
+    TakeCheckpoint(crate::checkpoint::CheckpointDue),
     /// Show, log or print this event.
     Emit(Event),
 }
@@ -256,6 +261,7 @@ impl Session {
         }
         let s = &mut self.shared;
         s.turns += 1;
+        s.checkpoint.turn_started();
         s.emit(Event::TurnStarted { turn: s.turns });
         s.push_history(message);
         self.turn = Some(Turn::start(s));
@@ -465,6 +471,21 @@ impl Session {
         };
         self.end_if_over();
         result
+    }
+
+    /// The outcome of an [`Action::TakeCheckpoint`]: the session records it
+    /// ([`Event::Checkpoint`], or a warning when it failed) and lets the calls go on. An
+    /// outcome for a checkpoint no longer awaited (the turn was cancelled) is ignored.
+    pub fn handle_checkpoint(
+        &mut self,
+        now: Instant,
+        id: u64,
+        outcome: crate::checkpoint::CheckpointOutcome,
+    ) {
+        if let Some(turn) = &mut self.turn {
+            turn.on_checkpoint(&mut self.shared, now, id, outcome);
+            self.end_if_over();
+        }
     }
 
     /// Time passed: a retry whose delay is over is sent; tool calls past their deadline are

@@ -45,6 +45,8 @@ pub(super) struct Shared {
     /// The provider's secrets and the configured extra ones, redacted from everything that
     /// leaves the session.
     pub(super) secrets: Secrets,
+    /// The checkpoints of the running turn.
+    pub(super) checkpoint: super::checkpoints::CheckpointState,
 }
 
 impl Shared {
@@ -66,6 +68,7 @@ impl Shared {
             last_call: None,
             issued_calls: HashSet::new(),
             stuck: None,
+            checkpoint: super::checkpoints::CheckpointState::default(),
         }
     }
 

@@ -8,6 +8,7 @@ use crate::wire::{ChatRequest, Role};
 use serde_json::{Value, json};
 use std::time::Duration;
 
+mod checkpoints;
 mod images;
 mod limits;
 mod ordering;
@@ -34,6 +35,7 @@ struct H {
     runs: Vec<ToolRun>,
     asks: Vec<ToolRun>,
     aborts: Vec<String>,
+    checkpoints: Vec<crate::checkpoint::CheckpointDue>,
 }
 
 impl H {
@@ -47,6 +49,7 @@ impl H {
             runs: Vec::new(),
             asks: Vec::new(),
             aborts: Vec::new(),
+            checkpoints: Vec::new(),
         }
     }
 
@@ -57,6 +60,7 @@ impl H {
                 Action::RunTool(r) => self.runs.push(r),
                 Action::AskApproval(r) => self.asks.push(r),
                 Action::AbortTool { call_id } => self.aborts.push(call_id),
+                Action::TakeCheckpoint(c) => self.checkpoints.push(c),
                 Action::Emit(e) => self.events.push(e),
             }
         }

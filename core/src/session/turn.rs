@@ -396,6 +396,7 @@ impl Turn {
             }
             Some(_) | None => None,
         };
+        s.checkpoint.step = self.step;
         let calls = Calls::new(s, now, message, cut_off);
         if cut_off.is_some() {
             calls.answer(s);
@@ -441,6 +442,22 @@ impl Turn {
         Ok(())
     }
 
+    pub(super) fn on_checkpoint(
+        &mut self,
+        s: &mut Shared,
+        now: Instant,
+        id: u64,
+        outcome: crate::checkpoint::CheckpointOutcome,
+    ) {
+        if !super::checkpoints::handed_back(s, id, outcome) {
+            return;
+        }
+        if let Phase::Tools(calls) = &mut self.phase {
+            calls.release(s, now);
+            self.advance(s);
+        }
+    }
+
     pub(super) fn on_timeout(&mut self, s: &mut Shared, now: Instant) {
         match &mut self.phase {
             Phase::RetryWait { deadline, attempt } => {
@@ -463,7 +480,7 @@ impl Turn {
         let Phase::Tools(calls) = &self.phase else {
             return;
         };
-        if !calls.all_done() {
+        if !calls.all_done() || s.checkpoint.awaited() {
             return;
         }
         let Phase::Tools(calls) = std::mem::replace(&mut self.phase, Phase::Over) else {
@@ -508,6 +525,7 @@ impl Turn {
 
     /// Ends the turn at once, leaving a valid history; see [`super::Session::cancel`].
     pub(super) fn cancel(&mut self, s: &mut Shared) {
+        s.checkpoint.abandon();
         match std::mem::replace(&mut self.phase, Phase::Over) {
             Phase::Requesting {
                 answer,

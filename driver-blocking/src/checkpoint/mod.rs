@@ -19,7 +19,8 @@ mod paths;
 mod tests;
 
 use hrns_core::checkpoint::{
-    Current, EntryKind, Kept, Overwrite, PathChange, RestoreAction, plan_restore,
+    CheckpointDue, CheckpointOutcome, Current, EntryKind, Kept, Moment, Overwrite, PathChange,
+    RestoreAction, plan_restore,
 };
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -154,6 +155,65 @@ pub struct Restored {
     pub kept: Vec<Kept>,
     /// The state of the workspace just before the restore, for a redo.
     pub before: CheckpointId,
+}
+
+/// A store and the session whose checkpoints it takes: what a runner needs to carry out the
+/// session's [`Action::TakeCheckpoint`](hrns_core::session::Action::TakeCheckpoint).
+#[derive(Debug)]
+pub struct Checkpointer {
+    store: CheckpointStore,
+    session: String,
+}
+
+impl Checkpointer {
+    /// Checkpoints of `session` (its id, which names its chain in the store) in `store`.
+    pub fn new(store: CheckpointStore, session: impl Into<String>) -> Self {
+        Checkpointer {
+            store,
+            session: session.into(),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &CheckpointStore {
+        &self.store
+    }
+
+    /// The session whose checkpoints these are.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    /// Takes the snapshot the session asked for.
+    pub fn take(&self, due: &CheckpointDue) -> CheckpointOutcome {
+        let moment = match due.moment {
+            Moment::BeforeTurn => "before",
+            Moment::AfterCall => "after a call of",
+        };
+        let message = format!("turn {} step {}: {moment}", due.turn, due.step);
+        match self.store.snapshot(&self.session, &message) {
+            Ok(snapshot) => CheckpointOutcome::Taken {
+                id: snapshot.id.0,
+                changed: snapshot.changed,
+                skipped: snapshot.skipped.iter().map(Skipped::describe).collect(),
+            },
+            Err(e) => CheckpointOutcome::Failed {
+                reason: e.to_string(),
+            },
+        }
+    }
+}
+
+impl Skipped {
+    /// `path (why)`, for people.
+    pub fn describe(&self) -> String {
+        match self.reason {
+            SkipReason::TooLarge { bytes } => format!("{} ({bytes} bytes)", self.path),
+            SkipReason::TooManyFiles { at_least } => {
+                format!("{} (over {at_least} files)", self.path)
+            }
+        }
+    }
 }
 
 /// Snapshots of one workspace, kept in a shadow git repository.

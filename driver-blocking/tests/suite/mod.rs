@@ -448,6 +448,40 @@ pub fn effects_run_in_the_models_order(h: &mut impl Harness) {
     assert_eq!(result_order(&ev), ["first", "second", "third"]);
 }
 
+/// A session that asks for checkpoints of a runner with no store is told each failed, and the
+/// calls and the turn go on.
+pub fn checkpoints_without_a_store_fail_and_the_turn_goes_on(h: &mut impl Harness) {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[
+            ("w1", "echo", r#"{"text":"one"}"#),
+            ("w2", "echo", r#"{"text":"two"}"#),
+        ]),
+        Reply::text_answer("ok"),
+    ])
+    .unwrap();
+    let s = session(&mock);
+    let mut s = with_config(&s, |c| {
+        c.tools = vec![effectful(echo_spec()), slow_spec()];
+        c.checkpoints = hrns_core::checkpoint::Checkpoints::On;
+    });
+    let ev = h.run(&mut s, "go");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    assert_eq!(result_order(&ev), ["w1", "w2"]);
+    let failed: Vec<_> = events(&ev)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::CheckpointFailed { moment, reason, .. } => Some((*moment, reason.as_str())),
+            _ => None,
+        })
+        .collect();
+    use hrns_core::checkpoint::Moment;
+    assert_eq!(
+        failed.iter().map(|(m, _)| *m).collect::<Vec<_>>(),
+        [Moment::BeforeTurn, Moment::AfterCall, Moment::AfterCall]
+    );
+    assert!(failed[0].1.contains("no checkpoint store"), "{failed:?}");
+}
+
 pub fn a_tool_past_the_sessions_deadline_is_stopped(h: &mut impl Harness) {
     let mock = MockProvider::start([
         Reply::tool_calls(&[("z", "slow", r#"{"ms":5000}"#)]),
@@ -639,6 +673,7 @@ macro_rules! behaviour_tests {
             a_retry_after_past_the_budget_fails_at_once,
             an_http_date_retry_after_is_honoured,
             tools_changed_mid_turn_reach_the_next_request,
+            checkpoints_without_a_store_fail_and_the_turn_goes_on,
         );
     };
     (@each $harness:expr; $($case:ident),* $(,)?) => {
