@@ -56,7 +56,7 @@ fn main() -> ExitCode {
     // config, and without the command line parser.
     match raw.get(1).and_then(|a| a.to_str()) {
         Some(sandbox::LAUNCHER_COMMAND) => return ExitCode::from(sandbox::launch::main(&raw[2..])),
-        Some(sandbox::SOCKET_PROBE_COMMAND) => return ExitCode::from(sandbox::socket_probe()),
+        Some(sandbox::PROBE_COMMAND) => return ExitCode::from(sandbox::probe(&raw[2..])),
         _ => {}
     }
     // Known before parsing, so that a usage error is reported as JSON too.

@@ -7,6 +7,7 @@
 //!   "sandboxNetwork": false,
 //!   "envAllow": ["GITHUB_TOKEN"],
 //!   "webFetchAllowPrivate": false,
+//!   "sandboxUnixSockets": ["/run/user/1000/pulse/native"],
 //!   "projects": { "/home/me/src/site": { "sandbox": "danger-full-access" } }
 //! }
 //! ```
@@ -34,6 +35,9 @@ pub struct SafetySettings {
     /// `webFetchAllowPrivate`: whether `web_fetch` may fetch loopback, private and link-local
     /// addresses.
     pub web_fetch_private: bool,
+    /// `sandboxUnixSockets`: Unix sockets made outside the sandbox that commands may connect
+    /// to (absolute paths). Each one is a door out: `docker.sock` there means no sandbox.
+    pub unix_sockets: Vec<PathBuf>,
 }
 
 impl SafetySettings {
@@ -97,6 +101,19 @@ impl SafetySettings {
             self.web_fetch_private = v
                 .as_bool()
                 .ok_or_else(|| wrong("webFetchAllowPrivate", "true or false"))?;
+        }
+        if let Some(v) = keys.get("sandboxUnixSockets") {
+            self.unix_sockets = strings(v)
+                .ok_or_else(|| wrong("sandboxUnixSockets", "a list of absolute paths"))?
+                .into_iter()
+                .map(PathBuf::from)
+                .collect();
+            if let Some(bad) = self.unix_sockets.iter().find(|r| !r.is_absolute()) {
+                return Err(format!(
+                    "{prefix}sandboxUnixSockets: `{}` is not an absolute path",
+                    bad.display()
+                ));
+            }
         }
         Ok(())
     }

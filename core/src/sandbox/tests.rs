@@ -177,6 +177,11 @@ fn bad_settings_name_the_key() {
             "sandboxWritableRoots",
         ),
         (r#"{"envAllow": "X"}"#, "envAllow"),
+        (
+            r#"{"sandboxUnixSockets": ["run/docker.sock"]}"#,
+            "sandboxUnixSockets",
+        ),
+        (r#"{"sandboxUnixSockets": "/s"}"#, "sandboxUnixSockets"),
         (r#"{"projects": []}"#, "projects"),
         (
             r#"{"projects": {"/": {"sandbox": 1}}}"#,
@@ -187,6 +192,19 @@ fn bad_settings_name_the_key() {
         let err = SafetySettings::from_config(&extra, Path::new("/w")).unwrap_err();
         assert!(err.contains(key), "{text}: {err}");
     }
+}
+
+#[test]
+fn unix_sockets_are_listed_per_project_too() {
+    let extra: crate::wire::Extra = serde_json::from_str(
+        r#"{"sandboxUnixSockets": ["/run/a.sock"],
+            "projects": {"/src": {"sandboxUnixSockets": []}}}"#,
+    )
+    .unwrap();
+    let global = SafetySettings::from_config(&extra, Path::new("/w")).unwrap();
+    assert_eq!(global.unix_sockets, [PathBuf::from("/run/a.sock")]);
+    let project = SafetySettings::from_config(&extra, Path::new("/src/x")).unwrap();
+    assert!(project.unix_sockets.is_empty());
 }
 
 #[test]
