@@ -41,8 +41,11 @@ pub enum Launcher {
         reason: String,
     },
     /// A program that takes `ARGS... --mode MODE [--writable ROOT]... --network N -- PROGRAM
-    /// ARGS...` ([`SandboxPolicy::launcher_args`]), confines itself and then `exec`s the
-    /// program — such as `hrns __sandbox` (with `args` = `["__sandbox"]`).
+    /// ARGS...` ([`SandboxPolicy::launcher_args`]), starts a new session (`setsid`, which
+    /// also makes it a process group leader and drops the controlling terminal), confines
+    /// itself and then `exec`s the program — such as `hrns __sandbox` (with `args` =
+    /// `["__sandbox"]`). The drivers do not put it in a process group of its own: a session
+    /// leader cannot be a group leader first.
     Program {
         /// The launcher binary.
         program: PathBuf,
@@ -171,6 +174,23 @@ impl Sandbox {
         Ok(())
     }
 
+    /// Makes `command` (from [`Sandbox::command`]) the leader of a process group of its own,
+    /// whose id is its pid, so that killing the group ends everything it started: the
+    /// launcher of a confined run does it with a new session, anything else gets a new group
+    /// at spawn.
+    pub fn lead_own_group(&self, command: &mut Command) {
+        use std::os::unix::process::CommandExt as _;
+        if !self.starts_session() {
+            command.process_group(0);
+        }
+    }
+
+    /// Whether the program starts its own session: a confined run through
+    /// [`Launcher::Program`].
+    pub fn starts_session(&self) -> bool {
+        self.policy.is_confined() && matches!(self.launcher, Launcher::Program { .. })
+    }
+
     /// The mode of the policy.
     pub fn mode(&self) -> SandboxMode {
         self.policy.mode()
@@ -180,6 +200,16 @@ impl Sandbox {
 impl Default for Sandbox {
     fn default() -> Self {
         Sandbox::unconfined()
+    }
+}
+
+/// Kills the process group `leader` leads with `SIGKILL`. A launcher that has not yet made
+/// its session (it was killed the moment it started) has no group and no children yet: it
+/// is killed alone. Call it only while `leader` is not reaped, so that its pid is not reused.
+pub(crate) fn kill_group(leader: rustix::process::Pid) {
+    use rustix::process::{Signal, kill_process, kill_process_group};
+    if kill_process_group(leader, Signal::KILL) == Err(rustix::io::Errno::SRCH) {
+        let _ = kill_process(leader, Signal::KILL);
     }
 }
 
