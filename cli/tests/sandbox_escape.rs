@@ -154,6 +154,11 @@ fn the_enclosing_repository_and_a_worktree_s_git_are_read_only_too() {
     let repo = env.work();
     git(&repo, &["init", "-q"]);
     std::fs::create_dir_all(repo.join("sub")).unwrap();
+    // The repository is writable as a whole (an extra root); the workspace is below it.
+    env.write(
+        "config/hrns/config.json",
+        &format!(r#"{{"sandboxWritableRoots": ["{}"]}}"#, repo.display()),
+    );
     let (_, result) = run_in(&env, "work/sub", GIT_ATTACK, &[]);
     let config = std::fs::read_to_string(repo.join(".git/config")).unwrap();
     assert!(!config.contains("fsmonitor"), "{result}");
@@ -180,6 +185,14 @@ fn the_enclosing_repository_and_a_worktree_s_git_are_read_only_too() {
     let config = std::fs::read_to_string(repo.join(".git/config")).unwrap();
     assert!(!config.contains("fsmonitor"), "{result}");
     assert!(!repo.join(".git/hooks/post-checkout").exists(), "{result}");
+    // The worktree's own `.git` file cannot be pointed elsewhere either.
+    let (_, result) = run_in(&env, "work/wt", "echo 'gitdir: /elsewhere' > .git", &[]);
+    assert!(
+        std::fs::read_to_string(repo.join("wt/.git"))
+            .unwrap()
+            .contains("worktrees"),
+        "{result}"
+    );
 }
 
 #[test]
