@@ -89,7 +89,7 @@ pub(crate) fn for_run(
     let launcher = if policy.is_confined() {
         match launch::support().and_then(|_| launcher(&guards)) {
             Ok(launcher) => {
-                warn_unprotected(&s);
+                warn_unprotected(&s, &guards);
                 launcher
             }
             Err(reason) => {
@@ -156,11 +156,23 @@ pub(crate) fn launcher(guards: &Guards) -> Result<Launcher, String> {
 
 /// Says once on stderr when this machine cannot give the namespace's guarantees (a
 /// container without user namespaces): commands still run, confined by Landlock and seccomp.
-fn warn_unprotected(s: &Style) {
+///
+/// Says too when `sandboxUnixSockets` lists sockets on a kernel that cannot limit
+/// connections to them: then every pathname socket is open to commands.
+fn warn_unprotected(s: &Style, guards: &Guards) {
     if let Err(reason) = probe::namespaces() {
         eprintln!(
             "{} {reason}: commands cannot be kept from .git, hrns's own files or the metadata \
              of files outside the writable roots here; `hrns sandbox --check` tells what holds",
+            s.harness("hrns: warning:")
+        );
+    }
+    #[cfg(target_os = "linux")]
+    if !guards.unix_sockets.is_empty() && !confine::controls_pathname_sockets() {
+        eprintln!(
+            "{} sandboxUnixSockets is set, and this kernel cannot limit connections to the \
+             sockets listed (that needs Landlock ABI 9, Linux 7.1): commands may connect to \
+             every pathname Unix socket",
             s.harness("hrns: warning:")
         );
     }
