@@ -249,3 +249,6 @@ pub(crate) fn check() -> Result<u8, CliError> {
     println!("sandbox: not available: hrns's sandbox needs Linux (Landlock and seccomp)");
     Ok(crate::exit::FAILURE)
 }
+
+#[cfg(test)]
+mod tests;

@@ -169,8 +169,7 @@ impl Lab {
             "cat '{}' state/session.jsonl",
             self.root.join("config.json").display()
         ));
-        let (_, environ) = self.shell(&format!("cat /proc/{me}/environ"));
-        let environ_read = environ.contains("PATH=");
+        let (environ_read, _) = self.shell(&format!("cat /proc/{me}/environ > /dev/null"));
         let outside_file = self.root.join("outside.txt");
         self.shell(&format!("chmod 600 '{}'", outside_file.display()));
         let mode = std::fs::metadata(&outside_file)
