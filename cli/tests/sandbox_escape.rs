@@ -393,3 +393,49 @@ fn sandbox_check_reports_each_guarantee() {
     assert!(!text.contains("NOT PROTECTED"), "{text}");
     assert_eq!(out.status.code(), Some(0), "{text}");
 }
+
+#[test]
+fn without_namespaces_what_holds_still_holds_and_the_rest_is_reported() {
+    let env = Env::outside_tmp();
+    let no_ns = ("HRNS_SANDBOX_NO_NAMESPACES", "1");
+    let out = env
+        .cmd(None)
+        .env(no_ns.0, no_ns.1)
+        .args(["sandbox", "--check"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for line in [".git: NOT PROTECTED", "metadata: NOT PROTECTED"] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+    for line in [
+        "sockets: Unix",
+        "signals: commands",
+        "environment: hrns",
+        "terminal: commands",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+
+    // Commands still run, with one warning; the config, outside the writable roots, stays
+    // out of Landlock's read rules.
+    let config = env.write(
+        "config/hrns/config.json",
+        &format!(r#"{{"note": "{KEY}"}}"#),
+    );
+    let (out, result) = run_in(
+        &env,
+        "work",
+        &format!("cat '{}'; echo ran > ran.txt", config.display()),
+        &[no_ns],
+    );
+    assert!(env.work().join("ran.txt").exists(), "{result}");
+    assert!(result.contains("Permission denied"), "{result}");
+    assert_eq!(
+        stderr(&out).matches("no namespaces (simulated").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+}

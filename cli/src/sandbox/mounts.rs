@@ -43,7 +43,16 @@ pub(crate) fn probe() -> Result<(), String> {
     enter()
 }
 
+/// The environment variable that makes namespaces look unavailable, to test the fallback
+/// (any non-empty value).
+pub(crate) const SIMULATE_NO_NAMESPACES: &str = "HRNS_SANDBOX_NO_NAMESPACES";
+
 fn enter() -> Result<(), String> {
+    if std::env::var_os(SIMULATE_NO_NAMESPACES).is_some_and(|v| !v.is_empty()) {
+        return Err(format!(
+            "no namespaces (simulated by {SIMULATE_NO_NAMESPACES})"
+        ));
+    }
     let uid = nix::unistd::getuid().as_raw();
     let gid = nix::unistd::getgid().as_raw();
     match unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS) {
