@@ -55,37 +55,7 @@ pub(crate) fn for_run(
         allowed: settings.env_allow.clone(),
     };
     let s = Style::stderr();
-    // Hidden from commands: hrns's own files, the config (keys) and the state directory
-    // (sessions, records, MCP approvals), and the whole config directory (a command in a
-    // workspace at $HOME must not create a config there either). Missing directories are
-    // made now, so that there is something to hide.
-    let state_dir = crate::setup::paths::state_dir().ok();
-    let config_dir = crate::setup::paths::config_dir().ok();
-    if policy.is_confined() {
-        for dir in config_dir.iter().chain(&state_dir) {
-            if !dir.exists() {
-                let _ = crate::setup::paths::private_dir(dir);
-            }
-        }
-    }
-    let canonical = |p: PathBuf| p.canonicalize().unwrap_or(p);
-    // The file tools' share of them: the config file and the state directory.
-    let protected: Vec<PathBuf> = std::iter::once(config_file.to_path_buf())
-        .chain(state_dir)
-        .map(canonical)
-        .collect();
-    let guards = Guards {
-        hidden: protected
-            .iter()
-            .cloned()
-            .chain(config_dir.map(canonical))
-            .collect(),
-        read_only: match writable_git(&config.extra, workspace) {
-            WritableGit::No => git_dirs(workspace),
-            WritableGit::Yes => Vec::new(),
-        },
-        unix_sockets: settings.unix_sockets.clone(),
-    };
+    let guards = guards(config_file, config, workspace, &settings, &policy);
     let launcher = if policy.is_confined() {
         match launch::support().and_then(|_| launcher(&guards)) {
             Ok(launcher) => {
@@ -115,6 +85,11 @@ pub(crate) fn for_run(
     } else {
         PrivateAddresses::Refused
     };
+    // hrns's own files: the config (keys) and the state directory (sessions, records).
+    let protected = std::iter::once(config_file.to_path_buf())
+        .chain(crate::setup::paths::state_dir().ok())
+        .map(|p| p.canonicalize().unwrap_or(p))
+        .collect();
     Ok(Sandbox {
         policy,
         launcher,
@@ -134,6 +109,41 @@ pub(crate) struct Guards {
     pub(crate) read_only: Vec<PathBuf>,
     /// `sandboxUnixSockets`.
     pub(crate) unix_sockets: Vec<PathBuf>,
+}
+
+/// The guards of a run: hidden, hrns's config directory and file and its state directory
+/// (keys, sessions, records, MCP approvals; the whole config directory, so that a command in
+/// a workspace at $HOME cannot create a config there either); read-only, the git
+/// directories unless `sandboxWritableGit`; the sockets of `sandboxUnixSockets`. Missing
+/// hrns directories are made for a confined run, so that there is something to hide.
+fn guards(
+    config_file: &Path,
+    config: &Config,
+    workspace: &Path,
+    settings: &SafetySettings,
+    policy: &SandboxPolicy,
+) -> Guards {
+    let state_dir = crate::setup::paths::state_dir().ok();
+    let config_dir = crate::setup::paths::config_dir().ok();
+    if policy.is_confined() {
+        for dir in config_dir.iter().chain(&state_dir) {
+            if !dir.exists() {
+                let _ = crate::setup::paths::private_dir(dir);
+            }
+        }
+    }
+    Guards {
+        hidden: std::iter::once(config_file.to_path_buf())
+            .chain(state_dir)
+            .chain(config_dir)
+            .map(|p| p.canonicalize().unwrap_or(p))
+            .collect(),
+        read_only: match writable_git(&config.extra, workspace) {
+            WritableGit::No => git_dirs(workspace),
+            WritableGit::Yes => Vec::new(),
+        },
+        unix_sockets: settings.unix_sockets.clone(),
+    }
 }
 
 /// The launcher: this very binary with its hidden subcommand and the guards.

@@ -5,8 +5,7 @@ use super::probe::{PROBE_COMMAND, Probe};
 use super::{Guards, launch, launcher};
 use crate::setup::CliError;
 use hrns_blocking::Sandbox;
-use hrns_core::sandbox::{EnvPolicy, Places, SandboxMode, SandboxPolicy};
-use hrns_core::tool::fetch::PrivateAddresses;
+use hrns_core::sandbox::{Places, SandboxMode, SandboxPolicy};
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -96,9 +95,7 @@ impl Lab {
         let sandbox = Sandbox {
             policy: SandboxPolicy::new(SandboxMode::WorkspaceWrite, &places, Default::default()),
             launcher: launcher(&guards).map_err(CliError::failure)?,
-            env: EnvPolicy::default(),
-            web_fetch: PrivateAddresses::Refused,
-            protected: Vec::new(),
+            ..Sandbox::unconfined()
         };
         let hrns = std::env::current_exe()
             .map_err(|e| CliError::failure(format!("cannot find the hrns binary: {e}")))?;
