@@ -23,7 +23,10 @@ use std::str::FromStr;
 mod env;
 mod settings;
 
-pub use env::{EnvPolicy, SECRET_NAME_PARTS, is_secret_name};
+pub use env::{
+    EnvPolicy, EnvVerdict, SECRET_NAME_ENDINGS, SECRET_NAME_PARTS, SERVICE_HANDLES, has_url_password,
+    is_secret_name, is_service_handle,
+};
 pub use settings::SafetySettings;
 
 /// How much a command may do (Codex's names).

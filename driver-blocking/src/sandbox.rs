@@ -184,9 +184,13 @@ impl Default for Sandbox {
 }
 
 /// This process's environment less what `policy` withholds (names that are not UTF-8 are
-/// kept: they cannot be checked, and secrets are named in ASCII).
+/// kept: they cannot be checked, and secrets are named in ASCII; values are checked as
+/// lossy UTF-8, which keeps every URL's ASCII).
 pub fn scrubbed_env(policy: &EnvPolicy) -> Vec<(OsString, OsString)> {
     std::env::vars_os()
-        .filter(|(name, _)| name.to_str().is_none_or(|n| policy.passes(n)))
+        .filter(|(name, value)| {
+            name.to_str()
+                .is_none_or(|n| policy.passes(n, &value.to_string_lossy()))
+        })
         .collect()
 }
