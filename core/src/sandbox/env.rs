@@ -81,7 +81,9 @@ pub const SERVICE_HANDLES: [&str; 27] = [
 pub fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_NAME_ENDINGS.iter().any(|end| upper.ends_with(end))
-        || SECRET_NAME_PARTS.iter().any(|part| contains_part(&upper, part))
+        || SECRET_NAME_PARTS
+            .iter()
+            .any(|part| contains_part(&upper, part))
 }
 
 /// Whether `upper` contains `part`; `AUTH` counts only where it is not the start of the

@@ -130,7 +130,10 @@ fn secret_names_are_withheld_unless_allowed() {
         !policy.passes("github_token", "v"),
         "the allow-list compares exactly"
     );
-    assert!(!policy.passes("X_TOKEN", "v"), "a secret's name withholds it");
+    assert!(
+        !policy.passes("X_TOKEN", "v"),
+        "a secret's name withholds it"
+    );
 }
 
 #[test]
@@ -308,4 +311,51 @@ fn a_program_may_ask_for_another_mode() {
     assert!(read_only.writable_roots().is_empty());
     let err = read_only.for_mode(SandboxMode::WorkspaceWrite).unwrap_err();
     assert!(err.contains("runs under read-only"), "{err}");
+}
+
+#[test]
+fn git_writes_and_the_web_fetch_allow_list_from_the_config() {
+    use crate::tool::protect::GitWrites;
+    let ws = Path::new("/w");
+    let parse = |text: &str| {
+        let extra: crate::wire::Extra = serde_json::from_str(text).unwrap();
+        SafetySettings::from_config(&extra, ws)
+    };
+    let default = parse("{}").unwrap();
+    assert_eq!(default.writable_git, GitWrites::Refused);
+    assert!(default.web_fetch_allow.is_empty());
+    let set = parse(
+        r#"{"sandboxWritableGit": true, "webFetchAllow": ["Docs.RS", "127.0.0.1", "[::1]"]}"#,
+    )
+    .unwrap();
+    assert_eq!(set.writable_git, GitWrites::Allowed);
+    assert_eq!(set.web_fetch_allow, ["docs.rs", "127.0.0.1", "[::1]"]);
+    let project =
+        parse(r#"{"sandboxWritableGit": true, "projects": {"/w": {"sandboxWritableGit": false}}}"#)
+            .unwrap();
+    assert_eq!(project.writable_git, GitWrites::Refused);
+    for (text, expected) in [
+        (
+            r#"{"sandboxWritableGit": "yes"}"#,
+            "sandboxWritableGit in the config must be true or false",
+        ),
+        (
+            r#"{"webFetchAllow": "docs.rs"}"#,
+            "webFetchAllow in the config must be a list of host names",
+        ),
+        (
+            r#"{"webFetchAllow": ["https://docs.rs/"]}"#,
+            "`https://docs.rs/` is not a host name",
+        ),
+        (
+            r#"{"webFetchAllow": ["*.example.com"]}"#,
+            "is not a host name",
+        ),
+        (r#"{"webFetchAllow": ["h:8080"]}"#, "is not a host name"),
+        (r#"{"webFetchAllow": [""]}"#, "is not a host name"),
+        (r#"{"webFetchAllow": ["[]"]}"#, "is not a host name"),
+    ] {
+        let err = parse(text).unwrap_err();
+        assert!(err.contains(expected), "{text}: {err}");
+    }
 }
