@@ -8,7 +8,9 @@ use crate::setup::CliError;
 use crate::term::style::Style;
 use hrns_blocking::{Launcher, Sandbox};
 use hrns_core::config::Config;
-use hrns_core::sandbox::{EnvPolicy, Places, SafetySettings, SandboxMode, SandboxPolicy};
+use hrns_core::sandbox::{
+    EnvPolicy, Places, SafetySettings, SandboxMode, SandboxPolicy, WebFetchNetwork, WebFetchPolicy,
+};
 use hrns_core::tool::fetch::PrivateAddresses;
 use std::path::{Path, PathBuf};
 
@@ -43,6 +45,17 @@ pub(crate) fn for_run(
     let settings =
         SafetySettings::from_config(&config.extra, workspace).map_err(CliError::usage)?;
     let mode = flag.or(settings.sandbox).unwrap_or_default();
+    // A workspace at $HOME or /: warned about, and workspace-write held back to read-only
+    // unless asked for with --sandbox (the TUI asks, and calls this again with the flag).
+    let broad = crate::setup::guard::workspace_check(flag, &settings, workspace);
+    if let Some(check) = &broad {
+        eprintln!(
+            "{} {}",
+            Style::stderr().harness("hrns: warning:"),
+            check.warning(workspace)
+        );
+    }
+    let mode = broad.map_or(mode, |check| check.mode());
     let places = Places {
         workspace: workspace.to_path_buf(),
         tmpdir: std::env::var_os("TMPDIR").map(PathBuf::from),
@@ -81,16 +94,19 @@ pub(crate) fn for_run(
     } else {
         PrivateAddresses::Refused
     };
-    // hrns's own files: the config (keys) and the state directory (sessions, records).
-    let protected = std::iter::once(config_file.to_path_buf())
-        .chain(crate::setup::paths::state_dir().ok())
-        .map(|p| p.canonicalize().unwrap_or(p))
-        .collect();
+    // hrns's own files (keys, sessions, records) and the repository's git directories.
+    let protected =
+        crate::setup::guard::protected_paths(config_file, workspace, settings.writable_git);
+    let fetch_policy = WebFetchPolicy {
+        network: WebFetchNetwork::for_sandbox(policy.mode(), policy.network()),
+        allow: settings.web_fetch_allow.clone(),
+    };
     Ok(Sandbox {
         policy,
         launcher,
         env,
         web_fetch,
+        fetch_policy,
         protected,
     })
 }
@@ -134,8 +150,7 @@ pub(crate) fn check() -> Result<u8, CliError> {
         policy,
         launcher: launcher().map_err(CliError::failure)?,
         env: EnvPolicy::default(),
-        web_fetch: PrivateAddresses::Refused,
-        protected: Vec::new(),
+        ..Sandbox::unconfined()
     };
     let probe = |script: &str| {
         sandbox

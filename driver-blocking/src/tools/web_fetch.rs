@@ -1,6 +1,7 @@
 //! `web_fetch`: an http(s) GET on ureq with a timeout and a size cap.
 
 use crate::tool::ToolContext;
+use hrns_core::sandbox::WebFetchPolicy;
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{
     WEB_FETCH, WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT_SECS, WebFetchArgs,
@@ -63,7 +64,7 @@ impl WebFetch {
         }
     }
 
-    fn fetch(&self, url: &str, private: PrivateAddresses) -> ToolOutput {
+    fn fetch(&self, url: &str, private: PrivateAddresses, hosts: &WebFetchPolicy) -> ToolOutput {
         let deadline = Instant::now() + self.timeout;
         // A timeout is reported for the URL asked for, whichever redirect it happened on.
         let timed_out = || fetch_timed_out(url, self.timeout.as_secs().max(1));
@@ -91,7 +92,12 @@ impl WebFetch {
             let status = response.status().as_u16();
             let location = header(&response, "location");
             match redirect_target(&url, hop, status, location.as_deref()) {
-                Ok(Some(next)) => url = next,
+                Ok(Some(next)) => {
+                    if let Err(refusal) = hosts.check_redirect(&url, &next) {
+                        return refusal;
+                    }
+                    url = next;
+                }
                 Ok(None) => break response,
                 Err(refusal) => return refusal,
             }
@@ -145,7 +151,11 @@ fn web_fetch(
     args: WebFetchArgs,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolOutput> {
-    Ok(tool.fetch(check_url(&args.url)?, ctx.sandbox.web_fetch))
+    Ok(tool.fetch(
+        check_url(&args.url)?,
+        ctx.sandbox.web_fetch,
+        &ctx.sandbox.fetch_policy,
+    ))
 }
 
 /// Refuses `url` when its host is, or resolves to, a non-public address that `private` does

@@ -3,6 +3,7 @@
 use crate::client::{ClientConfig, HttpClient};
 use crate::tool::ToolContext;
 use hrns_core::http::{HeaderValue, HttpRequest, Method, RequestId};
+use hrns_core::sandbox::WebFetchPolicy;
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{
     WEB_FETCH, WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT_SECS, WebFetchArgs,
@@ -50,14 +51,23 @@ async fn web_fetch(
 ) -> Result<ToolOutput, ToolOutput> {
     let url = check_url(&a.url)?;
     let limit = Duration::from_secs(WEB_FETCH_TIMEOUT_SECS);
-    tokio::time::timeout(limit, tool.fetch(url.to_owned(), ctx.sandbox.web_fetch))
-        .await
-        .map_err(|_| fetch_timed_out(url, WEB_FETCH_TIMEOUT_SECS))
+    let hosts = &ctx.sandbox.fetch_policy;
+    tokio::time::timeout(
+        limit,
+        tool.fetch(url.to_owned(), ctx.sandbox.web_fetch, hosts),
+    )
+    .await
+    .map_err(|_| fetch_timed_out(url, WEB_FETCH_TIMEOUT_SECS))
 }
 
 impl WebFetch {
     /// GETs `url`, following the redirects [`redirect_target`] allows.
-    async fn fetch(&self, mut url: String, private: PrivateAddresses) -> ToolOutput {
+    async fn fetch(
+        &self,
+        mut url: String,
+        private: PrivateAddresses,
+        hosts: &WebFetchPolicy,
+    ) -> ToolOutput {
         let mut hop = 0;
         loop {
             if let Err(refusal) = check_host(&url, private).await {
@@ -84,6 +94,9 @@ impl WebFetch {
             let location = header("location");
             match redirect_target(&url, hop, response.status, location.as_deref()) {
                 Ok(Some(next)) => {
+                    if let Err(refusal) = hosts.check_redirect(&url, &next) {
+                        return refusal;
+                    }
                     url = next;
                     hop += 1;
                     continue;
