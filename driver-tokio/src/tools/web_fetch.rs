@@ -118,7 +118,9 @@ impl WebFetch {
 /// Refuses `url` when its host is, or resolves to, a non-public address that `private` does
 /// not allow: the core decides ([`host_check`]); this resolves the name without blocking.
 async fn check_host(url: &str, private: PrivateAddresses) -> Result<(), ToolOutput> {
-    match host_check(url, private) {
+    let client = client_host(url);
+    let client = client.as_ref().map(|(host, port)| (host.as_str(), *port));
+    match host_check(url, client, private) {
         HostCheck::Done(result) => result,
         HostCheck::Resolve { host, port } => {
             let found: Vec<std::net::IpAddr> = tokio::net::lookup_host((host.as_str(), port))
@@ -128,4 +130,16 @@ async fn check_host(url: &str, private: PrivateAddresses) -> Result<(), ToolOutp
             check_addresses(url, found, private)
         }
     }
+}
+
+/// The host and port of `url` as the HTTP client reads it (the same `http::Uri` parser the
+/// request goes through), for the address check; `None` when it cannot parse the URL.
+fn client_host(url: &str) -> Option<(String, u16)> {
+    let uri: http::Uri = url.parse().ok()?;
+    let host = uri.host()?.to_owned();
+    let https = uri
+        .scheme_str()
+        .is_some_and(|s| s.eq_ignore_ascii_case("https"));
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+    Some((host, port))
 }
