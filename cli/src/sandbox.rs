@@ -19,8 +19,11 @@ use crate::setup::CliError;
 use crate::term::style::Style;
 use hrns_blocking::{Launcher, Sandbox};
 use hrns_core::config::Config;
-use hrns_core::sandbox::{EnvPolicy, Places, SafetySettings, SandboxMode, SandboxPolicy};
+use hrns_core::sandbox::{
+    EnvPolicy, Places, SafetySettings, SandboxMode, SandboxPolicy, WebFetchNetwork, WebFetchPolicy,
+};
 use hrns_core::tool::fetch::PrivateAddresses;
+use hrns_core::tool::protect::GitWrites;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -43,6 +46,17 @@ pub(crate) fn for_run(
     let settings =
         SafetySettings::from_config(&config.extra, workspace).map_err(CliError::usage)?;
     let mode = flag.or(settings.sandbox).unwrap_or_default();
+    // A workspace at $HOME or /: warned about, and workspace-write held back to read-only
+    // unless asked for with --sandbox (the TUI asks, and calls this again with the flag).
+    let broad = crate::setup::guard::workspace_check(flag, &settings, workspace);
+    if let Some(check) = &broad {
+        eprintln!(
+            "{} {}",
+            Style::stderr().harness("hrns: warning:"),
+            check.warning(workspace)
+        );
+    }
+    let mode = broad.map_or(mode, |check| check.mode());
     let places = Places {
         workspace: workspace.to_path_buf(),
         tmpdir: std::env::var_os("TMPDIR").map(PathBuf::from),
@@ -55,7 +69,7 @@ pub(crate) fn for_run(
         allowed: settings.env_allow.clone(),
     };
     let s = Style::stderr();
-    let guards = guards(config_file, config, workspace, &settings, &policy);
+    let guards = guards(config_file, workspace, &settings, &policy);
     let launcher = if policy.is_confined() {
         match launch::support().and_then(|_| launcher(&guards)) {
             Ok(launcher) => {
@@ -85,16 +99,19 @@ pub(crate) fn for_run(
     } else {
         PrivateAddresses::Refused
     };
-    // hrns's own files: the config (keys) and the state directory (sessions, records).
-    let protected = std::iter::once(config_file.to_path_buf())
-        .chain(crate::setup::paths::state_dir().ok())
-        .map(|p| p.canonicalize().unwrap_or(p))
-        .collect();
+    // hrns's own files (keys, sessions, records) and the repository's git directories.
+    let protected =
+        crate::setup::guard::protected_paths(config_file, workspace, settings.writable_git);
+    let fetch_policy = WebFetchPolicy {
+        network: WebFetchNetwork::for_sandbox(policy.mode(), policy.network()),
+        allow: settings.web_fetch_allow.clone(),
+    };
     Ok(Sandbox {
         policy,
         launcher,
         env,
         web_fetch,
+        fetch_policy,
         protected,
     })
 }
@@ -118,7 +135,6 @@ pub(crate) struct Guards {
 /// hrns directories are made for a confined run, so that there is something to hide.
 fn guards(
     config_file: &Path,
-    config: &Config,
     workspace: &Path,
     settings: &SafetySettings,
     policy: &SandboxPolicy,
@@ -138,9 +154,9 @@ fn guards(
             .chain(config_dir)
             .map(|p| p.canonicalize().unwrap_or(p))
             .collect(),
-        read_only: match writable_git(&config.extra, workspace) {
-            WritableGit::No => git_dirs(workspace),
-            WritableGit::Yes => Vec::new(),
+        read_only: match settings.writable_git {
+            GitWrites::Refused => git_dirs(workspace),
+            GitWrites::Allowed => Vec::new(),
         },
         unix_sockets: settings.unix_sockets.clone(),
     }
@@ -185,35 +201,6 @@ fn warn_unprotected(s: &Style, guards: &Guards) {
              every pathname Unix socket",
             s.harness("hrns: warning:")
         );
-    }
-}
-
-/// Whether commands may write to `.git` (`sandboxWritableGit`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum WritableGit {
-    /// They may not (the default): git runs hooks and obeys its config outside the sandbox.
-    No,
-    /// `"sandboxWritableGit": true`.
-    Yes,
-}
-
-/// `sandboxWritableGit` for `workspace`: the global key, or the one of the longest matching
-/// `projects` entry. A value that is not `true` counts as `false`.
-fn writable_git(extra: &hrns_core::wire::Extra, workspace: &Path) -> WritableGit {
-    let global = extra.get("sandboxWritableGit");
-    let project = extra
-        .get("projects")
-        .and_then(|p| p.as_object())
-        .and_then(|projects| {
-            projects
-                .iter()
-                .filter(|(dir, _)| workspace.starts_with(dir.as_str()))
-                .max_by_key(|(dir, _)| dir.len())
-                .and_then(|(_, entry)| entry.get("sandboxWritableGit"))
-        });
-    match project.or(global).and_then(|v| v.as_bool()) {
-        Some(true) => WritableGit::Yes,
-        Some(false) | None => WritableGit::No,
     }
 }
 

@@ -1,10 +1,6 @@
 use super::*;
 use std::ffi::OsString;
 
-fn extra(text: &str) -> hrns_core::wire::Extra {
-    serde_json::from_str(text).unwrap()
-}
-
 #[test]
 fn git_dirs_are_the_nearest_repository_s() {
     let dir = tempfile::tempdir().unwrap();
@@ -44,27 +40,6 @@ fn a_git_file_brings_the_directory_it_points_to_and_its_common_directory() {
     std::fs::create_dir_all(root.join("bad")).unwrap();
     std::fs::write(root.join("bad/.git"), "\u{0}\u{1}not a pointer").unwrap();
     assert_eq!(git_dirs(&root.join("bad")), [root.join("bad/.git")]);
-}
-
-#[test]
-fn writable_git_is_off_unless_true_globally_or_for_the_project() {
-    let ws = Path::new("/src/site");
-    assert_eq!(writable_git(&extra("{}"), ws), WritableGit::No);
-    assert_eq!(
-        writable_git(&extra(r#"{"sandboxWritableGit": true}"#), ws),
-        WritableGit::Yes
-    );
-    assert_eq!(
-        writable_git(&extra(r#"{"sandboxWritableGit": "yes"}"#), ws),
-        WritableGit::No
-    );
-    let projects = r#"{"sandboxWritableGit": true,
-        "projects": {"/src": {"sandboxWritableGit": false}, "/other": {}}}"#;
-    assert_eq!(writable_git(&extra(projects), ws), WritableGit::No);
-    assert_eq!(
-        writable_git(&extra(projects), Path::new("/other/x")),
-        WritableGit::Yes
-    );
 }
 
 #[test]

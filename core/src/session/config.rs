@@ -237,6 +237,10 @@ pub struct SessionConfig {
     pub subagents: Option<crate::task::Subagents>,
     /// Whether images from tools reach the model as image parts (default: the placeholder).
     pub images: ImageInputs,
+    /// Where `web_fetch` may go without asking, and whether the sandbox's network rule holds
+    /// it back ([`crate::sandbox::WebFetchPolicy`]; default: open, no hosts listed, so the
+    /// approval policy alone decides). Children of `task` calls inherit it.
+    pub web_fetch: crate::sandbox::WebFetchPolicy,
 }
 
 impl SessionConfig {
@@ -262,6 +266,7 @@ impl SessionConfig {
             )),
             subagents: None,
             images: ImageInputs::Placeholder,
+            web_fetch: crate::sandbox::WebFetchPolicy::default(),
         }
     }
 }
