@@ -56,7 +56,7 @@ fn main() -> ExitCode {
     // config, and without the command line parser.
     match raw.get(1).and_then(|a| a.to_str()) {
         Some(sandbox::LAUNCHER_COMMAND) => return ExitCode::from(sandbox::launch::main(&raw[2..])),
-        Some(sandbox::SOCKET_PROBE_COMMAND) => return ExitCode::from(sandbox::socket_probe()),
+        Some(sandbox::PROBE_COMMAND) => return ExitCode::from(sandbox::probe(&raw[2..])),
         _ => {}
     }
     // Known before parsing, so that a usage error is reported as JSON too.
@@ -143,7 +143,8 @@ fn tui(global: &args::Global, cli: &Cli) -> Result<u8, setup::CliError> {
         ));
     }
     let file = setup::ConfigFile::load(global.config.as_deref())?;
-    let setup = onboarding::resolve_or_onboard(global, file)?;
+    let mut setup = onboarding::resolve_or_onboard(global, file)?;
+    confirm_broad_workspace(&mut setup)?;
     let sessions_dir = paths::state_dir().map(|s| s.join("sessions"));
     let resume = match (&cli.resume, cli.continue_, sessions_dir) {
         (Some(id), _, Ok(dir)) => Some(sessions::find(&dir, id).map_err(setup::CliError::usage)?),
@@ -162,6 +163,33 @@ fn tui(global: &args::Global, cli: &Cli) -> Result<u8, setup::CliError> {
         resume,
     };
     tui::run(setup, options)
+}
+
+/// A workspace at `$HOME` or `/` held back to read-only: the one-line question, on the
+/// terminal before the screen is taken. A yes makes the sandbox workspace-write as with
+/// `--sandbox workspace-write`; anything else (an empty line, end of input) keeps read-only.
+fn confirm_broad_workspace(setup: &mut setup::Setup) -> Result<(), setup::CliError> {
+    use std::io::Write as _;
+    let Some(check) = setup.workspace_check else {
+        return Ok(());
+    };
+    if check.hold != hrns_core::sandbox::Hold::HeldBack {
+        return Ok(());
+    }
+    let s = term::style::Style::stderr();
+    eprint!(
+        "{} {}",
+        s.harness("hrns:"),
+        check.question(&setup.workspace)
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    // A terminal that cannot be read counts as a no: read-only stays.
+    let _ = std::io::stdin().read_line(&mut answer);
+    if hrns_core::sandbox::is_yes(&answer) {
+        setup.confirm_workspace_write()?;
+    }
+    Ok(())
 }
 
 fn debug_sse(file: Option<std::path::PathBuf>) -> ExitCode {

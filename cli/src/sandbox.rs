@@ -1,31 +1,34 @@
 //! The sandbox of commands in the `hrns` program: the policy of a run (flag, config, default),
 //! the launcher (`hrns __sandbox`, see [`launch`]) and `hrns sandbox --check`.
 
+#[cfg(target_os = "linux")]
+mod check;
+#[cfg(target_os = "linux")]
+mod confine;
 pub(crate) mod escalate;
 pub(crate) mod launch;
+#[cfg(target_os = "linux")]
+mod mounts;
+mod probe;
+
+#[cfg(target_os = "linux")]
+pub(crate) use check::check;
+pub(crate) use probe::{PROBE_COMMAND, probe};
 
 use crate::setup::CliError;
 use crate::term::style::Style;
 use hrns_blocking::{Launcher, Sandbox};
 use hrns_core::config::Config;
-use hrns_core::sandbox::{EnvPolicy, Places, SafetySettings, SandboxMode, SandboxPolicy};
+use hrns_core::sandbox::{
+    EnvPolicy, Places, SafetySettings, SandboxMode, SandboxPolicy, WebFetchNetwork, WebFetchPolicy,
+};
 use hrns_core::tool::fetch::PrivateAddresses;
+use hrns_core::tool::protect::GitWrites;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// The hidden subcommand that is the launcher.
 pub(crate) const LAUNCHER_COMMAND: &str = "__sandbox";
-
-/// The hidden subcommand `hrns sandbox --check` runs inside the sandbox: exits 0 when it can
-/// open a UDP socket.
-pub(crate) const SOCKET_PROBE_COMMAND: &str = "__socket-probe";
-
-/// The socket probe: 0 when a UDP socket opens.
-pub(crate) fn socket_probe() -> u8 {
-    match std::net::UdpSocket::bind("127.0.0.1:0") {
-        Ok(_) => 0,
-        Err(_) => crate::exit::FAILURE,
-    }
-}
 
 /// The sandbox of a run: `flag` (`--sandbox`) over the config (`sandbox`, per project first)
 /// over `workspace-write`; secret variables and `key_env` withheld, `envAllow` passed; the
@@ -43,6 +46,17 @@ pub(crate) fn for_run(
     let settings =
         SafetySettings::from_config(&config.extra, workspace).map_err(CliError::usage)?;
     let mode = flag.or(settings.sandbox).unwrap_or_default();
+    // A workspace at $HOME or /: warned about, and workspace-write held back to read-only
+    // unless asked for with --sandbox (the TUI asks, and calls this again with the flag).
+    let broad = crate::setup::guard::workspace_check(flag, &settings, workspace);
+    if let Some(check) = &broad {
+        eprintln!(
+            "{} {}",
+            Style::stderr().harness("hrns: warning:"),
+            check.warning(workspace)
+        );
+    }
+    let mode = broad.map_or(mode, |check| check.mode());
     let places = Places {
         workspace: workspace.to_path_buf(),
         tmpdir: std::env::var_os("TMPDIR").map(PathBuf::from),
@@ -55,9 +69,13 @@ pub(crate) fn for_run(
         allowed: settings.env_allow.clone(),
     };
     let s = Style::stderr();
+    let guards = guards(config_file, workspace, &settings, &policy);
     let launcher = if policy.is_confined() {
-        match launch::support().and_then(|_| launcher()) {
-            Ok(launcher) => launcher,
+        match launch::support().and_then(|_| launcher(&guards)) {
+            Ok(launcher) => {
+                warn_unprotected(&s, &guards);
+                launcher
+            }
             Err(reason) => {
                 eprintln!(
                     "{} the sandbox {mode} cannot be applied here ({reason}): commands will be \
@@ -81,104 +99,153 @@ pub(crate) fn for_run(
     } else {
         PrivateAddresses::Refused
     };
-    // hrns's own files: the config (keys) and the state directory (sessions, records).
-    let protected = std::iter::once(config_file.to_path_buf())
-        .chain(crate::setup::paths::state_dir().ok())
-        .map(|p| p.canonicalize().unwrap_or(p))
-        .collect();
+    // hrns's own files (keys, sessions, records) and the repository's git directories.
+    let protected =
+        crate::setup::guard::protected_paths(config_file, workspace, settings.writable_git);
+    let fetch_policy = WebFetchPolicy {
+        network: WebFetchNetwork::for_sandbox(policy.mode(), policy.network()),
+        allow: settings.web_fetch_allow.clone(),
+    };
     Ok(Sandbox {
         policy,
         launcher,
         env,
         web_fetch,
+        fetch_policy,
         protected,
     })
 }
 
-/// The launcher: this very binary with its hidden subcommand.
-fn launcher() -> Result<Launcher, String> {
-    let program = std::env::current_exe()
-        .map_err(|e| format!("cannot find the hrns binary to launch commands with: {e}"))?;
-    Ok(Launcher::Program {
-        program,
-        args: vec![LAUNCHER_COMMAND.into()],
-    })
+/// What the launcher guards besides the policy's roots: its `--hide`, `--read-only` and
+/// `--unix-socket` arguments.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Guards {
+    /// hrns's config file and state directory.
+    pub(crate) hidden: Vec<PathBuf>,
+    /// The git directories of the workspace.
+    pub(crate) read_only: Vec<PathBuf>,
+    /// `sandboxUnixSockets`.
+    pub(crate) unix_sockets: Vec<PathBuf>,
 }
 
-/// `hrns sandbox --check`: what this machine supports, proven by running the launcher.
-pub(crate) fn check() -> Result<u8, CliError> {
-    let support = launch::support();
-    match &support {
-        Ok(what) => println!("sandbox: supported: {what}"),
-        Err(reason) => println!("sandbox: not available: {reason}"),
-    }
-    if support.is_err() {
-        println!(
-            "policies: only danger-full-access runs commands here (--sandbox danger-full-access)"
-        );
-        return Ok(crate::exit::FAILURE);
-    }
-    let dir = tempfile::tempdir()
-        .map_err(|e| CliError::failure(format!("cannot make a test directory: {e}")))?;
-    let workspace = dir
-        .path()
-        .canonicalize()
-        .unwrap_or(dir.path().to_path_buf());
-    let places = Places {
-        workspace: workspace.clone(),
-        system_temp: workspace.clone(),
-        ..Places::default()
-    };
-    let policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, &places, Default::default());
-    let sandbox = Sandbox {
-        policy,
-        launcher: launcher().map_err(CliError::failure)?,
-        env: EnvPolicy::default(),
-        web_fetch: PrivateAddresses::Refused,
-        protected: Vec::new(),
-    };
-    let probe = |script: &str| {
-        sandbox
-            .command("sh", &["-c".into(), script.into()])
-            .ok()
-            .and_then(|mut c| c.current_dir(&workspace).output().ok())
-            .is_some_and(|o| o.status.success())
-    };
-    let inside = probe("echo ok > inside");
-    let outside = probe(&format!(
-        "echo no > {}",
-        workspace
-            .parent()
-            .unwrap_or(Path::new("/"))
-            .join(".hrns-sandbox-probe")
-            .display()
-    ));
-    let mut all = inside && !outside;
-    println!(
-        "workspace-write: writes inside the workspace {}, outside {}",
-        if inside { "work" } else { "FAIL" },
-        if outside {
-            "NOT BLOCKED"
-        } else {
-            "are blocked"
+/// The guards of a run: hidden, hrns's config directory and file and its state directory
+/// (keys, sessions, records, MCP approvals; the whole config directory, so that a command in
+/// a workspace at $HOME cannot create a config there either); read-only, the git
+/// directories unless `sandboxWritableGit`; the sockets of `sandboxUnixSockets`. Missing
+/// hrns directories are made for a confined run, so that there is something to hide.
+fn guards(
+    config_file: &Path,
+    workspace: &Path,
+    settings: &SafetySettings,
+    policy: &SandboxPolicy,
+) -> Guards {
+    let state_dir = crate::setup::paths::state_dir().ok();
+    let config_dir = crate::setup::paths::config_dir().ok();
+    if policy.is_confined() {
+        for dir in config_dir.iter().chain(&state_dir) {
+            if !dir.exists() {
+                let _ = crate::setup::paths::private_dir(dir);
+            }
         }
-    );
-    let socket = std::env::current_exe().ok().is_some_and(|hrns| {
-        sandbox
-            .command(hrns, &[SOCKET_PROBE_COMMAND.into()])
-            .ok()
-            .and_then(|mut c| c.output().ok())
-            .is_some_and(|o| o.status.success())
-    });
-    all &= !socket;
-    println!(
-        "network: sockets {}",
-        if socket {
-            "NOT BLOCKED"
-        } else {
-            "are blocked (Unix sockets allowed)"
-        }
-    );
-    println!("policies: read-only, workspace-write (default), danger-full-access");
-    Ok(if all { 0 } else { crate::exit::FAILURE })
+    }
+    Guards {
+        hidden: std::iter::once(config_file.to_path_buf())
+            .chain(state_dir)
+            .chain(config_dir)
+            .map(|p| p.canonicalize().unwrap_or(p))
+            .collect(),
+        read_only: match settings.writable_git {
+            GitWrites::Refused => git_dirs(workspace),
+            GitWrites::Allowed => Vec::new(),
+        },
+        unix_sockets: settings.unix_sockets.clone(),
+    }
 }
+
+/// The launcher: this very binary with its hidden subcommand and the guards.
+pub(crate) fn launcher(guards: &Guards) -> Result<Launcher, String> {
+    let program = std::env::current_exe()
+        .map_err(|e| format!("cannot find the hrns binary to launch commands with: {e}"))?;
+    let mut args: Vec<OsString> = vec![LAUNCHER_COMMAND.into()];
+    for (flag, paths) in [
+        ("--hide", &guards.hidden),
+        ("--read-only", &guards.read_only),
+        ("--unix-socket", &guards.unix_sockets),
+    ] {
+        for path in paths {
+            args.push(flag.into());
+            args.push(path.clone().into_os_string());
+        }
+    }
+    Ok(Launcher::Program { program, args })
+}
+
+/// Says once on stderr when this machine cannot give the namespace's guarantees (a
+/// container without user namespaces): commands still run, confined by Landlock and seccomp.
+///
+/// Says too when `sandboxUnixSockets` lists sockets on a kernel that cannot limit
+/// connections to them: then every pathname socket is open to commands.
+fn warn_unprotected(s: &Style, guards: &Guards) {
+    if let Err(reason) = probe::namespaces() {
+        eprintln!(
+            "{} {reason}: commands cannot be kept from .git, hrns's own files or the metadata \
+             of files outside the writable roots here; `hrns sandbox --check` tells what holds",
+            s.harness("hrns: warning:")
+        );
+    }
+    #[cfg(target_os = "linux")]
+    if !guards.unix_sockets.is_empty() && !confine::controls_pathname_sockets() {
+        eprintln!(
+            "{} sandboxUnixSockets is set, and this kernel cannot limit connections to the \
+             sockets listed (that needs Landlock ABI 9, Linux 7.1): commands may connect to \
+             every pathname Unix socket",
+            s.harness("hrns: warning:")
+        );
+    }
+}
+
+/// The git directories a command in `workspace` must not change: the `.git` of the
+/// workspace or of the repository that encloses it (the nearest one up), and for a `.git`
+/// file (a worktree, a submodule) the file itself, the directory it points to and that
+/// directory's common directory, where the config and hooks are.
+pub(crate) fn git_dirs(workspace: &Path) -> Vec<PathBuf> {
+    let Some(dot_git) = workspace
+        .ancestors()
+        .map(|dir| dir.join(".git"))
+        .find(|p| p.symlink_metadata().is_ok())
+    else {
+        return Vec::new();
+    };
+    let mut dirs = vec![dot_git.clone()];
+    if dot_git.is_file() {
+        let base = dot_git.parent().unwrap_or(Path::new("/"));
+        let pointed = std::fs::read_to_string(&dot_git)
+            .ok()
+            .and_then(|text| text.strip_prefix("gitdir:").map(|p| base.join(p.trim())));
+        if let Some(gitdir) = pointed {
+            let common = std::fs::read_to_string(gitdir.join("commondir"))
+                .ok()
+                .map(|c| gitdir.join(c.trim()));
+            dirs.push(gitdir);
+            dirs.extend(common);
+        }
+    }
+    dirs.into_iter()
+        .map(|d| d.canonicalize().unwrap_or(d))
+        .fold(Vec::new(), |mut seen, d| {
+            if !seen.contains(&d) {
+                seen.push(d);
+            }
+            seen
+        })
+}
+
+/// `hrns sandbox --check` where there is no sandbox.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn check() -> Result<u8, CliError> {
+    println!("sandbox: not available: hrns's sandbox needs Linux (Landlock and seccomp)");
+    Ok(crate::exit::FAILURE)
+}
+
+#[cfg(test)]
+mod tests;

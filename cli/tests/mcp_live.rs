@@ -184,7 +184,9 @@ fn stop_an_unoffered_server(flags: &[&str]) -> (std::process::Output, Vec<Value>
     let server = common::mcp_test_server();
     let servers = json!({"mcpServers": {
         "box": {"command": "python3", "args": [&server, "--pidfile", &pidfile]},
-        "ctl": {"command": "python3", "args": [&server, "--other", &pidfile]},
+        // Unconfined: the sandbox keeps a server's signals among its own processes.
+        "ctl": {"command": "python3", "args": [&server, "--other", &pidfile],
+                "sandbox": "danger-full-access"},
     }})
     .to_string();
     env.write(

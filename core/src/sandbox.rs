@@ -22,9 +22,16 @@ use std::str::FromStr;
 
 mod env;
 mod settings;
+mod web;
+mod workspace;
 
-pub use env::{EnvPolicy, SECRET_NAME_PARTS, is_secret_name};
+pub use env::{
+    EnvPolicy, EnvVerdict, SECRET_NAME_ENDINGS, SECRET_NAME_PARTS, SERVICE_HANDLES,
+    has_url_password, is_secret_name, is_service_handle,
+};
 pub use settings::SafetySettings;
+pub use web::{WebFetchNetwork, WebFetchPolicy, WebFetchVerdict};
+pub use workspace::{BroadWorkspace, Hold, ModeOrigin, WorkspaceCheck, is_yes};
 
 /// How much a command may do (Codex's names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

@@ -7,10 +7,12 @@
 //! result into a `tokio::process::Command` with `From`. The environment is filtered by the
 //! sandbox's [`EnvPolicy`] whatever the policy.
 
-use hrns_core::sandbox::{EnvPolicy, SandboxMode, SandboxPolicy, unavailable_refusal};
+use hrns_core::sandbox::{
+    EnvPolicy, SandboxMode, SandboxPolicy, WebFetchPolicy, unavailable_refusal,
+};
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::fetch::PrivateAddresses;
-use hrns_core::tool::files::protected_path;
+use hrns_core::tool::protect::{FileAccess, ProtectedPaths};
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -41,8 +43,11 @@ pub enum Launcher {
         reason: String,
     },
     /// A program that takes `ARGS... --mode MODE [--writable ROOT]... --network N -- PROGRAM
-    /// ARGS...` ([`SandboxPolicy::launcher_args`]), confines itself and then `exec`s the
-    /// program — such as `hrns __sandbox` (with `args` = `["__sandbox"]`).
+    /// ARGS...` ([`SandboxPolicy::launcher_args`]), starts a new session (`setsid`, which
+    /// also makes it a process group leader and drops the controlling terminal), confines
+    /// itself and then `exec`s the program — such as `hrns __sandbox` (with `args` =
+    /// `["__sandbox"]`). The drivers do not put it in a process group of its own: a session
+    /// leader cannot be a group leader first.
     Program {
         /// The launcher binary.
         program: PathBuf,
@@ -71,9 +76,13 @@ pub struct Sandbox {
     /// Whether `web_fetch` may reach loopback, private and link-local addresses (refused by
     /// default, in the library too; tests that fetch from loopback opt in).
     pub web_fetch: PrivateAddresses,
-    /// hrns's own config and state (keys, sessions, records), canonical paths: the file tools
-    /// neither read, list, nor write below them.
-    pub protected: Vec<PathBuf>,
+    /// Where `web_fetch` may go: the session decides on each call's URL with the same policy
+    /// (`SessionConfig::web_fetch`); the tool holds redirects to it. Default: open.
+    pub fetch_policy: WebFetchPolicy,
+    /// The paths the file tools leave alone: hrns's own config and state (keys, sessions,
+    /// records), neither read, listed nor written, and git directories, not written unless
+    /// the user allows it. The default protects every `.git` from writes.
+    pub protected: ProtectedPaths,
 }
 
 impl Sandbox {
@@ -87,7 +96,8 @@ impl Sandbox {
             },
             env: EnvPolicy::default(),
             web_fetch: PrivateAddresses::Refused,
-            protected: Vec::new(),
+            fetch_policy: WebFetchPolicy::default(),
+            protected: ProtectedPaths::default(),
         }
     }
 
@@ -142,33 +152,55 @@ impl Sandbox {
         SandboxRefusal(unavailable_refusal(self.policy.mode(), reason))
     }
 
-    /// Whether `canonical` (a path with its links resolved) is below a protected path.
-    pub fn protects(&self, canonical: &Path) -> bool {
-        self.protected.iter().any(|p| canonical.starts_with(p))
+    /// Refuses `real` (a path with its links resolved) for `tool` to `access`, as
+    /// [`ProtectedPaths::check`] decides; `shown` is the path as the model wrote it.
+    pub fn check_real(
+        &self,
+        tool: &str,
+        access: FileAccess,
+        shown: &str,
+        real: &Path,
+    ) -> Result<(), ToolOutput> {
+        self.protected
+            .check(access, real)
+            .map_err(|why| why.refusal(tool, shown))
     }
 
-    /// The protected paths below `root`, spelled under `root` as a directory walk from it
-    /// produces them, so a walking tool can skip them.
+    /// hrns's protected directories below `root`, spelled under `root` as a directory walk
+    /// from it produces them, so a walking tool can skip them.
     pub fn protected_below(&self, root: &Path) -> Vec<PathBuf> {
         let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         self.protected
-            .iter()
+            .hrns_below(&canonical)
+            .into_iter()
             .filter_map(|p| p.strip_prefix(&canonical).ok())
             .map(|rest| root.join(rest))
             .collect()
     }
 
-    /// Refuses `requested` for `tool` when its real path is protected; a path that cannot
-    /// be resolved (it does not exist) is left to the tool's own checks.
+    /// Refuses reading `requested` for `tool` when its real path is protected; a path that
+    /// cannot be resolved (it does not exist) is checked as written, and otherwise left to
+    /// the tool's own checks.
     pub fn check_file(&self, tool: &str, requested: &str, path: &Path) -> Result<(), ToolOutput> {
-        if self.protected.is_empty() {
-            return Ok(());
-        }
         let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        if self.protects(&real) {
-            return Err(protected_path(tool, requested));
+        self.check_real(tool, FileAccess::Read, requested, &real)
+    }
+
+    /// Makes `command` (from [`Sandbox::command`]) the leader of a process group of its own,
+    /// whose id is its pid, so that killing the group ends everything it started: the
+    /// launcher of a confined run does it with a new session, anything else gets a new group
+    /// at spawn.
+    pub fn lead_own_group(&self, command: &mut Command) {
+        use std::os::unix::process::CommandExt as _;
+        if !self.starts_session() {
+            command.process_group(0);
         }
-        Ok(())
+    }
+
+    /// Whether the program starts its own session: a confined run through
+    /// [`Launcher::Program`].
+    pub fn starts_session(&self) -> bool {
+        self.policy.is_confined() && matches!(self.launcher, Launcher::Program { .. })
     }
 
     /// The mode of the policy.
@@ -183,10 +215,24 @@ impl Default for Sandbox {
     }
 }
 
+/// Kills the process group `leader` leads with `SIGKILL`. A launcher that has not yet made
+/// its session (it was killed the moment it started) has no group and no children yet: it
+/// is killed alone. Call it only while `leader` is not reaped, so that its pid is not reused.
+pub(crate) fn kill_group(leader: rustix::process::Pid) {
+    use rustix::process::{Signal, kill_process, kill_process_group};
+    if kill_process_group(leader, Signal::KILL) == Err(rustix::io::Errno::SRCH) {
+        let _ = kill_process(leader, Signal::KILL);
+    }
+}
+
 /// This process's environment less what `policy` withholds (names that are not UTF-8 are
-/// kept: they cannot be checked, and secrets are named in ASCII).
+/// kept: they cannot be checked, and secrets are named in ASCII; values are checked as
+/// lossy UTF-8, which keeps every URL's ASCII).
 pub fn scrubbed_env(policy: &EnvPolicy) -> Vec<(OsString, OsString)> {
     std::env::vars_os()
-        .filter(|(name, _)| name.to_str().is_none_or(|n| policy.passes(n)))
+        .filter(|(name, value)| {
+            name.to_str()
+                .is_none_or(|n| policy.passes(n, &value.to_string_lossy()))
+        })
         .collect()
 }

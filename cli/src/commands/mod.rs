@@ -224,6 +224,9 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     config.system_prompt = header.system_prompt.clone();
     config.tools = toolbox.specs();
     config.approval = policy;
+    let file = crate::setup::ConfigFile::load(global.config.as_deref())?;
+    let sandbox = crate::sandbox::for_run(global.sandbox, &file.path, &file.config, &cwd, None)?;
+    config.web_fetch = sandbox.fetch_policy.clone();
     let replayer = Arc::new(recording.into_replayer());
     let transport: Arc<dyn Transport> = Arc::clone(&replayer) as Arc<dyn Transport>;
     // A recorded run that offered `task` replays its children through the same recording.
@@ -270,9 +273,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         )
         .print(&mut std::io::stdout().lock());
     }
-    let file = crate::setup::ConfigFile::load(global.config.as_deref())?;
-    let sandbox = crate::sandbox::for_run(global.sandbox, &file.path, &file.config, &cwd, None)?;
-    let message = crate::exec::with_attachments(&header.prompt, &cwd);
+    let message = crate::exec::with_attachments(&header.prompt, &cwd, &sandbox.protected);
     let ctx = ToolContext {
         workspace: cwd,
         cancel: Default::default(),

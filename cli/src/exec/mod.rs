@@ -190,7 +190,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         cancel,
         sandbox: setup.sandbox.clone(),
     };
-    let message = with_attachments(&prompt, &setup.workspace);
+    let message = with_attachments(&prompt, &setup.workspace, &setup.sandbox.protected);
     let outcome = run_turn(
         transport,
         &toolbox,
@@ -455,10 +455,14 @@ fn note_saved(saved: Result<Saved, CliError>, store: Option<&QuirkStore>) {
     }
 }
 
-/// The user message for `prompt` with the files it `@`-mentions attached; says on stderr what
-/// was attached.
-pub(crate) fn with_attachments(prompt: &str, workspace: &std::path::Path) -> Message {
-    let (message, attached) = crate::setup::mentions::expand(prompt, workspace);
+/// The user message for `prompt` with the files it `@`-mentions attached (never hrns's own
+/// files, `protected`); says on stderr what was attached.
+pub(crate) fn with_attachments(
+    prompt: &str,
+    workspace: &std::path::Path,
+    protected: &hrns_core::tool::protect::ProtectedPaths,
+) -> Message {
+    let (message, attached) = crate::setup::mentions::expand(prompt, workspace, protected);
     let s = crate::term::style::Style::stderr();
     for a in &attached {
         eprintln!("{}", s.dim(&crate::term::safe_text::safe(&a.summary())));

@@ -1,9 +1,20 @@
-//! The launcher: `hrns __sandbox --mode MODE [--writable ROOT]... --network N -- PROGRAM ARGS`.
+//! The launcher: `hrns __sandbox [--hide PATH]... [--read-only PATH]... [--unix-socket PATH]...
+//! --mode MODE [--writable ROOT]... --network N -- PROGRAM ARGS`.
 //!
-//! It confines itself — Landlock for the file system (read everywhere, write only below the
-//! writable roots and to a few devices such as `/dev/null`), seccomp for sockets (only Unix
-//! sockets when the network is denied) — and then `exec`s the program, which inherits the
-//! restrictions with all its children. Both are applied by safe library calls; no `unsafe`.
+//! It starts a new session (no controlling terminal), confines itself and then `exec`s the
+//! program, which inherits every restriction with all its children:
+//!
+//! - a user and mount namespace ([`super::mounts`]): hrns's files hidden, `.git` read-only,
+//!   everything outside the writable roots mounted read-only (metadata included);
+//! - Landlock for the file system (read everywhere but in `/dev` and hrns's files, write only
+//!   below the writable roots and to `/dev/null` and its like), and its scopes (ABI 6): no
+//!   signal to a process outside the sandbox, no connection to an abstract Unix socket made
+//!   outside; on kernels with ABI 9, no connection to a pathname Unix socket but those listed;
+//! - seccomp for sockets: no TCP or UDP when the network is denied, and on kernels without
+//!   Landlock ABI 9 no Unix socket at all (`socketpair` of streams still works) unless
+//!   `sandboxUnixSockets` lists some.
+//!
+//! All of it is applied by safe library calls; no `unsafe`.
 
 use hrns_core::sandbox::{NetworkAccess, SandboxMode};
 use std::ffi::OsString;
@@ -23,6 +34,13 @@ pub(crate) struct Launch {
     pub(crate) writable: Vec<PathBuf>,
     pub(crate) network: NetworkAccess,
     pub(crate) program: Vec<OsString>,
+    /// Neither readable nor writable by the command (hrns's config file and state directory).
+    pub(crate) hidden: Vec<PathBuf>,
+    /// Read-only although below a writable root (`.git` directories).
+    pub(crate) read_only: Vec<PathBuf>,
+    /// Unix sockets made outside the sandbox that the command may connect to
+    /// (`sandboxUnixSockets`).
+    pub(crate) unix_sockets: Vec<PathBuf>,
 }
 
 /// Parses the launcher's arguments (those after `__sandbox`).
@@ -30,6 +48,7 @@ pub(crate) fn parse(args: &[OsString]) -> Result<Launch, String> {
     let mut mode = None;
     let mut writable = Vec::new();
     let mut network = NetworkAccess::Denied;
+    let (mut hidden, mut read_only, mut unix_sockets) = (Vec::new(), Vec::new(), Vec::new());
     let mut i = 0;
     while i < args.len() {
         let arg = args[i].to_str().unwrap_or_default();
@@ -46,6 +65,9 @@ pub(crate) fn parse(args: &[OsString]) -> Result<Launch, String> {
                     writable,
                     network,
                     program,
+                    hidden,
+                    read_only,
+                    unix_sockets,
                 });
             }
             "--mode" => {
@@ -54,6 +76,9 @@ pub(crate) fn parse(args: &[OsString]) -> Result<Launch, String> {
             }
             "--writable" => writable.push(PathBuf::from(value()?)),
             "--network" => network = value()?.to_string_lossy().parse()?,
+            "--hide" => hidden.push(PathBuf::from(value()?)),
+            "--read-only" => read_only.push(PathBuf::from(value()?)),
+            "--unix-socket" => unix_sockets.push(PathBuf::from(value()?)),
             other => return Err(format!("unknown launcher argument `{other}`")),
         }
         i += 2;
@@ -71,6 +96,11 @@ pub(crate) fn main(args: &[OsString]) -> u8 {
             return crate::exit::USAGE;
         }
     };
+    // A new session has no controlling terminal: the command cannot write to the user's
+    // terminal through `/dev/tty`, nor read its keys. It fails only when the caller made
+    // this process a group leader; Landlock keeps `/dev/tty` closed to confined commands.
+    #[cfg(target_os = "linux")]
+    let _ = nix::unistd::setsid();
     if launch.mode != SandboxMode::DangerFullAccess {
         if let Err(reason) = confine(&launch) {
             eprintln!(
@@ -118,113 +148,7 @@ fn confine(launch: &Launch) -> Result<(), String> {
 }
 
 #[cfg(target_os = "linux")]
-mod imp {
-    use super::Launch;
-    use hrns_core::sandbox::NetworkAccess;
-    use landlock::{
-        ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-        RulesetCreatedAttr, RulesetStatus,
-    };
-    use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-        SeccompRule,
-    };
-    use std::collections::BTreeMap;
-
-    /// The Landlock ABI whose file-system rights hrns handles (kernels without them get what
-    /// they support; a kernel without Landlock at all is refused).
-    const FS_ABI: ABI = ABI::V5;
-
-    /// Devices any command may write: discarding output and reading zeros are not escapes.
-    const WRITABLE_DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
-
-    pub(super) fn support() -> Result<String, String> {
-        Ruleset::default()
-            .set_compatibility(CompatLevel::HardRequirement)
-            .handle_access(AccessFs::from_all(ABI::V1))
-            .and_then(|r| r.create())
-            .map(|_| "Landlock (file system) and seccomp (sockets)".to_owned())
-            .map_err(|e| format!("Landlock is not available on this kernel: {e}"))
-    }
-
-    pub(super) fn confine(launch: &Launch) -> Result<(), String> {
-        landlock(launch)?;
-        if launch.network == NetworkAccess::Denied {
-            seccomp()?;
-        }
-        Ok(())
-    }
-
-    fn landlock(launch: &Launch) -> Result<(), String> {
-        let fail = |e: landlock::RulesetError| format!("Landlock failed: {e}");
-        let mut ruleset = Ruleset::default()
-            .handle_access(AccessFs::from_all(FS_ABI))
-            .map_err(fail)?
-            .create()
-            .map_err(fail)?
-            .add_rule(PathBeneath::new(
-                PathFd::new("/").map_err(|e| format!("cannot open /: {e}"))?,
-                AccessFs::from_read(FS_ABI),
-            ))
-            .map_err(fail)?;
-        for device in WRITABLE_DEVICES {
-            if let Ok(fd) = PathFd::new(device) {
-                ruleset = ruleset
-                    .add_rule(PathBeneath::new(
-                        fd,
-                        AccessFs::WriteFile | AccessFs::ReadFile,
-                    ))
-                    .map_err(fail)?;
-            }
-        }
-        for root in &launch.writable {
-            // A root that does not exist (an unset cache directory) confines nothing.
-            if let Ok(fd) = PathFd::new(root) {
-                ruleset = ruleset
-                    .add_rule(PathBeneath::new(fd, AccessFs::from_all(FS_ABI)))
-                    .map_err(fail)?;
-            }
-        }
-        let status = ruleset.restrict_self().map_err(fail)?;
-        if status.ruleset == RulesetStatus::NotEnforced {
-            return Err("Landlock is not enforced by this kernel".into());
-        }
-        Ok(())
-    }
-
-    /// Denies `socket` for every family but `AF_UNIX` (and io_uring, which could open sockets
-    /// without the `socket` call) with `EPERM`.
-    fn seccomp() -> Result<(), String> {
-        let fail = |e: seccompiler::Error| format!("seccomp failed: {e}");
-        let not_unix = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )
-        .map_err(|e| fail(e.into()))?;
-        let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-        rules.insert(
-            libc::SYS_socket,
-            vec![SeccompRule::new(vec![not_unix]).map_err(|e| fail(e.into()))?],
-        );
-        rules.insert(libc::SYS_io_uring_setup, Vec::new());
-        let arch = std::env::consts::ARCH
-            .try_into()
-            .map_err(|e: seccompiler::BackendError| fail(e.into()))?;
-        let filter = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::Errno(libc::EPERM as u32),
-            arch,
-        )
-        .map_err(|e| fail(e.into()))?;
-        let program: BpfProgram = filter
-            .try_into()
-            .map_err(|e: seccompiler::BackendError| fail(e.into()))?;
-        seccompiler::apply_filter(&program).map_err(fail)
-    }
-}
+use super::confine as imp;
 
 #[cfg(not(target_os = "linux"))]
 mod imp {

@@ -3,6 +3,7 @@
 
 use base64::Engine as _;
 use hrns_core::mention::{self, Attachment, MAX_IMAGE_BYTES, MAX_TEXT_BYTES};
+use hrns_core::tool::protect::{FileAccess, ProtectedPaths};
 use hrns_core::wire::Message;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -15,8 +16,14 @@ pub(crate) fn resolve(workspace: &Path, path: &str) -> Option<PathBuf> {
 }
 
 /// The user message for `prompt` with every mentioned file attached, and what was attached (for
-/// the user to see). A prompt without mentions gives a plain text message.
-pub(crate) fn expand(prompt: &str, workspace: &Path) -> (Message, Vec<Attachment>) {
+/// the user to see). A prompt without mentions gives a plain text message. A file below
+/// hrns's own config or state (`protected`, by its real path) is refused, never read: the
+/// workspace may contain them (`$HOME`), and they hold the keys.
+pub(crate) fn expand(
+    prompt: &str,
+    workspace: &Path,
+    protected: &ProtectedPaths,
+) -> (Message, Vec<Attachment>) {
     let found = mention::find_mentions(prompt, |p| resolve(workspace, p).is_some());
     let mut attachments: Vec<Attachment> = Vec::new();
     for m in found {
@@ -24,7 +31,14 @@ pub(crate) fn expand(prompt: &str, workspace: &Path) -> (Message, Vec<Attachment
             continue;
         }
         if let Some(full) = resolve(workspace, &m.path) {
-            attachments.push(read(&m.path, &full));
+            let attachment = match protected.check(FileAccess::Read, &full) {
+                Ok(()) => read(&m.path, &full),
+                Err(why) => Attachment::Refused {
+                    path: m.path.clone(),
+                    reason: why.reason().to_owned(),
+                },
+            };
+            attachments.push(attachment);
         }
     }
     (mention::attach(prompt, &attachments), attachments)
@@ -104,11 +118,40 @@ mod tests {
         let (message, attached) = expand(
             "read @src/a.rs and @../secret.txt and @link.txt, @src/a.rs",
             &ws,
+            &ProtectedPaths::default(),
         );
         assert_eq!(attached.len(), 1, "once each, inside only: {attached:?}");
         let text = message.text();
         assert!(text.contains("src/a.rs:\n```\nfn a() {}\n```"), "{text}");
         assert!(!text.contains("outside"));
+    }
+
+    #[test]
+    fn hrns_own_files_are_refused_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        let config = home.join(".config/hrns/config.json");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        std::fs::write(&config, r#"{"key": "sk-MENTIONED-SECRET"}"#).unwrap();
+        std::os::unix::fs::symlink(&config, home.join("alias.json")).unwrap();
+        let protected = ProtectedPaths::new(
+            vec![home.join(".config/hrns")],
+            Vec::new(),
+            hrns_core::tool::protect::GitWrites::Refused,
+        );
+        let (message, attached) = expand(
+            "see @.config/hrns/config.json and @alias.json",
+            &home,
+            &protected,
+        );
+        assert_eq!(attached.len(), 2, "{attached:?}");
+        for a in &attached {
+            assert!(
+                matches!(a, Attachment::Refused { reason, .. } if reason.contains("hrns's own configuration")),
+                "{a:?}"
+            );
+        }
+        assert!(!message.text().contains("sk-MENTIONED-SECRET"));
     }
 
     #[test]
@@ -118,7 +161,11 @@ mod tests {
         std::fs::write(ws.join("p.png"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
         std::fs::write(ws.join("fake.png"), b"not a picture").unwrap();
         std::fs::write(ws.join("data.bin"), b"\0\x01\x02").unwrap();
-        let (message, attached) = expand("@p.png @fake.png @data.bin", &ws);
+        let (message, attached) = expand(
+            "@p.png @fake.png @data.bin",
+            &ws,
+            &ProtectedPaths::default(),
+        );
         let summaries: Vec<String> = attached.iter().map(Attachment::summary).collect();
         assert_eq!(
             summaries,

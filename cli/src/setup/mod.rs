@@ -2,6 +2,7 @@
 //! system prompt. Shared by `exec`, `replay` and the TUI.
 
 pub(crate) mod custom_commands;
+pub(crate) mod guard;
 pub(crate) mod instructions;
 pub(crate) mod learned;
 pub(crate) mod mcp;
@@ -284,6 +285,9 @@ pub(crate) struct Setup {
     pub(crate) workspace: PathBuf,
     /// How commands are confined (`--sandbox`, the config, `workspace-write`).
     pub(crate) sandbox: hrns_blocking::Sandbox,
+    /// The workspace is `$HOME` or `/`: what was decided about it (warned about; maybe held
+    /// back to read-only until the user confirms in the TUI).
+    pub(crate) workspace_check: Option<hrns_core::sandbox::WorkspaceCheck>,
     /// `--context-window`.
     pub(crate) context_window_flag: Option<u64>,
     /// The window the provider's `/models` gave for a model, once looked up.
@@ -368,6 +372,7 @@ impl Setup {
         file.config
             .image_inputs(&provider.name, &provider.model)
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
+        let workspace_check = guard::workspace_check_of(global.sandbox, &file.config, &workspace);
         Ok(Setup {
             file,
             provider,
@@ -375,9 +380,31 @@ impl Setup {
             agent,
             workspace,
             sandbox,
+            workspace_check,
             context_window_flag: global.context_window,
             listed_window: None,
         })
+    }
+
+    /// The user said yes to `workspace-write` in a workspace at `$HOME` or `/` (the TUI's
+    /// question): the sandbox is made again as with `--sandbox workspace-write`.
+    pub(crate) fn confirm_workspace_write(&mut self) -> Result<(), CliError> {
+        let key_env = self
+            .file
+            .config
+            .providers
+            .get(&self.provider.name)
+            .and_then(|entry| entry.key_env.clone());
+        let flag = Some(hrns_core::sandbox::SandboxMode::WorkspaceWrite);
+        self.sandbox = crate::sandbox::for_run(
+            flag,
+            &self.file.path,
+            &self.file.config,
+            &self.workspace,
+            key_env.as_deref(),
+        )?;
+        self.workspace_check = self.workspace_check.map(|check| check.confirmed());
+        Ok(())
     }
 
     /// The tools of this run: the built-ins the agent allows (`load_skill` is among them only
@@ -425,6 +452,7 @@ impl Setup {
             config.retry = retry;
         }
         config.images = self.image_inputs();
+        config.web_fetch = self.sandbox.fetch_policy.clone();
         config
     }
 

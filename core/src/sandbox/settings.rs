@@ -7,6 +7,9 @@
 //!   "sandboxNetwork": false,
 //!   "envAllow": ["GITHUB_TOKEN"],
 //!   "webFetchAllowPrivate": false,
+//!   "sandboxUnixSockets": ["/run/user/1000/pulse/native"],
+//!   "webFetchAllow": ["docs.rs", "crates.io"],
+//!   "sandboxWritableGit": false,
 //!   "projects": { "/home/me/src/site": { "sandbox": "danger-full-access" } }
 //! }
 //! ```
@@ -16,6 +19,7 @@
 //! in a repository, so a cloned project cannot loosen its own sandbox.
 
 use super::{NetworkAccess, SandboxMode};
+use crate::tool::protect::GitWrites;
 use crate::wire::Extra;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -34,6 +38,16 @@ pub struct SafetySettings {
     /// `webFetchAllowPrivate`: whether `web_fetch` may fetch loopback, private and link-local
     /// addresses.
     pub web_fetch_private: bool,
+    /// `sandboxUnixSockets`: Unix sockets made outside the sandbox that commands may connect
+    /// to (absolute paths). Each one is a door out: `docker.sock` there means no sandbox.
+    pub unix_sockets: Vec<PathBuf>,
+    /// `webFetchAllow`: hosts `web_fetch` may fetch without asking, also when the sandbox
+    /// keeps commands off the network (lower case; see [`super::WebFetchPolicy`]).
+    pub web_fetch_allow: Vec<String>,
+    /// `sandboxWritableGit`: whether the file tools may write inside `.git` (and commands,
+    /// where the launcher protects it). Risky: git runs hooks and obeys its config as the
+    /// user, outside the sandbox.
+    pub writable_git: GitWrites,
 }
 
 impl SafetySettings {
@@ -98,7 +112,54 @@ impl SafetySettings {
                 .as_bool()
                 .ok_or_else(|| wrong("webFetchAllowPrivate", "true or false"))?;
         }
+        if let Some(v) = keys.get("sandboxUnixSockets") {
+            self.unix_sockets = strings(v)
+                .ok_or_else(|| wrong("sandboxUnixSockets", "a list of absolute paths"))?
+                .into_iter()
+                .map(PathBuf::from)
+                .collect();
+            if let Some(bad) = self.unix_sockets.iter().find(|r| !r.is_absolute()) {
+                return Err(format!(
+                    "{prefix}sandboxUnixSockets: `{}` is not an absolute path",
+                    bad.display()
+                ));
+            }
+        }
+        if let Some(v) = keys.get("webFetchAllow") {
+            let hosts = strings(v).ok_or_else(|| wrong("webFetchAllow", "a list of host names"))?;
+            if let Some(bad) = hosts.iter().find(|h| !is_host_name(h)) {
+                return Err(format!(
+                    "{prefix}webFetchAllow: `{bad}` is not a host name (write `docs.rs`, not a \
+                     URL; no port, path or wildcard)"
+                ));
+            }
+            self.web_fetch_allow = hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
+        }
+        if let Some(v) = keys.get("sandboxWritableGit") {
+            let on = v
+                .as_bool()
+                .ok_or_else(|| wrong("sandboxWritableGit", "true or false"))?;
+            self.writable_git = if on {
+                GitWrites::Allowed
+            } else {
+                GitWrites::Refused
+            };
+        }
         Ok(())
+    }
+}
+
+/// Whether `host` is a plain host name or IP address as `webFetchAllow` takes it: letters,
+/// digits, `-` and `.`, or an IPv6 address in brackets (`[::1]`).
+fn is_host_name(host: &str) -> bool {
+    match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => !v6.is_empty() && v6.chars().all(|c| c.is_ascii_hexdigit() || c == ':'),
+        None => {
+            !host.is_empty()
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+        }
     }
 }
 

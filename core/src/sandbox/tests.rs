@@ -122,15 +122,119 @@ fn secret_names_are_withheld_unless_allowed() {
         withheld: vec!["MY_PROVIDER".into()],
         allowed: vec!["GITHUB_TOKEN".into()],
     };
-    assert!(policy.passes("PATH"));
-    assert!(policy.passes("GITHUB_TOKEN"));
-    assert!(!policy.passes("MY_PROVIDER"));
-    assert!(!policy.passes("OPENAI_API_KEY"));
+    assert!(policy.passes("PATH", "v"));
+    assert!(policy.passes("GITHUB_TOKEN", "v"));
+    assert!(!policy.passes("MY_PROVIDER", "v"));
+    assert!(!policy.passes("OPENAI_API_KEY", "v"));
     assert!(
-        !policy.passes("github_token"),
+        !policy.passes("github_token", "v"),
         "the allow-list compares exactly"
     );
-    assert!(!policy.passes("X_TOKEN"), "a secret's name withholds it");
+    assert!(
+        !policy.passes("X_TOKEN", "v"),
+        "a secret's name withholds it"
+    );
+}
+
+#[test]
+fn the_new_secret_names_are_withheld_and_their_look_alikes_pass() {
+    for name in [
+        "MYSQL_PWD",
+        "NPM_AUTH",
+        "npm_config__auth",
+        "GH_PAT",
+        "SENTRY_DSN",
+        "SLACK_WEBHOOK_URL",
+        "AUTH_HEADER",
+        "HTTP_AUTHORIZATION",
+        "GIT_AUTHOR_TOKEN",
+        "XAUTHORITY",
+    ] {
+        assert!(is_secret_name(name), "{name}");
+    }
+    for name in [
+        "PWD",
+        "OLDPWD",
+        "PATH",
+        "PATHEXT",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "AUTHOR",
+        "DSN_HOST_NAME",
+        "PATTERN",
+    ] {
+        assert!(!is_secret_name(name), "{name}");
+    }
+}
+
+#[test]
+fn urls_with_passwords_are_withheld_whatever_the_name() {
+    for value in [
+        "postgres://u:pw@h/db",
+        "https://user:p%40ss@proxy:3128",
+        "mysql://root:x@127.0.0.1:3306",
+        "https://a.example https://u:p@b.example/simple",
+        "redis://:only-a-password@cache:6379/0",
+    ] {
+        assert!(has_url_password(value), "{value}");
+    }
+    for value in [
+        "",
+        "postgres://localhost/db",
+        "ssh://git@github.com/o/r",
+        "https://h/path/with@at",
+        "https://h/?q=a:b@c",
+        "https://u:@h/",
+        "user:pw@host",
+        "://:",
+        "https://u:p#@h",
+    ] {
+        assert!(!has_url_password(value), "{value}");
+    }
+    let policy = EnvPolicy::default();
+    assert_eq!(
+        policy.verdict("DATABASE_URL", "postgres://u:pw@h/db"),
+        EnvVerdict::UrlWithPassword
+    );
+    assert!(policy.passes("DATABASE_URL", "postgres://h/db"));
+    let allowed = EnvPolicy {
+        allowed: vec!["DATABASE_URL".into()],
+        ..EnvPolicy::default()
+    };
+    assert!(allowed.passes("DATABASE_URL", "postgres://u:pw@h/db"));
+}
+
+#[test]
+fn handles_to_outside_services_are_withheld_unless_allowed() {
+    let policy = EnvPolicy::default();
+    for name in [
+        "TMUX",
+        "TMUX_PANE",
+        "STY",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "GPG_AGENT_INFO",
+        "DOCKER_HOST",
+        "DISPLAY",
+        "WAYLAND_DISPLAY",
+        "KITTY_LISTEN_ON",
+    ] {
+        assert_eq!(
+            policy.verdict(name, "/tmp/tmux-1000/default,1,0"),
+            EnvVerdict::ServiceHandle,
+            "{name}"
+        );
+    }
+    // SSH_AUTH_SOCK is a handle too, and its name already says AUTH.
+    assert!(!policy.passes("SSH_AUTH_SOCK", "/run/user/1000/ssh"));
+    assert!(policy.passes("tmux", "x"), "names compare exactly");
+    assert!(policy.passes("TERM", "tmux-256color"));
+    let allowed = EnvPolicy {
+        allowed: vec!["TMUX".into(), "DISPLAY".into()],
+        ..EnvPolicy::default()
+    };
+    assert!(allowed.passes("TMUX", "/tmp/tmux-1000/default,1,0"));
+    assert!(allowed.passes("DISPLAY", ":0"));
+    assert!(!allowed.passes("STY", "1.pts-0"));
 }
 
 #[test]
@@ -177,6 +281,11 @@ fn bad_settings_name_the_key() {
             "sandboxWritableRoots",
         ),
         (r#"{"envAllow": "X"}"#, "envAllow"),
+        (
+            r#"{"sandboxUnixSockets": ["run/docker.sock"]}"#,
+            "sandboxUnixSockets",
+        ),
+        (r#"{"sandboxUnixSockets": "/s"}"#, "sandboxUnixSockets"),
         (r#"{"projects": []}"#, "projects"),
         (
             r#"{"projects": {"/": {"sandbox": 1}}}"#,
@@ -187,6 +296,19 @@ fn bad_settings_name_the_key() {
         let err = SafetySettings::from_config(&extra, Path::new("/w")).unwrap_err();
         assert!(err.contains(key), "{text}: {err}");
     }
+}
+
+#[test]
+fn unix_sockets_are_listed_per_project_too() {
+    let extra: crate::wire::Extra = serde_json::from_str(
+        r#"{"sandboxUnixSockets": ["/run/a.sock"],
+            "projects": {"/src": {"sandboxUnixSockets": []}}}"#,
+    )
+    .unwrap();
+    let global = SafetySettings::from_config(&extra, Path::new("/w")).unwrap();
+    assert_eq!(global.unix_sockets, [PathBuf::from("/run/a.sock")]);
+    let project = SafetySettings::from_config(&extra, Path::new("/src/x")).unwrap();
+    assert!(project.unix_sockets.is_empty());
 }
 
 #[test]
@@ -207,4 +329,51 @@ fn a_program_may_ask_for_another_mode() {
     assert!(read_only.writable_roots().is_empty());
     let err = read_only.for_mode(SandboxMode::WorkspaceWrite).unwrap_err();
     assert!(err.contains("runs under read-only"), "{err}");
+}
+
+#[test]
+fn git_writes_and_the_web_fetch_allow_list_from_the_config() {
+    use crate::tool::protect::GitWrites;
+    let ws = Path::new("/w");
+    let parse = |text: &str| {
+        let extra: crate::wire::Extra = serde_json::from_str(text).unwrap();
+        SafetySettings::from_config(&extra, ws)
+    };
+    let default = parse("{}").unwrap();
+    assert_eq!(default.writable_git, GitWrites::Refused);
+    assert!(default.web_fetch_allow.is_empty());
+    let set = parse(
+        r#"{"sandboxWritableGit": true, "webFetchAllow": ["Docs.RS", "127.0.0.1", "[::1]"]}"#,
+    )
+    .unwrap();
+    assert_eq!(set.writable_git, GitWrites::Allowed);
+    assert_eq!(set.web_fetch_allow, ["docs.rs", "127.0.0.1", "[::1]"]);
+    let project =
+        parse(r#"{"sandboxWritableGit": true, "projects": {"/w": {"sandboxWritableGit": false}}}"#)
+            .unwrap();
+    assert_eq!(project.writable_git, GitWrites::Refused);
+    for (text, expected) in [
+        (
+            r#"{"sandboxWritableGit": "yes"}"#,
+            "sandboxWritableGit in the config must be true or false",
+        ),
+        (
+            r#"{"webFetchAllow": "docs.rs"}"#,
+            "webFetchAllow in the config must be a list of host names",
+        ),
+        (
+            r#"{"webFetchAllow": ["https://docs.rs/"]}"#,
+            "`https://docs.rs/` is not a host name",
+        ),
+        (
+            r#"{"webFetchAllow": ["*.example.com"]}"#,
+            "is not a host name",
+        ),
+        (r#"{"webFetchAllow": ["h:8080"]}"#, "is not a host name"),
+        (r#"{"webFetchAllow": [""]}"#, "is not a host name"),
+        (r#"{"webFetchAllow": ["[]"]}"#, "is not a host name"),
+    ] {
+        let err = parse(text).unwrap_err();
+        assert!(err.contains(expected), "{text}: {err}");
+    }
 }

@@ -240,6 +240,10 @@ pub struct SessionConfig {
     /// Whether the session asks for snapshots around the calls that may change files
     /// (default off: the owner needs a checkpoint store).
     pub checkpoints: crate::checkpoint::Checkpoints,
+    /// Where `web_fetch` may go without asking, and whether the sandbox's network rule holds
+    /// it back ([`crate::sandbox::WebFetchPolicy`]; default: open, no hosts listed, so the
+    /// approval policy alone decides). Children of `task` calls inherit it.
+    pub web_fetch: crate::sandbox::WebFetchPolicy,
 }
 
 impl SessionConfig {
@@ -266,6 +270,7 @@ impl SessionConfig {
             subagents: None,
             images: ImageInputs::Placeholder,
             checkpoints: crate::checkpoint::Checkpoints::Off,
+            web_fetch: crate::sandbox::WebFetchPolicy::default(),
         }
     }
 }

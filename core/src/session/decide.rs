@@ -5,7 +5,9 @@ use super::calls::{CallState, done};
 use super::event::{ToolStatus, TurnError};
 use super::shared::Shared;
 use super::{PolicyDecision, ToolRun};
+use crate::sandbox::WebFetchVerdict;
 use crate::tool::Effect;
+use crate::tool::builtin::WEB_FETCH;
 
 pub(super) fn decide(s: &mut Shared, id: &str, name: &str, arguments: &str) -> CallState {
     let Some(spec) = s.config.tools.iter().find(|t| t.name == name) else {
@@ -29,8 +31,11 @@ pub(super) fn decide(s: &mut Shared, id: &str, name: &str, arguments: &str) -> C
     } else {
         serde_json::from_str::<serde_json::Value>(trimmed)
     };
-    let canonical = match parsed {
-        Ok(v @ serde_json::Value::Object(_)) => v.to_string(),
+    let (canonical, url) = match parsed {
+        Ok(v @ serde_json::Value::Object(_)) => {
+            let url = v.get("url").and_then(|u| u.as_str()).map(str::to_owned);
+            (v.to_string(), url)
+        }
         Ok(other) => {
             return done(
                 ToolStatus::InvalidArguments,
@@ -93,6 +98,20 @@ pub(super) fn decide(s: &mut Shared, id: &str, name: &str, arguments: &str) -> C
     };
     let decision = if s.approved_tools.contains(name) {
         PolicyDecision::Run
+    } else if name == WEB_FETCH {
+        // A URL is a way out: the sandbox's network rule and `webFetchAllow` decide first.
+        match (
+            s.config.web_fetch.verdict(url.as_deref()),
+            s.config.approval.decide(effect),
+        ) {
+            (_, PolicyDecision::Deny) => PolicyDecision::Deny,
+            (WebFetchVerdict::Listed, _) => PolicyDecision::Run,
+            (WebFetchVerdict::Open, decision) => decision,
+            (WebFetchVerdict::Closed(_), PolicyDecision::Ask) => PolicyDecision::Ask,
+            (WebFetchVerdict::Closed(refusal), PolicyDecision::Run) => {
+                return done(ToolStatus::DeniedByPolicy, refusal);
+            }
+        }
     } else {
         s.config.approval.decide(effect)
     };

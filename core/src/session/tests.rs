@@ -13,6 +13,7 @@ mod images;
 mod limits;
 mod ordering;
 mod tool_set;
+mod web_fetch;
 
 const KEY: &str = "sk-test-SECRET-0123456789";
 

@@ -258,16 +258,40 @@ pub enum HostCheck {
 /// The first step of the check that `url` leads to no non-public address `policy` refuses;
 /// the same in both drivers, which differ only in how they resolve a name. The connection
 /// resolves again; a name that changes its answer in between is not caught here.
-pub fn host_check(url: &str, policy: PrivateAddresses) -> HostCheck {
+///
+/// `client` is the host (an IPv6 address with or without brackets) and port as the driver's
+/// HTTP client parses `url` (its `http::Uri`), so that the address checked is the one the
+/// request goes to; `None` when the client cannot parse it (the request then fails with its
+/// own error). hrns's own reading of the host ([`host_and_port`], which the session's
+/// `webFetchAllow` and redirects use) must agree with the client's, or the URL is refused: a
+/// URL two parsers read differently is a way to fetch one host while another is checked.
+pub fn host_check(url: &str, client: Option<(&str, u16)>, policy: PrivateAddresses) -> HostCheck {
+    let Some((host, port)) = client else {
+        return HostCheck::Done(Ok(()));
+    };
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    match host_and_port(url) {
+        Ok((ours, _)) if ours.eq_ignore_ascii_case(host) => {}
+        Ok((ours, _)) => {
+            return HostCheck::Done(Err(ToolOutput::error(format!(
+                "web_fetch: refused {url}: its host reads as {ours} to hrns but as {host} to the \
+                 HTTP client; write the URL plainly (no `@`, `\\` or `#` before the path)"
+            ))));
+        }
+        Err(e) => return HostCheck::Done(Err(ToolOutput::error(format!("web_fetch: {e}")))),
+    }
     if policy == PrivateAddresses::Allowed {
         return HostCheck::Done(Ok(()));
     }
-    let Ok((host, port)) = host_and_port(url) else {
-        return HostCheck::Done(Ok(()));
-    };
     match host.parse() {
         Ok(ip) => HostCheck::Done(check_address(url, ip, policy)),
-        Err(_) => HostCheck::Resolve { host, port },
+        Err(_) => HostCheck::Resolve {
+            host: host.to_owned(),
+            port,
+        },
     }
 }
 
@@ -673,21 +697,52 @@ mod tests {
     fn host_check_resolves_only_names_and_only_when_private_addresses_are_refused() {
         let refused = PrivateAddresses::Refused;
         assert_eq!(
-            host_check("http://10.0.0.1/", PrivateAddresses::Allowed),
+            host_check(
+                "http://10.0.0.1/",
+                Some(("10.0.0.1", 80)),
+                PrivateAddresses::Allowed
+            ),
             HostCheck::Done(Ok(()))
         );
-        let HostCheck::Done(Err(literal)) = host_check("http://[::1]:8080/x", refused) else {
+        let HostCheck::Done(Err(literal)) =
+            host_check("http://[::1]:8080/x", Some(("[::1]", 8080)), refused)
+        else {
             panic!("an address literal is checked without a lookup");
         };
         assert!(literal.content.contains("loopback"), "{}", literal.content);
         assert_eq!(
-            host_check("https://example.org/a", refused),
+            host_check("https://example.org/a", Some(("example.org", 443)), refused),
             HostCheck::Resolve {
                 host: "example.org".into(),
                 port: 443
             }
         );
-        assert_eq!(host_check("not a url", refused), HostCheck::Done(Ok(())));
+        assert_eq!(
+            host_check("not a url", None, refused),
+            HostCheck::Done(Ok(()))
+        );
+        // The client reads another host than hrns does: refused, whatever the policy.
+        for policy in [refused, PrivateAddresses::Allowed] {
+            let HostCheck::Done(Err(two)) = host_check(
+                "http://docs.rs#@127.0.0.1/",
+                Some(("127.0.0.1", 80)),
+                policy,
+            ) else {
+                panic!("two readings of one URL");
+            };
+            assert!(
+                two.content.contains("write the URL plainly"),
+                "{}",
+                two.content
+            );
+        }
+        assert_eq!(
+            host_check("http://EXAMPLE.org/", Some(("example.org", 80)), refused),
+            HostCheck::Resolve {
+                host: "example.org".into(),
+                port: 80
+            }
+        );
 
         let url = "http://example.org/";
         let public: IpAddr = "93.184.215.14".parse().unwrap();

@@ -258,15 +258,6 @@ impl Listing {
     }
 }
 
-/// Refuses a path below hrns's own config or state directories, which hold keys and
-/// sessions: the file tools do not touch them.
-pub fn protected_path(tool: &str, shown: &str) -> ToolOutput {
-    ToolOutput::error(format!(
-        "{tool}: refused {shown}: it is part of hrns's own configuration or state (keys, \
-         sessions), which the tools do not read or change"
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -72,6 +72,7 @@ pub mod glob;
 pub mod grep;
 pub mod page;
 pub mod path;
+pub mod protect;
 mod registry;
 pub mod render;
 pub mod truncate;

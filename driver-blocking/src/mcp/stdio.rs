@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
@@ -137,15 +136,16 @@ pub(crate) fn spawn(
         ));
     }
     let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-    let mut child = sandbox
+    let mut program = sandbox
         .command(command, &args)
-        .map_err(|refusal| format!("cannot run {command:?}: {refusal}"))?
+        .map_err(|refusal| format!("cannot run {command:?}: {refusal}"))?;
+    sandbox.lead_own_group(&mut program);
+    let mut child = program
         .envs(env)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot run {command:?}: {e}"))?;
     let group = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
@@ -153,7 +153,7 @@ pub(crate) fn spawn(
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
         if let Some(pid) = group {
-            let _ = kill_process_group(pid, Signal::KILL);
+            crate::sandbox::kill_group(pid);
         }
         let _ = child.wait();
         return Err(format!(

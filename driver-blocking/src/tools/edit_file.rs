@@ -24,9 +24,12 @@ builtin_tool!(EditFile: EDIT_FILE, EditFileArgs => edit);
 fn edit(_: &EditFile, args: EditFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
     let shown = args.path.as_str();
     let real = resolve_for_write(ctx, shown)?;
-    if ctx.sandbox.protects(&real) {
-        return Err(hrns_core::tool::files::protected_path(EDIT_FILE, shown));
-    }
+    ctx.sandbox.check_real(
+        EDIT_FILE,
+        hrns_core::tool::protect::FileAccess::Write,
+        shown,
+        &real,
+    )?;
     let metadata = match std::fs::metadata(&real) {
         Ok(metadata) => metadata,
         Err(e) if e.kind() == ErrorKind::NotFound => return Err(edit_missing_file(shown)),

@@ -8,9 +8,9 @@ use hrns_core::tool::builtin::{
 };
 use hrns_core::tool::render::{CommandOutcome, render_command, spawn_failed};
 use hrns_core::tool::truncate::HeadTail;
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::Pid;
 use std::io::{ErrorKind, Read};
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -40,6 +40,8 @@ fn run(_: &RunCommand, args: RunCommandArgs, ctx: &ToolContext) -> Result<ToolOu
         .sandbox
         .command("sh", &["-c".into(), args.command.into()])
         .map_err(|refusal| ToolOutput::error(format!("{RUN_COMMAND}: {refusal}")))?;
+    let mut shell = shell;
+    ctx.sandbox.lead_own_group(&mut shell);
     let mut output = match execute(shell, &ctx.workspace, timeout, &ctx.cancel) {
         Ok(outcome) => render_command(&outcome, DEFAULT_OUTPUT_CHARS),
         Err(e) => spawn_failed(&e),
@@ -68,7 +70,6 @@ fn execute(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .spawn()?;
     let group = Group::of(&child);
     let captures = child
@@ -148,7 +149,7 @@ impl Group {
     /// Sends `SIGKILL` to every process of the group; a group that is already gone is fine.
     fn kill(&self) {
         if let Some(pid) = self.0 {
-            let _ = kill_process_group(pid, Signal::KILL);
+            crate::sandbox::kill_group(pid);
         }
     }
 }

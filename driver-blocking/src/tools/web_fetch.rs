@@ -1,6 +1,7 @@
 //! `web_fetch`: an http(s) GET on ureq with a timeout and a size cap.
 
 use crate::tool::ToolContext;
+use hrns_core::sandbox::WebFetchPolicy;
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{
     WEB_FETCH, WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT_SECS, WebFetchArgs,
@@ -63,7 +64,7 @@ impl WebFetch {
         }
     }
 
-    fn fetch(&self, url: &str, private: PrivateAddresses) -> ToolOutput {
+    fn fetch(&self, url: &str, private: PrivateAddresses, hosts: &WebFetchPolicy) -> ToolOutput {
         let deadline = Instant::now() + self.timeout;
         // A timeout is reported for the URL asked for, whichever redirect it happened on.
         let timed_out = || fetch_timed_out(url, self.timeout.as_secs().max(1));
@@ -91,7 +92,12 @@ impl WebFetch {
             let status = response.status().as_u16();
             let location = header(&response, "location");
             match redirect_target(&url, hop, status, location.as_deref()) {
-                Ok(Some(next)) => url = next,
+                Ok(Some(next)) => {
+                    if let Err(refusal) = hosts.check_redirect(&url, &next) {
+                        return refusal;
+                    }
+                    url = next;
+                }
                 Ok(None) => break response,
                 Err(refusal) => return refusal,
             }
@@ -145,13 +151,19 @@ fn web_fetch(
     args: WebFetchArgs,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolOutput> {
-    Ok(tool.fetch(check_url(&args.url)?, ctx.sandbox.web_fetch))
+    Ok(tool.fetch(
+        check_url(&args.url)?,
+        ctx.sandbox.web_fetch,
+        &ctx.sandbox.fetch_policy,
+    ))
 }
 
 /// Refuses `url` when its host is, or resolves to, a non-public address that `private` does
 /// not allow: the core decides ([`host_check`]); this resolves the name.
 fn check_host(url: &str, private: PrivateAddresses) -> Result<(), ToolOutput> {
-    match host_check(url, private) {
+    let client = client_host(url);
+    let client = client.as_ref().map(|(host, port)| (host.as_str(), *port));
+    match host_check(url, client, private) {
         HostCheck::Done(result) => result,
         HostCheck::Resolve { host, port } => {
             let found: Vec<std::net::IpAddr> = (host.as_str(), port)
@@ -163,9 +175,49 @@ fn check_host(url: &str, private: PrivateAddresses) -> Result<(), ToolOutput> {
     }
 }
 
+/// The host and port of `url` as the HTTP client reads it (the same `http::Uri` parser the
+/// request goes through), for the address check; `None` when it cannot parse the URL.
+fn client_host(url: &str) -> Option<(String, u16)> {
+    let uri: ureq::http::Uri = url.parse().ok()?;
+    let host = uri.host()?.to_owned();
+    let https = uri
+        .scheme_str()
+        .is_some_and(|s| s.eq_ignore_ascii_case("https"));
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+    Some((host, port))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_address_check_reads_the_host_as_the_client_does() {
+        let table = [
+            ("http://a.example#@127.0.0.1/", Some(("a.example", 80))),
+            ("http://a.example?@127.0.0.1/", Some(("a.example", 80))),
+            ("http://u@a.example@127.0.0.1/", Some(("127.0.0.1", 80))),
+            ("https://a.example:8443/x", Some(("a.example", 8443))),
+            ("HTTPS://[::1]/x", Some(("[::1]", 443))),
+            ("http://a.example\\@127.0.0.1/", None),
+        ];
+        for (url, expected) in table {
+            let got = client_host(url);
+            let got = got.as_ref().map(|(h, p)| (h.as_str(), *p));
+            assert_eq!(got, expected, "{url}");
+            if let Some((host, _)) = expected {
+                // hrns's own reading (the allow-list's, the redirects') is the same.
+                let (ours, _) = hrns_core::tool::fetch::host_and_port(url).unwrap();
+                assert_eq!(ours, host.trim_matches(['[', ']']), "{url}");
+            }
+        }
+        // The loopback literal behind a fragment is never what is checked, nor fetched.
+        let url = "http://a.example#@127.0.0.1/";
+        assert!(matches!(
+            host_check(url, Some(("a.example", 80)), PrivateAddresses::Refused),
+            HostCheck::Resolve { ref host, .. } if host == "a.example"
+        ));
+    }
     use crate::tools::test_util::{call, workspace};
     use serde_json::json;
     use std::io::{BufRead as _, BufReader, Write as _};

@@ -26,9 +26,12 @@ builtin_tool!(WriteFile: WRITE_FILE, WriteFileArgs => write);
 fn write(_: &WriteFile, args: WriteFileArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolOutput> {
     let shown = args.path.as_str();
     let real = resolve_for_write(ctx, shown)?;
-    if ctx.sandbox.protects(&real) {
-        return Err(hrns_core::tool::files::protected_path(WRITE_FILE, shown));
-    }
+    ctx.sandbox.check_real(
+        WRITE_FILE,
+        hrns_core::tool::protect::FileAccess::Write,
+        shown,
+        &real,
+    )?;
     let permissions = match std::fs::metadata(&real) {
         Ok(metadata) => {
             require_file(FsOp::Write, shown, metadata.file_type().into())?;

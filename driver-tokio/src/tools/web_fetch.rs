@@ -3,6 +3,7 @@
 use crate::client::{ClientConfig, HttpClient};
 use crate::tool::ToolContext;
 use hrns_core::http::{HeaderValue, HttpRequest, Method, RequestId};
+use hrns_core::sandbox::WebFetchPolicy;
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{
     WEB_FETCH, WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT_SECS, WebFetchArgs,
@@ -50,14 +51,23 @@ async fn web_fetch(
 ) -> Result<ToolOutput, ToolOutput> {
     let url = check_url(&a.url)?;
     let limit = Duration::from_secs(WEB_FETCH_TIMEOUT_SECS);
-    tokio::time::timeout(limit, tool.fetch(url.to_owned(), ctx.sandbox.web_fetch))
-        .await
-        .map_err(|_| fetch_timed_out(url, WEB_FETCH_TIMEOUT_SECS))
+    let hosts = &ctx.sandbox.fetch_policy;
+    tokio::time::timeout(
+        limit,
+        tool.fetch(url.to_owned(), ctx.sandbox.web_fetch, hosts),
+    )
+    .await
+    .map_err(|_| fetch_timed_out(url, WEB_FETCH_TIMEOUT_SECS))
 }
 
 impl WebFetch {
     /// GETs `url`, following the redirects [`redirect_target`] allows.
-    async fn fetch(&self, mut url: String, private: PrivateAddresses) -> ToolOutput {
+    async fn fetch(
+        &self,
+        mut url: String,
+        private: PrivateAddresses,
+        hosts: &WebFetchPolicy,
+    ) -> ToolOutput {
         let mut hop = 0;
         loop {
             if let Err(refusal) = check_host(&url, private).await {
@@ -84,6 +94,9 @@ impl WebFetch {
             let location = header("location");
             match redirect_target(&url, hop, response.status, location.as_deref()) {
                 Ok(Some(next)) => {
+                    if let Err(refusal) = hosts.check_redirect(&url, &next) {
+                        return refusal;
+                    }
                     url = next;
                     hop += 1;
                     continue;
@@ -105,7 +118,9 @@ impl WebFetch {
 /// Refuses `url` when its host is, or resolves to, a non-public address that `private` does
 /// not allow: the core decides ([`host_check`]); this resolves the name without blocking.
 async fn check_host(url: &str, private: PrivateAddresses) -> Result<(), ToolOutput> {
-    match host_check(url, private) {
+    let client = client_host(url);
+    let client = client.as_ref().map(|(host, port)| (host.as_str(), *port));
+    match host_check(url, client, private) {
         HostCheck::Done(result) => result,
         HostCheck::Resolve { host, port } => {
             let found: Vec<std::net::IpAddr> = tokio::net::lookup_host((host.as_str(), port))
@@ -115,4 +130,16 @@ async fn check_host(url: &str, private: PrivateAddresses) -> Result<(), ToolOutp
             check_addresses(url, found, private)
         }
     }
+}
+
+/// The host and port of `url` as the HTTP client reads it (the same `http::Uri` parser the
+/// request goes through), for the address check; `None` when it cannot parse the URL.
+fn client_host(url: &str) -> Option<(String, u16)> {
+    let uri: http::Uri = url.parse().ok()?;
+    let host = uri.host()?.to_owned();
+    let https = uri
+        .scheme_str()
+        .is_some_and(|s| s.eq_ignore_ascii_case("https"));
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+    Some((host, port))
 }

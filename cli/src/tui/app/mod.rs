@@ -248,6 +248,9 @@ impl App {
         app.print(&banner);
         let loaded = view::instructions_line(&app.setup.discovered.instructions);
         app.print(&[loaded]);
+        if let Some(check) = app.setup.workspace_check {
+            app.error(&format!("warning: {}", check.warning(&app.setup.workspace)));
+        }
         for line in mcp_found.warnings.iter().chain(&mcp_failures) {
             app.error(line);
         }

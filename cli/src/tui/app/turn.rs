@@ -45,7 +45,11 @@ impl App {
         let width = self.screen.wrap_width();
         let echo = view::user_message(&prompt, width);
         self.print(&echo);
-        let (message, attached) = crate::setup::mentions::expand(&prompt, &self.setup.workspace);
+        let (message, attached) = crate::setup::mentions::expand(
+            &prompt,
+            &self.setup.workspace,
+            &self.setup.sandbox.protected,
+        );
         for a in &attached {
             self.info(&a.summary());
         }
