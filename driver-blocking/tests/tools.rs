@@ -11,10 +11,15 @@ use std::path::Path;
 struct Blocking(hrns_blocking::Toolbox);
 
 impl tool_suite::ToolHarness for Blocking {
-    fn call_raw(&self, root: &Path, name: &str, arguments: &str) -> ToolOutput {
+    fn call_in(
+        &self,
+        root: &Path,
+        sandbox: hrns_blocking::Sandbox,
+        name: &str,
+        arguments: &str,
+    ) -> ToolOutput {
         let mut ctx = ToolContext::new(root).expect("the suite's workspace exists");
-        // The suite's web server is on loopback.
-        ctx.sandbox.web_fetch = hrns_core::tool::fetch::PrivateAddresses::Allowed;
+        ctx.sandbox = sandbox;
         let tool = self.0.get(name).expect("a built-in tool");
         tool.run(arguments, &ctx)
     }

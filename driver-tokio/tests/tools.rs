@@ -30,10 +30,15 @@ fn tokio() -> Tokio {
 }
 
 impl tool_suite::ToolHarness for Tokio {
-    fn call_raw(&self, root: &Path, name: &str, arguments: &str) -> ToolOutput {
+    fn call_in(
+        &self,
+        root: &Path,
+        sandbox: hrns_tokio::Sandbox,
+        name: &str,
+        arguments: &str,
+    ) -> ToolOutput {
         let mut ctx = ToolContext::new(root).expect("the suite's workspace exists");
-        // The suite's web server is on loopback.
-        ctx.sandbox.web_fetch = hrns_core::tool::fetch::PrivateAddresses::Allowed;
+        ctx.sandbox = sandbox;
         let tool = self.tools.get(name).expect("a built-in tool");
         self.rt.block_on(tool.run(arguments, &ctx))
     }

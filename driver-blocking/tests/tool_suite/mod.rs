@@ -24,8 +24,22 @@ pub use grep::*;
 /// Calls one driver's built-in tools.
 pub trait ToolHarness {
     /// Runs the built-in tool `name` with the raw JSON `arguments` in a workspace rooted at
-    /// `root` (absolute and canonical). `load_skill` serves [`skills`].
-    fn call_raw(&self, root: &Path, name: &str, arguments: &str) -> ToolOutput;
+    /// `root` (absolute and canonical), under `sandbox`. `load_skill` serves [`skills`].
+    fn call_in(
+        &self,
+        root: &Path,
+        sandbox: hrns_blocking::Sandbox,
+        name: &str,
+        arguments: &str,
+    ) -> ToolOutput;
+
+    /// [`ToolHarness::call_in`] under the library's default sandbox, with loopback allowed to
+    /// `web_fetch` (the suite's web server is on loopback).
+    fn call_raw(&self, root: &Path, name: &str, arguments: &str) -> ToolOutput {
+        let mut sandbox = hrns_blocking::Sandbox::unconfined();
+        sandbox.web_fetch = hrns_core::tool::fetch::PrivateAddresses::Allowed;
+        self.call_in(root, sandbox, name, arguments)
+    }
 }
 
 /// The skills `load_skill` serves in these cases.
@@ -644,6 +658,11 @@ fn web_server() -> String {
                     "/to-file" => ("302 Found", "location: file:///etc/passwd\r\n", Vec::new()),
                     "/loop" => ("302 Found", "location: /loop\r\n", Vec::new()),
                     "/moved" => ("301 Moved", "location: text\r\n", Vec::new()),
+                    "/away" => (
+                        "302 Found",
+                        "location: http://elsewhere.invalid/?k=1\r\n",
+                        Vec::new(),
+                    ),
                     _ => (
                         "404 Not Found",
                         "content-type: text/plain\r\n",
@@ -703,6 +722,97 @@ pub fn web_fetch_gets_text_and_follows_checked_redirects(h: &impl ToolHarness) {
             "fetching {base}/loop failed: gave up after 5 redirects; the server may redirect \
              in a loop"
         ))
+    );
+}
+
+pub fn web_fetch_without_network_follows_redirects_to_listed_hosts_only(h: &impl ToolHarness) {
+    use hrns_core::sandbox::{WebFetchNetwork, WebFetchPolicy};
+    let ws = workspace(h);
+    let base = web_server();
+    let fetch = |path: &str, network: WebFetchNetwork| {
+        let mut sandbox = hrns_blocking::Sandbox::unconfined();
+        sandbox.web_fetch = hrns_core::tool::fetch::PrivateAddresses::Allowed;
+        sandbox.fetch_policy = WebFetchPolicy {
+            network,
+            allow: vec!["127.0.0.1".into()],
+        };
+        let args = json!({"url": format!("{base}{path}")}).to_string();
+        h.call_in(&ws.root, sandbox, "web_fetch", &args)
+    };
+    assert_eq!(
+        fetch("/moved", WebFetchNetwork::Closed),
+        ToolOutput::ok("HTTP 200, text/plain, 9 bytes\n\nhello web"),
+        "a redirect on the listed host is followed"
+    );
+    assert_eq!(
+        fetch("/away", WebFetchNetwork::Closed),
+        ToolOutput::error(format!(
+            "web_fetch: {base}/away redirects to http://elsewhere.invalid/?k=1, which is not on \
+             \"webFetchAllow\"; not followed, since the sandbox keeps commands off the network. \
+             Call web_fetch with that URL if you need it (it is decided like any other)."
+        ))
+    );
+}
+
+pub fn the_file_tools_leave_git_and_hrns_files_alone(h: &impl ToolHarness) {
+    use hrns_core::tool::protect::{GitWrites, ProtectedPaths};
+    let ws = workspace(h);
+    ws.put(".git/HEAD", "ref: refs/heads/main\n");
+    ws.put(".git/config", "[core]\n");
+    ws.put("hrns/config.json", "{\"key\": \"HRNS-OWN-MARKER\"}");
+    ws.put("src/a.rs", "fn a() {}\n");
+    let call = |git: GitWrites, name: &str, args: Value| {
+        let mut sandbox = hrns_blocking::Sandbox::unconfined();
+        sandbox.protected = ProtectedPaths::new(vec![ws.root.join("hrns")], Vec::new(), git);
+        h.call_in(&ws.root, sandbox, name, &args.to_string())
+    };
+    let refused_git = GitWrites::Refused;
+    let hook = json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"});
+    refused(
+        &call(refused_git, "write_file", hook.clone()),
+        "write_file: refused .git/hooks/pre-commit: it is inside a git directory",
+    );
+    assert!(!ws.root.join(".git/hooks").exists());
+    refused(
+        &call(
+            refused_git,
+            "edit_file",
+            json!({"path": ".git/config", "old_string": "[core]", "new_string": "[x]"}),
+        ),
+        "edit_file: refused .git/config: it is inside a git directory",
+    );
+    assert_eq!(ws.read(".git/config"), "[core]\n");
+    assert_eq!(
+        ok(&call(
+            refused_git,
+            "read_file",
+            json!({"path": ".git/HEAD"})
+        )),
+        "     1\tref: refs/heads/main\n",
+        "reading .git is fine"
+    );
+    for (name, args) in [
+        ("read_file", json!({"path": "hrns/config.json"})),
+        ("read_file", json!({"path": "src/../hrns/config.json"})),
+        ("list_files", json!({"dir": "hrns"})),
+        ("grep", json!({"pattern": "x", "path": "hrns"})),
+        (
+            "write_file",
+            json!({"path": "hrns/config.json", "content": "{}"}),
+        ),
+    ] {
+        refused(
+            &call(GitWrites::Allowed, name, args.clone()),
+            "it is part of hrns's own configuration or state",
+        );
+    }
+    let listed = call(refused_git, "list_files", json!({}));
+    assert!(!ok(&listed).contains("hrns/"), "{}", listed.content);
+    let found = call(refused_git, "grep", json!({"pattern": "HRNS-OWN-MARKER"}));
+    assert!(!found.content.contains("config.json"), "{}", found.content);
+    assert!(
+        ok(&call(GitWrites::Allowed, "write_file", hook)).starts_with("created"),
+        "sandboxWritableGit allows it"
     );
 }
 
@@ -787,6 +897,8 @@ macro_rules! tool_tests {
             a_flood_of_output_is_cut_to_head_and_tail,
             web_fetch_gets_text_and_follows_checked_redirects,
             web_fetch_refuses_other_schemes_before_any_io,
+            web_fetch_without_network_follows_redirects_to_listed_hosts_only,
+            the_file_tools_leave_git_and_hrns_files_alone,
             load_skill_returns_the_body_of_known_skills,
             grep_searches_the_tree_as_git_sees_it,
             grep_caps_results_and_cuts_long_lines,
