@@ -25,19 +25,21 @@
 //!
 //! | output | redacted by | proved by |
 //! | --- | --- | --- |
-//! | what the model reads: tool outputs, provider errors | `Session` with [`Secrets::redact`] (`session::calls`, `session::turn`) | `session::tests` (`tool_set`), `cli/tests/redaction.rs` `replay_of_a_run_that_read_the_key_prints_no_key` |
-//! | stdout of `exec` (streamed answer) | `exec::batch::Batch` with [`Pieces`] | `cli/tests/redaction.rs` `a_key_cut_across_reads_is_not_shown_in_pieces` |
-//! | stderr of `exec` (tool lines, errors, questions) | `exec::clean` / `host::redact::redact` | `cli/tests/redaction.rs` `exec_asks_about_a_call_without_showing_the_key`, `a_key_echoed_in_another_case_is_not_shown` |
+//! | what secrets are | [`definition`], [`Secrets::add`], [`Secrets::add_named`] | `secrets::tests::exact_redaction` (property: random strong and dummy secrets, random texts, any split), `secrets::definition::tests` |
+//! | what the model reads: tool outputs, provider errors | `Session` with [`Secrets::redact`] (`session::calls`, `session::turn`, `session::response`) | `cli/tests/parity.rs` `secrets_are_redacted_everywhere_hrns_writes`, `cli/tests/redaction.rs` `an_ordinary_mcp_env_value_is_never_redacted` |
+//! | stdout of `exec` | `exec::batch::Batch` with [`Pieces`] | `cli/tests/redaction.rs` `a_key_cut_across_reads_is_not_shown_in_pieces`, `a_dummy_key_hides_no_word` |
+//! | stderr of `exec` (tool lines, questions, errors) | `host::redact::redact` (`exec::output`, `exec::shown`, `host::subagents`, `main`) | `cli/tests/redaction.rs` `exec_asks_about_a_call_without_showing_the_key`, `a_key_echoed_in_another_case_is_not_shown` |
 //! | `exec --json` | `exec::json_lines` with [`Pieces`], `exec::output::redacted_event` | `cli/tests/redaction.rs` `a_key_cut_across_reads_is_not_shown_in_pieces`, `a_secret_that_json_escapes_is_not_shown_escaped` |
-//! | the TUI | `tui::text::clean` (every span) | `cli/tests/redaction.rs` `the_tui_asks_about_a_call_without_showing_the_key` |
-//! | session files | `host::sessions::SessionLog::record` | `cli/tests/redaction.rs` `a_secret_that_json_escapes_is_not_shown_escaped`, `an_ordinary_mcp_env_value_is_never_redacted` |
-//! | records (`exec --record`) | `host::record` `Tee` with [`Pieces`], one text per response body | `cli/tests/redaction.rs` `a_key_streamed_in_3_byte_reads_cannot_be_read_back_from_the_record` |
-//! | exports (`hrns sessions export`) | the session file they read, redacted when written | `cli/tests/redaction.rs` `an_ordinary_mcp_env_value_is_never_redacted` |
-//! | `hrns replay` (stdout, stderr, `differs:` lines) | `commands::replay` registers the secrets; `host::record::Replayer` redacts differences | `cli/tests/redaction.rs` `replay_of_a_run_that_read_the_key_prints_no_key` |
-//! | MCP logs (a server's stderr) | `mcp::stderr` with the server's [`Secrets`] | `mcp::stderr` tests |
-//! | MCP tool results and failures | `mcp::config::ServerConfig::redact` | `mcp::config` tests |
-//! | hook input (when hooks exist) | — | — |
-//! | ACP updates (when ACP exists) | — | — |
+//! | the TUI | `tui::text::clean`, every span | `cli/tests/redaction.rs` `the_tui_asks_about_a_call_without_showing_the_key`, `tui::text` `a_secret_spliced_with_control_characters_is_redacted_as_shown` |
+//! | session files | `host::sessions::SessionLog::record` and `record_child` | `cli/tests/redaction.rs` `a_secret_that_json_escapes_is_not_shown_escaped`, `an_ordinary_mcp_env_value_is_never_redacted` |
+//! | records (`exec --record`) | `host::record`: `Tee` (each body one text, with [`Pieces`]), `write_line` (every line) | `cli/tests/redaction.rs` `a_key_streamed_in_3_byte_reads_cannot_be_read_back_from_the_record`, `cli/tests/parity.rs` `secrets_are_redacted_everywhere_hrns_writes` |
+//! | exports (`hrns sessions export`) | the session file, redacted as it was written | `cli/tests/parity.rs` `secrets_are_redacted_everywhere_hrns_writes` |
+//! | `hrns replay`: stdout, stderr, `--json`, `differs:` lines | `commands::replay_secrets` (registers them), `host::record::Replayer` (differences), then as `exec` | `cli/tests/redaction.rs` `replay_of_a_run_that_read_the_key_prints_no_key` |
+//! | MCP logs (a server's stderr, hrns's lines) | `mcp::stderr::StderrLines`, `mcp::config::ServerConfig::redact` | `mcp::stderr_tests` `a_secret_cut_by_the_limit_is_still_hidden`, `cli/tests/mcp.rs` `a_stdio_servers_stderr_reaches_its_log_redacted_cut_and_whole` |
+//! | MCP tool results and failures | `mcp::config::ServerConfig::redact` | `mcp::config` `reads_stdio_and_http_entries_and_reports_bad_ones`, `cli/tests/mcp.rs` `secrets_in_a_configured_url_are_never_shown` |
+//! | listings (`hrns providers`, `hrns mcp list`, `hrns doctor`) | [`crate::url_secrets::hide_url_secrets`], `host::redact::redact` | `url_secrets` `a_listed_url_hides_its_secrets`, `cli/tests/mcp.rs` `secrets_in_a_configured_url_are_never_shown` |
+//! | hook input (when hooks exist) | — (a row to fill when hooks are added) | — |
+//! | ACP updates (when ACP exists) | — (a row to fill when ACP is added) | — |
 
 use crate::http::Secret;
 use crate::session::Provider;

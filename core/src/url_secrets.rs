@@ -5,10 +5,10 @@
 //!
 //! Which values count ([`crate::secrets::definition`]): the userinfo password; every query
 //! value whose name says it is secret
-//! ([`name_says_secret`](crate::secrets::name_says_secret): `api_key`, `apikey`,
+//! ([`name_says_secret`]: `api_key`, `apikey`,
 //! `access_token`, `sig`, `password`…; `keyword`, `author` and `design` do not); and a
 //! username or query value of any name that looks like a credential
-//! ([`looks_like_credential`](crate::secrets::looks_like_credential): a bare `?k=a7Kq…`
+//! ([`looks_like_credential`]: a bare `?k=a7Kq…`
 //! token, `https://TOKEN@host`). Other values stay visible: `?format=json` or a long search
 //! phrase would otherwise hide ordinary text everywhere. Values are taken as written and, when
 //! that differs, percent-decoded too (a server may echo either). Whether a value is used for
