@@ -246,3 +246,162 @@ fn a_key_echoed_in_another_case_is_not_shown() {
     );
     assert!(common::secret_piece(&err, &lower).is_none(), "{err}");
 }
+
+/// Every string in the messages of a request the mock got, joined.
+fn request_texts(req: &hrns_blocking::mock::RecordedRequest) -> String {
+    req.json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn an_ordinary_mcp_env_value_is_never_redacted() {
+    let env = common::Env::new();
+    env.write("work/notes.txt", "the production build is ready\n");
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":"notes.txt"}"#)]),
+        Reply::text_answer("Information: production is live."),
+        Reply::text_answer("Still production."),
+    ])
+    .unwrap();
+    let servers = serde_json::json!({"mcpServers": {"box": {
+        "command": "python3", "args": [common::mcp_test_server()],
+        "env": {"NODE_ENV": "production", "LOG_LEVEL": "info", "DEBUG": "true",
+                "TZ": "Europe/Paris"}}}});
+    let servers = servers.to_string();
+    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
+    let out = env.run(None, &["exec", "Deploy the production build"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), "Information: production is live.\n");
+    // The file read reached the model as it is.
+    let chat = mock.chat_requests();
+    assert!(
+        request_texts(&chat[1]).contains("the production build is ready"),
+        "{}",
+        request_texts(&chat[1])
+    );
+    // The session after `--continue`: the user's words, the file and the answer, all kept.
+    let out = env.run(None, &["exec", "--continue", "and now?"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), "Still production.\n");
+    let resent = request_texts(&mock.chat_requests()[2]);
+    for kept in [
+        "Deploy the production build",
+        "the production build is ready",
+        "Information: production is live.",
+    ] {
+        assert!(resent.contains(kept), "{kept} was lost: {resent}");
+    }
+    assert!(!resent.contains("[redacted]"), "{resent}");
+    let sessions = all_files(&env.path("state"));
+    assert!(!sessions.contains("[redacted]"), "{sessions}");
+}
+
+#[test]
+fn a_dummy_key_hides_no_word() {
+    let env = common::Env::new();
+    env.write("work/list.txt", "Empty list. EMPTY.\n");
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":"list.txt"}"#)]),
+        Reply::text_answer("The list is empty."),
+    ])
+    .unwrap();
+    let out = env
+        .cmd(Some(&mock))
+        .env("OPENAI_API_KEY", "EMPTY")
+        .args(["exec", "is it empty?"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), "The list is empty.\n");
+    let chat = mock.chat_requests();
+    assert_eq!(chat[0].header("authorization"), Some("Bearer EMPTY"));
+    assert!(request_texts(&chat[1]).contains("Empty list. EMPTY."));
+    let sessions = all_files(&env.path("state"));
+    assert!(sessions.contains("is it empty?"), "{sessions}");
+    assert!(!sessions.contains("[redacted]"), "{sessions}");
+}
+
+/// The texts of the `data` lines of a record, joined: the bodies as a replay reads them.
+fn record_bodies(record: &str) -> String {
+    record
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|l| l["type"] == "data")
+        .map(|l| l["text"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_key_streamed_in_3_byte_reads_cannot_be_read_back_from_the_record() {
+    let env = common::Env::new();
+    let reply = || {
+        let reply = Reply::text_answer(&format!("your key is {}.", common::KEY));
+        let body = reply.body().to_vec();
+        let at = body
+            .windows(common::KEY.len())
+            .position(|w| w == common::KEY.as_bytes())
+            .unwrap();
+        // Every read of the key's part of the body is 3 bytes: a piece of its own.
+        let cuts: Vec<usize> = (at..at + common::KEY.len() + 3).step_by(3).collect();
+        reply.split_at(&cuts).delay(Duration::from_millis(20))
+    };
+    let mock = MockProvider::start([reply(), reply()]).unwrap();
+    let rec = env.path("run.record");
+    let out = env.run(
+        Some(&mock),
+        &["exec", "--record", rec.to_str().unwrap(), "what is my key?"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), "your key is [redacted].\n");
+    let record = std::fs::read_to_string(&rec).unwrap();
+    let bodies = record_bodies(&record);
+    assert!(bodies.contains(r#"[redacted]."#), "{bodies}");
+    for text in [&record, &bodies] {
+        assert_hidden(text);
+    }
+    // Still replayable.
+    let out = env.run(None, &["replay", rec.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), "your key is [redacted].\n");
+}
+
+#[test]
+fn replay_of_a_run_that_read_the_key_prints_no_key() {
+    let env = common::Env::new();
+    let dotenv = |mode: &str| format!("OPENAI_API_KEY={}\nMODE={mode}\n", common::KEY);
+    env.write("work/.env", &dotenv("record"));
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":".env"}"#)]),
+        Reply::text_answer("It holds the key."),
+    ])
+    .unwrap();
+    let rec = env.path("run.record");
+    let out = env.run(
+        Some(&mock),
+        &["exec", "--record", rec.to_str().unwrap(), "read .env"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_hidden(&std::fs::read_to_string(&rec).unwrap());
+    // The replay runs `read_file` again, on a changed file: its tool lines and its
+    // `differs:` lines are made from text that holds the key.
+    env.write("work/.env", &dotenv("replay"));
+    for json in [false, true] {
+        let mut args = vec!["replay"];
+        if json {
+            args.push("--json");
+        }
+        args.push(rec.to_str().unwrap());
+        let out = env.run(Some(&mock), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+        let (stdout, stderr) = (common::stdout(&out), common::stderr(&out));
+        assert!(stderr.contains("differs:"), "{stderr}");
+        assert!(stderr.contains("MODE=replay"), "{stderr}");
+        assert_hidden(&stdout);
+        assert_hidden(&stderr);
+    }
+}

@@ -1,41 +1,78 @@
-//! The secrets hrns knows (provider keys, secret header values, later MCP env and header
-//! secrets) and the one function that takes them out of any text before it leaves: printed,
+//! The secrets hrns knows (provider keys, secret header and env values, the secrets URLs
+//! carry) and the one function that takes them out of any text before it leaves: printed,
 //! logged, recorded, saved, or sent to the model.
 //!
-//! [`Secrets::redact`] replaces a whole secret and also any fragment of one that is
-//! [`FRAGMENT`] bytes or longer, so a key cut in half by a truncation (`sk-proj-abcd…`) is still
-//! hidden whichever happened first; callers should still redact before they truncate. Secrets
-//! shorter than [`MIN_SECRET`] bytes are ignored: they would hide ordinary words.
+//! What counts as a secret is defined once, in [`definition`] (and in README's "Safety"):
+//! a provider key unless it is a known dummy or too plain, a configured header or env value
+//! whose name says it is secret or that looks like a credential, a URL's password and secret
+//! query values. Nothing else is ever rewritten, so `NODE_ENV=production` leaves every
+//! "production" alone and a key `EMPTY` every "empty".
+//!
+//! [`Secrets::redact`] replaces a whole secret, in any ASCII case, and also any
+//! [`FRAGMENT`]-byte piece of one that cannot be ordinary text
+//! ([`ordinary_fragment`]), so a key cut by a truncation (`sk-proj-a7Kq…`) is still hidden
+//! whichever happened first; callers should still redact before they truncate.
 //!
 //! Matching ignores ASCII case. Keys are case-sensitive tokens, but a server may echo one
 //! case-folded (an error body that lower-cases what it quotes), and a key in lower case still
 //! gives away nearly all of it; a random key's 8-byte piece in another case is no more likely
 //! to turn up in ordinary text than in its own.
+//!
+//! # Every output path
+//!
+//! Every way text leaves hrns, the function that takes the secrets out of it, and the test
+//! that proves it. A new output path without a row here is a review failure.
+//!
+//! | output | redacted by | proved by |
+//! | --- | --- | --- |
+//! | what secrets are | [`definition`], [`Secrets::add`], [`Secrets::add_named`] | `secrets::tests::exact_redaction` (property: random strong and dummy secrets, random texts, any split), `secrets::definition::tests` |
+//! | what the model reads: tool outputs, provider errors | `Session` with [`Secrets::redact`] (`session::calls`, `session::turn`, `session::response`) | `cli/tests/parity.rs` `secrets_are_redacted_everywhere_hrns_writes`, `cli/tests/redaction.rs` `an_ordinary_mcp_env_value_is_never_redacted` |
+//! | stdout of `exec` | `exec::batch::Batch` with [`Pieces`] | `cli/tests/redaction.rs` `a_key_cut_across_reads_is_not_shown_in_pieces`, `a_dummy_key_hides_no_word` |
+//! | stderr of `exec` (tool lines, questions, errors) | `host::redact::redact` (`exec::output`, `exec::shown`, `host::subagents`, `main`) | `cli/tests/redaction.rs` `exec_asks_about_a_call_without_showing_the_key`, `a_key_echoed_in_another_case_is_not_shown` |
+//! | `exec --json` | `exec::json_lines` with [`Pieces`], `exec::output::redacted_event` | `cli/tests/redaction.rs` `a_key_cut_across_reads_is_not_shown_in_pieces`, `a_secret_that_json_escapes_is_not_shown_escaped` |
+//! | the TUI | `tui::text::clean`, every span | `cli/tests/redaction.rs` `the_tui_asks_about_a_call_without_showing_the_key`, `tui::text` `a_secret_spliced_with_control_characters_is_redacted_as_shown` |
+//! | session files | `host::sessions::SessionLog::record` and `record_child` | `cli/tests/redaction.rs` `a_secret_that_json_escapes_is_not_shown_escaped`, `an_ordinary_mcp_env_value_is_never_redacted` |
+//! | records (`exec --record`) | `host::record`: `Tee` (each body one text, with [`Pieces`]), `write_line` (every line) | `cli/tests/redaction.rs` `a_key_streamed_in_3_byte_reads_cannot_be_read_back_from_the_record`, `cli/tests/parity.rs` `secrets_are_redacted_everywhere_hrns_writes` |
+//! | exports (`hrns sessions export`) | the session file, redacted as it was written | `cli/tests/parity.rs` `secrets_are_redacted_everywhere_hrns_writes` |
+//! | `hrns replay`: stdout, stderr, `--json`, `differs:` lines | `commands::replay_secrets` (registers them), `host::record::Replayer` (differences), then as `exec` | `cli/tests/redaction.rs` `replay_of_a_run_that_read_the_key_prints_no_key` |
+//! | MCP logs (a server's stderr, hrns's lines) | `mcp::stderr::StderrLines`, `mcp::config::ServerConfig::redact` | `mcp::stderr_tests` `a_secret_cut_by_the_limit_is_still_hidden`, `cli/tests/mcp.rs` `a_stdio_servers_stderr_reaches_its_log_redacted_cut_and_whole` |
+//! | MCP tool results and failures | `mcp::config::ServerConfig::redact` | `mcp::config` `reads_stdio_and_http_entries_and_reports_bad_ones`, `cli/tests/mcp.rs` `secrets_in_a_configured_url_are_never_shown` |
+//! | listings (`hrns providers`, `hrns mcp list`, `hrns doctor`) | [`crate::url_secrets::hide_url_secrets`], `host::redact::redact` | `url_secrets` `a_listed_url_hides_its_secrets`, `cli/tests/mcp.rs` `secrets_in_a_configured_url_are_never_shown` |
+//! | hook input (when hooks exist) | — (a row to fill when hooks are added) | — |
+//! | ACP updates (when ACP exists) | — (a row to fill when ACP is added) | — |
 
-use crate::http::{Secret, is_sensitive_header};
+use crate::http::Secret;
 use crate::session::Provider;
+use aho_corasick::AhoCorasick;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
+pub mod definition;
 mod pieces;
+pub use definition::{
+    MIN_SECRET, looks_like_credential, name_says_secret, ordinary_fragment, too_plain,
+};
 pub use pieces::{Ending, Pieces};
 
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
-/// The shortest secret that is redacted, in bytes.
-pub const MIN_SECRET: usize = 4;
-
-/// The shortest fragment of a secret that is redacted on its own, in bytes.
+/// The length of a fragment of a secret that is hidden on its own, in bytes.
 pub const FRAGMENT: usize = 8;
 
 /// A set of secret values. Its `Debug` shows only how many there are.
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct Secrets {
-    /// The values, longest first (so a secret containing another is replaced whole).
+    /// The values, longest first.
     values: Vec<String>,
-    /// Every [`FRAGMENT`]-byte window of every value at least that long.
+    /// The values (in lower case) that some ordinary fragment keeps from being covered by
+    /// their windows alone: searched for whole, by `whole`.
+    whole_values: Vec<Vec<u8>>,
+    /// Finds `whole_values` in any ASCII case, overlapping matches included.
+    whole: Option<AhoCorasick>,
+    /// Every [`FRAGMENT`]-byte window of every value that is not ordinary text
+    /// ([`ordinary_fragment`]), in lower case.
     windows: HashSet<[u8; FRAGMENT]>,
     /// The first two bytes of every window, one bit per pair: redaction runs on everything
     /// printed, and this rules out nearly every position of ordinary text before the window
@@ -45,11 +82,19 @@ pub struct Secrets {
     /// not such a pair, no window containing them can match, and the search skips past them
     /// (seven positions at once) instead of looking at each.
     inner: PairSet,
-    /// Every proper prefix of every window and of every value shorter than a window: the
-    /// tails of a piece of text that the next piece could complete into something hidden
-    /// ([`Pieces`]).
+    /// Every proper prefix of every window: the tails of a piece of text that the next piece
+    /// could complete into something hidden ([`Pieces`]); proper prefixes of `whole_values`
+    /// are looked for by [`Secrets::hold_from`] itself.
     starts: HashSet<Vec<u8>>,
 }
+
+impl PartialEq for Secrets {
+    fn eq(&self, other: &Self) -> bool {
+        self.values == other.values
+    }
+}
+
+impl Eq for Secrets {}
 
 /// A set of byte pairs, one bit each (empty until the first insertion).
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -83,20 +128,14 @@ impl Secrets {
         Secrets::default()
     }
 
-    /// The provider's key, the values of its sensitive headers (`authorization`, `api-key`,
-    /// anything with `token` or `secret` in its name; see [`is_sensitive_header`]), and the
-    /// secrets its base URL carries ([`url_secrets`](crate::url_secrets::url_secrets)).
+    /// The provider's key (unless it is a dummy or too plain: see [`definition`]), its
+    /// configured headers' secrets ([`add_named`](Self::add_named)), and the secrets its base
+    /// URL carries ([`url_secrets`](crate::url_secrets::url_secrets)).
     pub fn of_provider(provider: &Provider) -> Self {
         let mut secrets = Secrets::new();
         secrets.add_secret(provider.api_key.as_ref());
         for (name, value) in &provider.headers {
-            if is_sensitive_header(name) {
-                secrets.add(value);
-                // `Bearer KEY`: the key alone too.
-                if let Some((_, token)) = value.split_once(' ') {
-                    secrets.add(token);
-                }
-            }
+            secrets.add_named(name, value);
         }
         // A password or credentials written into the URL itself.
         for value in crate::url_secrets::url_secrets(&provider.base_url) {
@@ -105,22 +144,47 @@ impl Secrets {
         secrets
     }
 
-    /// Adds one value (surrounding whitespace trimmed); too short or empty values are ignored.
+    /// Adds a value given as a secret (a key, a password), surrounding whitespace trimmed,
+    /// unless it is too plain to be matched safely ([`too_plain`]).
     pub fn add(&mut self, value: &str) {
         let value = value.trim();
-        if value.len() < MIN_SECRET || self.values.iter().any(|v| v == value) {
-            return;
+        if !too_plain(value) {
+            self.insert(value);
         }
-        // Windows and starts are kept in lower case: matching ignores ASCII case.
-        let lower = value.to_ascii_lowercase();
-        if value.len() < FRAGMENT {
-            for len in 1..value.len() {
-                self.starts.insert(lower.as_bytes()[..len].to_vec());
+    }
+
+    /// Adds the value of a configured header or env var `name` when the name says it is
+    /// secret ([`name_says_secret`]) or the value looks like a credential
+    /// ([`looks_like_credential`]), with the token of `Bearer TOKEN` on its own; and, whatever
+    /// the name, the secrets of a URL in the value (`DATABASE_URL=postgres://u:pw@h/db`).
+    /// `NODE_ENV=production` adds nothing.
+    pub fn add_named(&mut self, name: &str, value: &str) {
+        if name_says_secret(name) || looks_like_credential(value) {
+            self.add(value);
+            if let Some(token) = definition::scheme_token(value) {
+                self.add(token);
             }
         }
-        for window in lower.as_bytes().windows(FRAGMENT) {
+        for url_secret in crate::url_secrets::url_secrets(value.trim()) {
+            self.add(&url_secret);
+        }
+    }
+
+    /// Adds `value` as it is: it is known to be a secret.
+    fn insert(&mut self, value: &str) {
+        if value.is_empty() || self.values.iter().any(|v| v == value) {
+            return;
+        }
+        let mut covered = value.len() >= FRAGMENT;
+        for window in value.as_bytes().windows(FRAGMENT) {
+            if ordinary_fragment(window) {
+                covered = false;
+                continue;
+            }
+            // Windows and starts are kept in lower case: matching ignores ASCII case.
             let mut w = [0u8; FRAGMENT];
             w.copy_from_slice(window);
+            w.make_ascii_lowercase();
             for len in 1..FRAGMENT {
                 self.starts.insert(w[..len].to_vec());
             }
@@ -129,6 +193,14 @@ impl Secrets {
             for pair in w.windows(2) {
                 self.inner.insert(pair[0], pair[1]);
             }
+        }
+        if !covered {
+            self.whole_values
+                .push(value.to_ascii_lowercase().into_bytes());
+            self.whole = AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(&self.whole_values)
+                .ok();
         }
         self.values.push(value.to_owned());
         self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
@@ -144,7 +216,7 @@ impl Secrets {
     /// Adds all of `other`.
     pub fn extend(&mut self, other: &Secrets) {
         for v in &other.values {
-            self.add(v);
+            self.insert(v);
         }
     }
 
@@ -157,7 +229,7 @@ impl Secrets {
             if let Ok(quoted) = serde_json::to_string(value) {
                 let escaped = &quoted[1..quoted.len() - 1];
                 if escaped != value {
-                    forms.add(escaped);
+                    forms.insert(escaped);
                 }
             }
         }
@@ -192,21 +264,11 @@ impl Secrets {
                 .iter_mut()
                 .for_each(|h| *h = true);
         };
-        // A value of `FRAGMENT` bytes or more is covered by its own windows below, which mark
-        // the same bytes; only shorter values are searched for whole.
-        for value in self.values.iter().filter(|v| v.len() < FRAGMENT) {
-            let value = value.as_bytes();
-            let (lower, upper) = (value[0].to_ascii_lowercase(), value[0].to_ascii_uppercase());
-            let mut from = 0;
-            while let Some(at) = memchr::memchr2(lower, upper, &bytes[from..]) {
-                let start = from + at;
-                if bytes
-                    .get(start..start + value.len())
-                    .is_some_and(|b| b.eq_ignore_ascii_case(value))
-                {
-                    mark(start, value.len());
-                }
-                from = start + 1;
+        // A value whose windows are all hidden on their own is covered by them below, which
+        // mark the same bytes; only the others are searched for whole.
+        if let Some(whole) = &self.whole {
+            for found in whole.find_overlapping_iter(bytes) {
+                mark(found.start(), found.len());
             }
         }
         if !self.windows.is_empty() {
@@ -234,29 +296,44 @@ impl Secrets {
     }
 
     /// Where the tail of `text` that could be the start of something hidden begins (a proper
-    /// prefix of a window or of a short value, so at most `FRAGMENT - 1` bytes, moved back to
-    /// a character boundary); `text.len()` when there is none.
+    /// prefix of a window, so at most `FRAGMENT - 1` bytes, or of a value searched for whole,
+    /// moved back to a character boundary); `text.len()` when there is none.
     fn hold_from(&self, text: &str) -> usize {
         let bytes = text.as_bytes();
-        if self.starts.is_empty() {
-            return bytes.len();
-        }
         // The longest such tail: a shorter one inside it is held with it. Starts are kept in
         // lower case.
-        let first = bytes.len().saturating_sub(FRAGMENT - 1);
-        let mut tail = [0u8; FRAGMENT - 1];
-        let tail = &mut tail[..bytes.len() - first];
-        tail.copy_from_slice(&bytes[first..]);
-        tail.make_ascii_lowercase();
-        match (first..bytes.len()).find(|&at| self.starts.contains(&tail[at - first..])) {
-            Some(mut at) => {
-                while !text.is_char_boundary(at) {
-                    at -= 1;
-                }
-                at
+        let mut at = bytes.len();
+        if !self.starts.is_empty() {
+            let first = bytes.len().saturating_sub(FRAGMENT - 1);
+            let mut tail = [0u8; FRAGMENT - 1];
+            let tail = &mut tail[..bytes.len() - first];
+            tail.copy_from_slice(&bytes[first..]);
+            tail.make_ascii_lowercase();
+            if let Some(found) =
+                (first..bytes.len()).find(|&i| self.starts.contains(&tail[i - first..]))
+            {
+                at = found;
             }
-            None => bytes.len(),
         }
+        for value in &self.whole_values {
+            // Only a tail shorter than the value can be a proper prefix of it; only where its
+            // first byte is can one start.
+            let first = bytes.len().saturating_sub(value.len() - 1).min(at);
+            let (lower, upper) = (value[0], value[0].to_ascii_uppercase());
+            let mut from = first;
+            while let Some(i) = memchr::memchr2(lower, upper, &bytes[from..at]) {
+                let start = from + i;
+                if value[..bytes.len() - start].eq_ignore_ascii_case(&bytes[start..]) {
+                    at = start;
+                    break;
+                }
+                from = start + 1;
+            }
+        }
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
     }
 
     /// [`redact`](Self::redact) for an owned string.

@@ -3,24 +3,19 @@
 //! Whatever prints such a URL (an error naming it, a listing of servers) must hide them, so
 //! they join the redaction set of the server or provider configured with that URL.
 //!
-//! Which query values count: every value whose name says it is one (a part of the name,
-//! split at `_`, `-` and `.`, is or ends with `key`, `token`, `secret`, `auth`, `pass`,
-//! `pwd`, `sig`, `cred`, `session` or `jwt`, or is a word such as `password`,
-//! `authorization` or `signature`, in any case: `api_key` and `apikey` count, `keyword`,
-//! `author` and `design` do not), and every value of [`LONG_VALUE`] bytes or more whatever its name (a bare `?k=…` token).
-//! Short values of other names stay visible: `?format=json` would otherwise hide every
-//! "json" in every text. A username counts only when it stands alone and is that long (a
-//! token given as the user, `https://TOKEN@host`). Values are taken as written and, when
-//! that differs, percent-decoded too (a server may echo either).
+//! Which values count ([`crate::secrets::definition`]): the userinfo password; every query
+//! value whose name says it is secret
+//! ([`name_says_secret`]: `api_key`, `apikey`,
+//! `access_token`, `sig`, `password`…; `keyword`, `author` and `design` do not); and a
+//! username or query value of any name that looks like a credential
+//! ([`looks_like_credential`]: a bare `?k=a7Kq…`
+//! token, `https://TOKEN@host`). Other values stay visible: `?format=json` or a long search
+//! phrase would otherwise hide ordinary text everywhere. Values are taken as written and, when
+//! that differs, percent-decoded too (a server may echo either). Whether a value is used for
+//! rewriting text is then decided like any secret's
+//! ([`too_plain`](crate::secrets::too_plain)).
 
-/// The length from which a query value, or a username without a password, is a secret
-/// whatever its name.
-pub const LONG_VALUE: usize = 16;
-
-/// Query parameter name parts that mark a value as a secret (compared in lower case).
-const SECRET_NAMES: [&str; 10] = [
-    "key", "token", "secret", "auth", "pass", "pwd", "sig", "cred", "session", "jwt",
-];
+use crate::secrets::{looks_like_credential, name_says_secret};
 
 /// The secrets in `url`: its userinfo password and its secret query values, as written and
 /// percent-decoded. Empty for a URL without them (or that is not a URL at all).
@@ -33,41 +28,19 @@ pub fn url_secrets(url: &str) -> Vec<String> {
     if let Some((userinfo, _host)) = authority.rsplit_once('@') {
         match userinfo.split_once(':') {
             Some((_user, password)) => push(&mut found, password),
-            None if userinfo.len() >= LONG_VALUE => push(&mut found, userinfo),
+            None if looks_like_credential(&decode(userinfo)) => push(&mut found, userinfo),
             None => {}
         }
     }
     if let Some((_, query)) = tail.split_once('?') {
         for pair in query.split('&') {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-            let name = decode(name).to_ascii_lowercase();
-            if value.len() >= LONG_VALUE || names_a_secret(&name) {
+            if name_says_secret(&decode(name)) || looks_like_credential(&decode(value)) {
                 push(&mut found, value);
             }
         }
     }
     found
-}
-
-/// Query parameter names (whole parts) that mark a secret although they do not end with
-/// one of [`SECRET_NAMES`].
-const SECRET_WORDS: [&str; 8] = [
-    "password",
-    "passwd",
-    "authorization",
-    "signature",
-    "credential",
-    "credentials",
-    "secrets",
-    "tokens",
-];
-
-/// Whether a (lower-cased) query parameter name says its value is a secret: one of its parts
-/// is or ends with a secret name, or is a secret word. A name merely containing one
-/// (`keyword`, `author`, `design`) does not, so its ordinary values are not hidden everywhere.
-fn names_a_secret(name: &str) -> bool {
-    name.split(['_', '-', '.'])
-        .any(|part| SECRET_NAMES.iter().any(|s| part.ends_with(s)) || SECRET_WORDS.contains(&part))
 }
 
 /// `url` with the secrets it carries ([`url_secrets`]) replaced by
@@ -134,7 +107,9 @@ mod tests {
             ("https://someone@h/mcp", &[]),
             ("https://h/mcp?api_key=abc123&format=json", &["abc123"]),
             ("https://h/mcp?Access_Token=t0k3n#frag", &["t0k3n"]),
-            ("https://h/mcp?k=0123456789abcdef0", &["0123456789abcdef0"]),
+            ("https://h/mcp?k=a7Kq9xZ2mB4nW8pL", &["a7Kq9xZ2mB4nW8pL"]),
+            // A long value of another name that is no credential stays.
+            ("https://h/mcp?q=what-is-the-weather-today", &[]),
             ("https://h/mcp?sig=a%2Bb%3D&x", &["a%2Bb%3D", "a+b="]),
             ("https://h/mcp?token=", &[]),
             ("https://h/mcp?version=2025-06-18", &[]),
@@ -160,7 +135,7 @@ mod tests {
     #[test]
     fn a_listed_url_hides_its_secrets() {
         assert_eq!(
-            hide_url_secrets("https://u:hunter22@h/mcp?token=t0k3n&format=json"),
+            hide_url_secrets("https://u:hunter22-Long-pw@h/mcp?token=t0k3n-a7Kq9xZ2&format=json"),
             "https://u:[redacted]@h/mcp?token=[redacted]&format=json"
         );
         assert_eq!(hide_url_secrets("https://h/mcp"), "https://h/mcp");
@@ -168,11 +143,15 @@ mod tests {
 
     #[test]
     fn a_providers_url_secrets_are_among_its_secrets() {
-        let provider =
-            crate::session::Provider::new("https://me:pa55word@llm.example/v1?key=abcd", None);
+        let provider = crate::session::Provider::new(
+            "https://me:pa55word-Long1@llm.example/v1?key=a7Kq9xZ2mB4n",
+            None,
+        );
         let secrets = crate::secrets::Secrets::of_provider(&provider);
         assert_eq!(
-            secrets.redact("POST https://me:pa55word@llm.example/v1?key=abcd/chat/completions"),
+            secrets.redact(
+                "POST https://me:pa55word-Long1@llm.example/v1?key=a7Kq9xZ2mB4n/chat/completions"
+            ),
             "POST https://me:[redacted]@llm.example/v1?key=[redacted]/chat/completions"
         );
     }

@@ -219,8 +219,12 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     // A recording from elsewhere must not be a script that runs commands: only read-only tools
     // run unless `--approval` says otherwise, whatever the recording's own policy was.
     let policy = approval(global.approval, ApprovalPolicy::ReadOnly);
+    let file = crate::setup::ConfigFile::load(global.config.as_deref())?;
     let provider = hrns_core::session::Provider::new("http://replay.invalid/v1", None);
     let mut config = hrns_core::session::SessionConfig::new(provider, header.model.clone());
+    // The tools run again, and what they read may hold a key the recording has as
+    // `[redacted]`: the session and everything printed redact the secrets known here.
+    config.secrets = replay_secrets(global, &file, &cwd);
     config.system_prompt = header.system_prompt.clone();
     config.tools = toolbox.specs();
     config.approval = policy;
@@ -311,6 +315,8 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
             ))
         );
         for d in &differences {
+            // Made from what the tools read again: redacted when made, and here once more.
+            let d = crate::host::redact::redact(&crate::term::safe_text::safe(d)).into_owned();
             eprintln!("  {} {d}", s.error("differs:"));
         }
     }
@@ -319,4 +325,33 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         return Ok(crate::exit::FAILURE);
     }
     Ok(code)
+}
+
+/// The secrets a replay knows, remembered for everything it prints: every key and secret
+/// header of the config, the provider the environment or the config selects (a key given
+/// only as `OPENAI_API_KEY`), and the configured MCP servers' secrets. A recording holds no
+/// secret values itself (they were redacted when it was written), so these are what the
+/// tools, run again, may read back.
+fn replay_secrets(
+    global: &Global,
+    file: &ConfigFile,
+    cwd: &std::path::Path,
+) -> hrns_core::secrets::Secrets {
+    crate::setup::remember_config_secrets(&file.config);
+    let mut known = hrns_core::secrets::Secrets::new();
+    let selection = hrns_core::config::Selection {
+        provider: global.provider.as_deref(),
+        model: None,
+    };
+    if let Ok(provider) = file.config.resolve(&selection, &crate::setup::env_var) {
+        known.extend(&hrns_core::secrets::Secrets::of_provider(
+            &provider.to_provider(),
+        ));
+    }
+    known.extend(&crate::setup::mcp::secrets(&crate::setup::mcp::configured(
+        &file.config,
+        cwd,
+    )));
+    crate::host::redact::remember(&known);
+    crate::host::redact::with_secrets(Clone::clone)
 }

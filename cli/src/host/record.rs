@@ -1,9 +1,16 @@
 //! Record and replay: `exec --record FILE` saves every request and response of a run (the key
 //! never enters the file); `hrns replay FILE` serves the recorded responses to a fresh session,
 //! runs the tools for real, and reports where the requests now differ from the recorded ones.
+//!
+//! Every line is redacted with the run's secrets ([`crate::host::redact`]). A response body is
+//! redacted as one text, the way `exec` prints a stream ([`Pieces`]): a read that ends inside
+//! a secret holds that tail back until the next read completes it, so no secret cut across
+//! reads can be put together again from the `data` lines. The lines still concatenate to the
+//! body (with each secret replaced), so the record stays replayable.
 
 use hrns_blocking::{HttpResponse, Transport};
 use hrns_core::http::{HeaderValue, HttpRequest, Method};
+use hrns_core::secrets::{Ending, Pieces};
 use hrns_core::session::{TransportError, TransportErrorKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -145,6 +152,7 @@ impl Transport for Recorder {
                     sink: Arc::clone(&self.sink),
                     id,
                     pending: Vec::new(),
+                    pieces: Pieces::new(),
                 });
                 Ok(resp)
             }
@@ -163,42 +171,63 @@ impl Transport for Recorder {
     }
 }
 
-/// Copies a body into the recording as it is read.
+/// Copies a body into the recording as it is read, redacted as one text.
 struct Tee {
     inner: Box<dyn Read + Send>,
     sink: Sink,
     id: u64,
-    /// Bytes of an incomplete UTF-8 sequence at the end of the last read.
+    /// Bytes not yet written: the tail of the text held back because the next read could
+    /// complete it into a secret, then an incomplete UTF-8 sequence at the end of the last
+    /// read.
     pending: Vec<u8>,
+    /// The body's text so far, as redaction sees it.
+    pieces: Pieces,
+}
+
+impl Tee {
+    /// Writes what of `pending` can be written: all of it at the `Last` piece, else all but
+    /// an incomplete character and a tail that could be the start of a secret.
+    fn write_pending(&mut self, ending: Ending) {
+        let valid = match (ending, std::str::from_utf8(&self.pending)) {
+            (_, Ok(_)) | (Ending::Last, Err(_)) => self.pending.len(),
+            (Ending::More, Err(e)) if e.error_len().is_none() => e.valid_up_to(),
+            (Ending::More, Err(_)) => self.pending.len(),
+        };
+        let text = String::from_utf8_lossy(&self.pending[..valid]).into_owned();
+        let (clean, held) = crate::host::redact::with_secrets(|secrets| {
+            let (clean, held) = self.pieces.redact(secrets, &text, ending);
+            (clean.into_owned(), held)
+        });
+        let mut rest = text.as_bytes()[text.len() - held..].to_vec();
+        rest.extend_from_slice(&self.pending[valid..]);
+        self.pending = rest;
+        if !clean.is_empty() {
+            write_line(
+                &self.sink,
+                &Line::Data {
+                    id: self.id,
+                    text: clean,
+                },
+            );
+        }
+    }
 }
 
 impl Read for Tee {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self.inner.read(buf) {
             Ok(0) => {
-                if !self.pending.is_empty() {
-                    let text = String::from_utf8_lossy(&self.pending).into_owned();
-                    self.pending.clear();
-                    write_line(&self.sink, &Line::Data { id: self.id, text });
-                }
+                self.write_pending(Ending::Last);
                 write_line(&self.sink, &Line::End { id: self.id });
                 Ok(0)
             }
             Ok(n) => {
                 self.pending.extend_from_slice(&buf[..n]);
-                let valid = match std::str::from_utf8(&self.pending) {
-                    Ok(_) => self.pending.len(),
-                    Err(e) if e.error_len().is_none() => e.valid_up_to(),
-                    Err(_) => self.pending.len(),
-                };
-                let text = String::from_utf8_lossy(&self.pending[..valid]).into_owned();
-                self.pending.drain(..valid);
-                if !text.is_empty() {
-                    write_line(&self.sink, &Line::Data { id: self.id, text });
-                }
+                self.write_pending(Ending::More);
                 Ok(n)
             }
             Err(e) => {
+                self.write_pending(Ending::Last);
                 let error = hrns_blocking::client::io_error(&e);
                 write_line(
                     &self.sink,
@@ -400,11 +429,19 @@ impl Transport for Replayer {
                 ex.method
             ));
         }
-        let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+        let mut body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+        // Both sides without secrets, before a value is shortened for its line: the tools ran
+        // again and may have read a key the recording has as `[redacted]`.
+        let mut recorded = ex.body.clone();
+        crate::host::redact::with_secrets(|secrets| {
+            secrets.redact_json(&mut recorded);
+            secrets.redact_json(&mut body);
+        });
         let mut diffs = Vec::new();
-        json_diff("", &ex.body, &body, &mut diffs);
+        json_diff("", &recorded, &body, &mut diffs);
         for d in diffs.into_iter().take(20) {
-            s.differences.push(format!("request {n}: {d}"));
+            s.differences
+                .push(crate::host::redact::redact(&format!("request {n}: {d}")).into_owned());
         }
         if let Some((kind, message)) = ex.error.clone() {
             if ex.status.is_none() {

@@ -255,7 +255,8 @@ impl Discovered {
 }
 
 /// Remembers every key and secret header value written in the config, whichever provider is
-/// used: none of them may be printed or saved.
+/// used: none of them may be printed or saved. What counts as secret is
+/// [`hrns_core::secrets::definition`]'s: a dummy key or `Accept-Language` adds nothing.
 pub(crate) fn remember_config_secrets(config: &hrns_core::config::Config) {
     let mut secrets = hrns_core::secrets::Secrets::new();
     for entry in config.providers.values() {
@@ -263,9 +264,10 @@ pub(crate) fn remember_config_secrets(config: &hrns_core::config::Config) {
             secrets.add(key);
         }
         for (name, value) in &entry.headers {
-            if hrns_core::http::is_sensitive_header(name) {
-                secrets.add(value);
-            }
+            secrets.add_named(name, value);
+        }
+        for value in hrns_core::url_secrets::url_secrets(&entry.url) {
+            secrets.add(&value);
         }
     }
     crate::host::redact::remember(&secrets);

@@ -13,8 +13,10 @@
 //! when present, must agree: `stdio`, `http`, `streamable-http` or `sse`). `timeout` is the
 //! per-call timeout in milliseconds (as in Gemini CLI); `startTimeout` how long the server may
 //! take to start, in milliseconds: to answer `initialize` and to list its tools (each page of
-//! a later listing too). Values in `env` and `headers` are secrets: they are redacted in
-//! `Debug` and never printed.
+//! a later listing too). `env` and `headers` values are never shown in `Debug`; which of them
+//! are secrets, hidden from every text, is decided by
+//! [`Secrets::add_named`](crate::secrets::Secrets::add_named): those whose names say so
+//! (`API_KEY`, `Authorization`) or that look like credentials, not `NODE_ENV=production`.
 //!
 //! A stdio server runs under the session's sandbox policy, like `run_command`, unless its
 //! entry names another with `"sandbox"` (`"danger-full-access"` for a server that must write
@@ -106,28 +108,27 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// The secret values of this server, for redaction: env values, header values, and the
-    /// secrets its URL carries (a userinfo password, credentials in the query; see
-    /// [`url_secrets`](crate::url_secrets::url_secrets)), which errors and listings naming the
-    /// URL would otherwise show.
-    pub fn secrets(&self) -> Vec<String> {
-        match &self.transport {
-            Transport::Stdio { env, .. } => env.values().cloned().collect(),
-            Transport::Http { url, headers } => headers
-                .values()
-                .cloned()
-                .chain(crate::url_secrets::url_secrets(url))
-                .collect(),
-        }
-    }
-}
-
-impl ServerConfig {
-    /// The secrets of this server as a redaction set.
+    /// The secrets of this server as a redaction set: its env and header values that are
+    /// secrets ([`Secrets::add_named`](crate::secrets::Secrets::add_named)), and the secrets
+    /// its URL carries (a userinfo password, credentials in the query; see
+    /// [`url_secrets`](crate::url_secrets::url_secrets)), which errors and listings naming
+    /// the URL would otherwise show.
     pub fn secret_set(&self) -> crate::secrets::Secrets {
         let mut secrets = crate::secrets::Secrets::new();
-        for value in self.secrets() {
-            secrets.add(&value);
+        match &self.transport {
+            Transport::Stdio { env, .. } => {
+                for (name, value) in env {
+                    secrets.add_named(name, value);
+                }
+            }
+            Transport::Http { url, headers } => {
+                for (name, value) in headers {
+                    secrets.add_named(name, value);
+                }
+                for value in crate::url_secrets::url_secrets(url) {
+                    secrets.add(&value);
+                }
+            }
         }
         secrets
     }
@@ -297,8 +298,10 @@ mod tests {
     #[test]
     fn reads_stdio_and_http_entries_and_reports_bad_ones() {
         let (servers, errors) = parse_servers(&json!({
-            "time": {"command": "mcp-server-time", "args": ["--x"], "env": {"TOKEN": "s3cret"}},
-            "web": {"type": "http", "url": "https://u:pw-in-url@h/mcp?api_key=q-secret", "headers": {"Authorization": "Bearer abc"},
+            "time": {"command": "mcp-server-time", "args": ["--x"],
+                     "env": {"TOKEN": "s3cret-t0ken-x", "NODE_ENV": "production"}},
+            "web": {"type": "http", "url": "https://u:pw-in-url-0123@h/mcp?api_key=q-secret-4567",
+                    "headers": {"Authorization": "Bearer abc-d3f-ghi-jkl", "Accept-Language": "en-US,en;q=0.9"},
                     "timeout": 1500, "startTimeout": 2500, "disabled": true},
             "both": {"command": "a", "url": "http://h"},
             "none": {},
@@ -322,7 +325,11 @@ mod tests {
             Transport::Stdio {
                 command: "mcp-server-time".into(),
                 args: vec!["--x".into()],
-                env: [("TOKEN".to_owned(), "s3cret".to_owned())].into(),
+                env: [
+                    ("NODE_ENV".to_owned(), "production".to_owned()),
+                    ("TOKEN".to_owned(), "s3cret-t0ken-x".to_owned())
+                ]
+                .into(),
                 cwd: None
             }
         );
@@ -348,20 +355,26 @@ mod tests {
         // Secrets never show in Debug.
         let debug = format!("{servers:?}");
         assert!(
-            !debug.contains("s3cret") && !debug.contains("Bearer abc"),
+            !debug.contains("s3cret")
+                && !debug.contains("Bearer abc")
+                && !debug.contains("production"),
             "{debug}"
         );
         assert!(debug.contains("TOKEN") && debug.contains("Authorization"));
         assert_eq!(
-            servers[1].secrets(),
-            ["Bearer abc", "pw-in-url", "q-secret"]
-        );
-        assert_eq!(
-            servers[1].redact("POST to https://u:pw-in-url@h/mcp?api_key=q-secret failed"),
+            servers[1]
+                .redact("POST to https://u:pw-in-url-0123@h/mcp?api_key=q-secret-4567 failed"),
             "POST to https://u:[redacted]@h/mcp?api_key=[redacted] failed"
         );
-        assert_eq!(servers[1].redact("h: Bearer abc!"), "h: [redacted]!");
-        assert_eq!(servers[0].redact("s3cret s3cret"), "[redacted] [redacted]");
+        assert_eq!(
+            servers[1].redact("h: Bearer abc-d3f-ghi-jkl! en-US,en;q=0.9"),
+            "h: [redacted]! en-US,en;q=0.9"
+        );
+        // Only the value whose name says it is secret is hidden.
+        assert_eq!(
+            servers[0].redact("s3cret-t0ken-x s3cret-t0ken-x production"),
+            "[redacted] [redacted] production"
+        );
     }
 
     /// A limit is added to the clock: one past a day is refused with a clear reason, not

@@ -2,7 +2,7 @@ use super::*;
 
 fn secrets() -> Secrets {
     let mut secrets = Secrets::new();
-    secrets.add("tok-0123456789-secret");
+    secrets.add("tok-a7Kq9xZ2mB4n-secret");
     secrets
 }
 
@@ -19,7 +19,7 @@ fn lines(input: &[u8], size: usize) -> Vec<String> {
 
 #[test]
 fn lines_come_out_redacted_however_the_bytes_are_split() {
-    let input = b"starting\r\nkey is tok-0123456789-secret, ok\n\nlast words";
+    let input = b"starting\r\nkey is tok-a7Kq9xZ2mB4n-secret, ok\n\nlast words";
     let want = ["starting", "key is [redacted], ok", "", "last words"];
     for size in [1, 2, 3, 7, 64] {
         assert_eq!(lines(input, size), want, "pieces of {size}");
@@ -54,9 +54,9 @@ fn a_long_line_is_cut_and_the_rest_counted_not_kept() {
 #[test]
 fn a_secret_cut_by_the_limit_is_still_hidden() {
     let mut input = vec![b'a'; MAX_LINE - 12];
-    input.extend_from_slice(b"tok-0123456789-secret and more\n");
+    input.extend_from_slice(b"tok-a7Kq9xZ2mB4n-secret and more\n");
     let out = lines(&input, 5);
-    assert!(!out[0].contains("tok-0123"), "{}", &out[0][MAX_LINE - 20..]);
+    assert!(!out[0].contains("tok-a7Kq"), "{}", &out[0][MAX_LINE - 20..]);
     assert!(out[0].contains("[redacted]"));
 }
 

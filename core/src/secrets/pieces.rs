@@ -4,8 +4,9 @@
 //! Redacting each piece on its own leaks a secret cut by the end of a piece: the end of one
 //! piece and the start of the next each hold a fragment too short to recognise. [`Pieces`]
 //! holds back the tail of a piece that the next one could complete into something hidden (a
-//! proper prefix of a secret's [`FRAGMENT`](super::FRAGMENT)-byte window, or of a short secret: at most
-//! `FRAGMENT - 1` bytes), and only that: text that cannot start a secret is written at once.
+//! proper prefix of a secret's [`FRAGMENT`](super::FRAGMENT)-byte window, at most
+//! `FRAGMENT - 1` bytes, or of a secret found only whole, shorter than that secret), and only
+//! that: text that cannot start a secret is written at once.
 //! The held tail is looked at again, first in the next piece, or written when the text ends
 //! ([`Ending::Last`]). Each byte is looked at a bounded number of times, so the work stays
 //! linear in the text.

@@ -1,6 +1,8 @@
 use super::*;
 
-const KEY: &str = "sk-proj-0123456789abcdefXYZ";
+/// A key whose pieces mix letters and digits: every 8-byte piece of it after `sk-proj-` is
+/// hidden on its own.
+const KEY: &str = "sk-proj-a7Kq9xZ2mB4nW8pL3vR6";
 
 fn secrets() -> Secrets {
     let mut s = Secrets::new();
@@ -14,14 +16,15 @@ fn whole_secrets_and_long_fragments_are_redacted() {
     let s = secrets();
     assert_eq!(s.redact(&format!("key={KEY}.")), "key=[redacted].");
     assert_eq!(s.redact("hdr azure-hdr-value-777"), "hdr [redacted]");
-    // A key cut by a truncation, at either end.
+    // A key cut by a truncation, at either end: its random part is hidden.
     assert_eq!(
-        s.redact("Incorrect key sk-proj-0123…"),
-        "Incorrect key [redacted]…"
+        s.redact("Incorrect key sk-proj-a7Kq9x…"),
+        "Incorrect key sk[redacted]…"
     );
-    assert_eq!(s.redact("…456789abcdefXYZ tail"), "…[redacted] tail");
-    // Short fragments and unrelated text stay.
-    assert_eq!(s.redact("sk-proj is a prefix"), "sk-proj is a prefix");
+    assert_eq!(s.redact("…mB4nW8pL3vR6 tail"), "…[redacted] tail");
+    // Ordinary pieces and unrelated text stay: `azure-hdr-value-777` is only hidden whole.
+    assert_eq!(s.redact("sk-proj- is a prefix"), "sk-proj- is a prefix");
+    assert_eq!(s.redact("azure-hdr-value"), "azure-hdr-value");
     assert!(matches!(s.redact("nothing here"), Cow::Borrowed(_)));
     // Multi-byte text around a secret.
     assert_eq!(s.redact(&format!("ü{KEY}ü")), "ü[redacted]ü");
@@ -29,18 +32,54 @@ fn whole_secrets_and_long_fragments_are_redacted() {
 }
 
 #[test]
-fn too_short_values_are_ignored_and_debug_hides_values() {
+fn plain_values_and_dummies_are_ignored_and_debug_hides_values() {
     let mut s = Secrets::new();
-    s.add("abc");
-    s.add("   ");
-    assert!(s.is_empty());
-    s.add("abcd");
-    assert_eq!(s.redact("xabcdx"), "x[redacted]x");
+    for plain in [
+        "abc",
+        "   ",
+        "EMPTY",
+        "ollama",
+        "sk-no-key-required",
+        "production",
+        "lm-studio",
+        "password123!",
+    ] {
+        s.add(plain);
+    }
+    assert!(s.is_empty(), "{s:?}");
+    assert_eq!(
+        s.redact("--- stderr (empty) --- production ollama"),
+        "--- stderr (empty) --- production ollama"
+    );
+    s.add("s3cret-value-xy");
+    assert_eq!(s.redact("xS3CRET-VALUE-XYx"), "x[redacted]x");
     assert_eq!(format!("{s:?}"), "Secrets(1 values)");
 }
 
 #[test]
-fn provider_secrets_include_sensitive_headers_only() {
+fn named_values_are_secrets_by_their_name_or_their_look() {
+    let mut s = Secrets::new();
+    s.add_named("NODE_ENV", "production");
+    s.add_named("LOG_LEVEL", "info");
+    s.add_named("DEBUG", "true");
+    s.add_named("TZ", "Europe/Paris");
+    s.add_named("Accept-Language", "en-US,en;q=0.9");
+    s.add_named("Accept", "application/json");
+    s.add_named("DB_PASSWORD", "info");
+    assert!(s.is_empty(), "{s:?}");
+    s.add_named("DB_PASSWORD", "correct-horse-battery");
+    s.add_named("X_REQUEST_SIGNER", "q8Zr4Lm2Xv7Kp3Nt");
+    s.add_named("Authorization", "Bearer tok-abcdefghijkl");
+    s.add_named("DATABASE_URL", "postgres://app:pa55-w0rd-xyz@db/app");
+    let text = "correct-horse-battery q8Zr4Lm2Xv7Kp3Nt tok-abcdefghijkl pa55-w0rd-xyz production";
+    assert_eq!(
+        s.redact(text),
+        "[redacted] [redacted] [redacted] [redacted] production"
+    );
+}
+
+#[test]
+fn provider_secrets_include_secret_headers_only() {
     let mut p = Provider::new("http://x/v1", Some(Secret::new(KEY)));
     p.headers = vec![
         ("api-key".into(), "azure-secret-123456".into()),
@@ -53,6 +92,9 @@ fn provider_secrets_include_sensitive_headers_only() {
         s.redact(&text),
         "[redacted]\n[redacted]\n[redacted]\nhrns-visible-title"
     );
+    // A dummy key is no secret: "empty" survives.
+    let p = Provider::new("http://x/v1", Some(Secret::new("EMPTY")));
+    assert!(Secrets::of_provider(&p).is_empty());
 }
 
 #[test]
@@ -62,7 +104,7 @@ fn json_strings_and_keys_are_redacted() {
         KEY: "k"});
     s.redact_json(&mut v);
     let text = v.to_string();
-    assert!(!text.contains("0123456789"), "{text}");
+    assert!(!text.contains("a7Kq9x"), "{text}");
     assert_eq!(v["error"]["type"], REDACTED);
 }
 
@@ -72,18 +114,25 @@ use proptest::strategy::Strategy as _;
 /// every window of a value, searched for in full.
 fn reference(secrets: &[&str], text: &str) -> Vec<bool> {
     let mut hidden = vec![false; text.len()];
-    for value in secrets.iter().filter(|v| v.len() >= MIN_SECRET) {
+    for value in secrets.iter().filter(|v| !too_plain(v)) {
         let mut parts = vec![*value];
         parts.extend(
             (0..=value.len().saturating_sub(FRAGMENT))
                 .filter(|_| value.len() >= FRAGMENT)
-                .filter_map(|i| value.get(i..i + FRAGMENT)),
+                .filter_map(|i| value.as_bytes().get(i..i + FRAGMENT))
+                .filter(|w| !ordinary_fragment(w))
+                .filter_map(|w| std::str::from_utf8(w).ok()),
         );
-        for part in parts {
+        // A window cut inside a character is compared as bytes.
+        let bytes: Vec<&[u8]> = (0..=value.len().saturating_sub(FRAGMENT))
+            .filter(|_| value.len() >= FRAGMENT)
+            .map(|i| &value.as_bytes()[i..i + FRAGMENT])
+            .filter(|w| !ordinary_fragment(w) && std::str::from_utf8(w).is_err())
+            .collect();
+        for part in parts.iter().map(|p| p.as_bytes()).chain(bytes) {
             for start in 0..text.len() {
                 let at = &text.as_bytes()[start..];
-                if at.len() >= part.len() && at[..part.len()].eq_ignore_ascii_case(part.as_bytes())
-                {
+                if at.len() >= part.len() && at[..part.len()].eq_ignore_ascii_case(part) {
                     hidden[start..start + part.len()].fill(true);
                 }
             }
@@ -92,6 +141,14 @@ fn reference(secrets: &[&str], text: &str) -> Vec<bool> {
     hidden
 }
 
+/// Accepted values of three kinds: a key whose pieces mix letters and digits, a value hidden
+/// only whole (its pieces are ordinary), and one with multi-byte characters.
+const VALUES: [&str; 3] = [
+    "sk-proj-a7Kq9xZ2mB4n",
+    "wholly-ordinary-value",
+    "k3y-\u{e9}t\u{e9}-long-enough",
+];
+
 proptest::proptest! {
     /// The pair filter and the whole-value shortcut hide exactly what a full search hides:
     /// redacting keeps every byte the reference keeps, and only those.
@@ -99,21 +156,20 @@ proptest::proptest! {
     fn redaction_hides_what_a_full_search_hides(
         pieces in proptest::collection::vec(
             proptest::prop_oneof![
-                proptest::sample::select(vec!["sk-proj-0123456789abcdef", "abcd", "k3y-\u{e9}t\u{e9}-long-enough"])
-                    .prop_map(String::from),
+                proptest::sample::select(VALUES.to_vec()).prop_map(String::from),
                 "[a-z0-9 \u{e9}-]{0,12}",
                 // Made of the pairs of a secret: the scan's backward search runs on it.
-                "[0-9a-f-]{0,16}",
+                "[0-9a-zA-Z-]{0,16}",
+                "[wholyrdinav-]{0,16}",
                 // Secrets in another case.
-                "[0-9A-Fa-f-]{0,16}",
-                proptest::sample::select(vec!["SK-PROJ-0123456789ABCDEF", "AbCd", "K3Y-\u{e9}T\u{e9}-LONG-ENOUGH"])
+                proptest::sample::select(vec!["SK-PROJ-A7kQ9Xz2Mb4N", "WHOLLY-ordinary-VALUE", "K3Y-\u{e9}T\u{e9}-LONG-ENOUGH"])
                     .prop_map(String::from),
             ],
             0..12,
         ),
         cut in 0usize..30,
     ) {
-        let values = ["sk-proj-0123456789abcdef", "abcd", "k3y-\u{e9}t\u{e9}-long-enough"];
+        let values = VALUES;
         let mut s = Secrets::new();
         values.iter().for_each(|v| s.add(v));
         // Pieces, some of them cut, so fragments of secrets appear too.
@@ -163,7 +219,7 @@ fn in_pieces(secrets: &Secrets, text: &str, cuts: &[usize]) -> String {
         let (clean, keep) = pieces.redact(secrets, &held, ending);
         out.push_str(&clean);
         held = held[held.len() - keep..].to_owned();
-        assert!(keep < FRAGMENT + 3, "held {keep} bytes");
+        assert!(keep < 64, "held {keep} bytes");
     }
     assert!(held.is_empty());
     out
@@ -201,26 +257,26 @@ fn a_secret_cut_between_pieces_is_redacted_as_a_whole() {
 }
 
 proptest::proptest! {
+    #![proptest_config(crate::proptest_seeds::config())]
+
     /// Written in pieces cut anywhere, a text comes out as redacted whole: nothing lost,
-    /// nothing of 8 bytes or more of a secret shown.
+    /// nothing shown of a secret, no piece of 8 bytes of one that mixes letters and digits.
     #[test]
     fn redacting_in_pieces_is_redacting_the_whole(
         pieces in proptest::collection::vec(
             proptest::prop_oneof![
-                proptest::sample::select(vec!["sk-proj-0123456789abcdef", "abcd", "k3y-\u{e9}t\u{e9}-long-enough"])
-                    .prop_map(String::from),
+                proptest::sample::select(VALUES.to_vec()).prop_map(String::from),
                 "[a-z0-9 \u{e9}-]{0,12}",
-                "[0-9a-f-]{0,16}",
-                "[abcdk3y-]{0,10}",
+                "[0-9a-zA-Z-]{0,16}",
+                "[wholyrdinavk3-]{0,10}",
             ],
             0..12,
         ),
         skip in 0usize..9,
         cuts in proptest::collection::vec(0usize..200, 0..12),
     ) {
-        let values = ["sk-proj-0123456789abcdef", "abcd", "k3y-\u{e9}t\u{e9}-long-enough"];
         let mut s = Secrets::new();
-        values.iter().for_each(|v| s.add(v));
+        VALUES.iter().for_each(|v| s.add(v));
         let text: String = pieces
             .iter()
             .enumerate()
@@ -228,24 +284,152 @@ proptest::proptest! {
             .collect();
         let out = in_pieces(&s, &text, &cuts);
         proptest::prop_assert_eq!(&out, &s.redact(&text));
-        for v in values.iter().filter(|v| v.len() >= FRAGMENT) {
-            for w in v.as_bytes().windows(FRAGMENT) {
+        for v in VALUES {
+            for w in v.as_bytes().windows(FRAGMENT).filter(|w| !ordinary_fragment(w)) {
                 proptest::prop_assert!(!out.as_bytes().windows(FRAGMENT).any(|o| o == w), "{out}");
             }
+            proptest::prop_assert!(!out.contains(v), "{out}");
         }
-        proptest::prop_assert!(!out.contains("abcd"));
+    }
+}
+
+/// A strong secret: letters and digits in turn, of random case, so that every 8-byte piece
+/// of it mixes them (none could be an ordinary word), sometimes behind a `sk-` prefix.
+fn strong_secret() -> impl proptest::strategy::Strategy<Value = String> {
+    (
+        proptest::collection::vec(("[a-zA-Z]", "[0-9]"), 8..20),
+        proptest::bool::ANY,
+    )
+        .prop_map(|(pairs, prefixed)| {
+            let body: String = pairs.into_iter().map(|(l, d)| l + &d).collect();
+            if prefixed { format!("sk-{body}") } else { body }
+        })
+}
+
+/// Ordinary words, among them the dummies and the values of non-secret names that must never
+/// be touched.
+const WORDS: [&str; 16] = [
+    "empty",
+    "EMPTY",
+    "Empty",
+    "ollama",
+    "production",
+    "Information",
+    "true",
+    "info",
+    "Europe/Paris",
+    "en-US,en;q=0.9",
+    "application",
+    "--- stderr (empty) ---",
+    "none",
+    "sk-no-key-required",
+    "lm-studio",
+    " ",
+];
+
+proptest::proptest! {
+    #![proptest_config(crate::proptest_seeds::config())]
+
+    /// The property of issue 30. For random secrets, strong and dummy, and random texts: a
+    /// text that contains no secret comes out byte-identical, whether redacted whole or in
+    /// pieces; a text that contains one never shows it, nor any 8-byte piece of a strong
+    /// one, however it is split.
+    #[test]
+    fn exact_redaction(
+        strong in proptest::collection::vec(strong_secret(), 0..3),
+        dummies in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::sample::select(definition::DUMMY_KEYS.to_vec()).prop_map(String::from),
+                proptest::sample::select(vec!["production", "Information", "INFO", "true"])
+                    .prop_map(String::from),
+                // Anything under 12 bytes is too short to be a credential.
+                "[a-zA-Z0-9-]{1,11}",
+            ],
+            0..4,
+        ),
+        // Values of names that do not say secret.
+        plain in proptest::collection::vec(proptest::sample::select(WORDS.to_vec()), 0..4),
+        parts in proptest::collection::vec(
+            (
+                proptest::prop_oneof![
+                    proptest::sample::select(WORDS.to_vec()).prop_map(String::from),
+                    "[a-zA-Z0-9 .,:/-]{0,12}",
+                    // A piece of a strong secret: chosen below.
+                    proptest::strategy::Just(String::new()),
+                ],
+                0usize..64,
+                0usize..64,
+                proptest::bool::ANY,
+            ),
+            0..10,
+        ),
+        cuts in proptest::collection::vec(0usize..400, 0..12),
+    ) {
+        let mut s = Secrets::new();
+        for d in &dummies {
+            s.add(d);
+            s.add_named("OPENAI_API_KEY", d);
+        }
+        for (name, value) in ["NODE_ENV", "TZ", "Accept-Language", "LOG_LEVEL"].iter().zip(&plain) {
+            s.add_named(name, value);
+        }
+        for v in &strong {
+            s.add(v);
+        }
+        // Text: words, random text, and pieces (or all) of the strong secrets, any case.
+        let text: String = parts
+            .iter()
+            .map(|(word, from, len, upper)| {
+                if !word.is_empty() || strong.is_empty() {
+                    return word.clone();
+                }
+                let v = &strong[from % strong.len()];
+                let start = from % v.len();
+                let piece = &v[start..(start + len).min(v.len())];
+                let piece = if *len > 40 { v.as_str() } else { piece };
+                if *upper { piece.to_ascii_uppercase() } else { piece.to_owned() }
+            })
+            .collect();
+        let lower = text.to_ascii_lowercase();
+        let windows = |v: &String| {
+            v.to_ascii_lowercase()
+                .into_bytes()
+                .windows(FRAGMENT)
+                .map(<[u8]>::to_vec)
+                .collect::<Vec<_>>()
+        };
+        let has_secret = strong.iter().any(|v| {
+            windows(v).iter().any(|w| lower.as_bytes().windows(FRAGMENT).any(|t| t == w.as_slice()))
+        });
+        let whole = s.redact(&text).into_owned();
+        let split = in_pieces(&s, &text, &cuts);
+        proptest::prop_assert_eq!(&split, &whole);
+        if !has_secret {
+            proptest::prop_assert_eq!(&whole, &text);
+        }
+        let shown = whole.to_ascii_lowercase();
+        for v in &strong {
+            proptest::prop_assert!(!shown.contains(&v.to_ascii_lowercase()), "{whole}");
+            for w in windows(v) {
+                proptest::prop_assert!(
+                    !shown.as_bytes().windows(FRAGMENT).any(|t| t == w.as_slice()),
+                    "{} shows a piece of {v}",
+                    whole
+                );
+            }
+        }
     }
 }
 
 #[test]
 fn json_forms_are_the_values_as_json_strings_hold_them() {
     let mut s = Secrets::new();
-    s.add(r#"pa"ss\word-1"#);
-    s.add("plain-value-1");
+    s.add(r#"pa"ss\word-12345"#);
+    s.add("plain-value-12345");
     let forms = s.json_forms();
     assert_eq!(format!("{forms:?}"), "Secrets(1 values)");
     assert_eq!(
-        forms.redact(r#"{"h":"pa\"ss\\word-1"}"#),
+        forms.redact(r#"{"h":"pa\"ss\\word-12345"}"#),
         r#"{"h":"[redacted]"}"#
     );
 }
@@ -259,9 +443,12 @@ fn secrets_in_another_case_are_redacted_too() {
         s.redact(&format!("invalid key {}", KEY.to_ascii_lowercase())),
         "invalid key [redacted]"
     );
-    let mut short = Secrets::new();
-    short.add("AbCd");
-    assert_eq!(short.redact("x abcd ABCD y"), "x [redacted] [redacted] y");
+    let mut whole = Secrets::new();
+    whole.add("Wholly-Ordinary-Value");
+    assert_eq!(
+        whole.redact("x wholly-ordinary-value WHOLLY-ORDINARY-VALUE y"),
+        "x [redacted] [redacted] y"
+    );
     // Held back in pieces as well, whatever the case.
     assert_eq!(
         in_pieces(&s, &format!("a {shouted} b"), &[4, 12]),
