@@ -21,6 +21,7 @@
 //! feature).
 
 mod connection;
+mod log;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
@@ -30,12 +31,12 @@ mod stdio;
 use crate::sandbox::Sandbox;
 use crate::tool::{Tool, ToolContext};
 use connection::{Changes, Connection};
+use log::ServerLog;
 use hrns_core::mcp::config::{ServerConfig, Transport};
 use hrns_core::mcp::naming::{assign_names, tool_spec};
 use hrns_core::mcp::refusal;
 use hrns_core::mcp::{Client, ClientConfig, McpTool, Phase, Root, file_uri};
 use hrns_core::tool::{ToolOutput, ToolSpec};
-use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -126,6 +127,18 @@ impl McpServer {
         }
     }
 
+    /// A warning naming the server when its last listing left tools out (past its `maxTools`
+    /// or `maxToolBytes`, or malformed); `None` when it left none out.
+    pub fn tools_warning(&self) -> Option<String> {
+        let connection = self.connection.as_ref()?;
+        let state = connection.lock();
+        let warning = state
+            .client
+            .tools_left_out()
+            .warning(&self.config.name, &self.config.limits);
+        warning
+    }
+
     /// The protocol version agreed with it.
     pub fn protocol_version(&self) -> Option<String> {
         let connection = self.connection.as_ref()?;
@@ -179,14 +192,9 @@ impl McpServer {
             )
         })?;
         let log_path = log_path(&options.log_dir, &self.config.name);
-        let open_log = || {
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&log_path)
-                .map_err(|e| format!("cannot open its log {}: {e}", log_path.display()))
-        };
+        let server_log = ServerLog::open(&log_path, self.config.limits.max_log_bytes)?;
         let mut client_config = ClientConfig::new(&self.config.name);
+        client_config.limits = self.config.limits;
         client_config.roots = vec![Root {
             uri: file_uri(&options.workspace.to_string_lossy()),
             name: Some("workspace".into()),
@@ -222,13 +230,13 @@ impl McpServer {
                     &sandbox,
                     env,
                     &cwd,
-                    open_log()?,
+                    server_log.clone(),
                     self.config.secret_set(),
                 )?;
                 let connection = Connection::new(
                     client,
                     Box::new(stdio::StdinWriter(Some(spawned.stdin))),
-                    Box::new(open_log()?),
+                    server_log.clone(),
                     self.config.secret_set(),
                     changes,
                 );
@@ -275,7 +283,7 @@ impl McpServer {
                 let connection = Connection::new(
                     client,
                     Box::new(out),
-                    Box::new(open_log()?),
+                    server_log.clone(),
                     self.config.secret_set(),
                     changes,
                 );
