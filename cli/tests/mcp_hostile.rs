@@ -12,7 +12,11 @@ use std::time::{Duration, Instant};
 
 /// The path of the hostile server.
 fn hostile_server() -> String {
-    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/common/hostile_mcp_server.py").to_owned()
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/common/hostile_mcp_server.py"
+    )
+    .to_owned()
 }
 
 /// `config.json`'s `mcpServers` with the one server `hostile`, its entry extended by `extra`.
@@ -60,8 +64,18 @@ fn wait_sampling(mut child: Child, limit: Duration) -> (Output, u64) {
         stderr: Vec::new(),
     };
     use std::io::Read;
-    child.stdout.take().unwrap().read_to_end(&mut out.stdout).unwrap();
-    child.stderr.take().unwrap().read_to_end(&mut out.stderr).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut out.stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_end(&mut out.stderr)
+        .unwrap();
     (out, peak)
 }
 
@@ -130,10 +144,17 @@ fn a_huge_result_is_capped_and_the_cut_is_said() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let requests = mock.requests();
     let body = requests[1].body_str();
-    assert!(body.len() < 100_000, "the request carries {} bytes", body.len());
+    assert!(
+        body.len() < 100_000,
+        "the request carries {} bytes",
+        body.len()
+    );
     let result = tool_result(&requests[1].json(), "c1");
     assert!(result.starts_with("STARTxxx"), "{}", &result[..40]);
-    assert!(result.contains("characters omitted"), "the marker of the cut");
+    assert!(
+        result.contains("characters omitted"),
+        "the marker of the cut"
+    );
     assert!(
         result.contains("The result of the MCP server hostile had 15000008 characters")
             && result.contains("\"maxResultChars\""),

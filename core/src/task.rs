@@ -96,8 +96,13 @@ pub struct Subagents {
 /// read-only too: it does nothing.
 pub fn call_effect(arguments: &str, subagents: &Subagents, policy: ApprovalPolicy) -> Effect {
     let parent = subagents.parent.as_ref();
-    let Ok(plan) = plan_child(arguments, &subagents.agents, parent, policy, &subagents.tools)
-    else {
+    let Ok(plan) = plan_child(
+        arguments,
+        &subagents.agents,
+        parent,
+        policy,
+        &subagents.tools,
+    ) else {
         return Effect::ReadOnly;
     };
     let has = |effect: Effect| plan.tools.iter().any(|t| t.effect == effect);

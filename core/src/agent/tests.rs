@@ -245,7 +245,10 @@ fn precedence_project_user_builtin() {
             && warnings[0].contains("your agent Explorer (user/explorer)"),
         "{warnings:?}"
     );
-    assert!(warnings[1].starts_with("project/shared: ignored"), "{warnings:?}");
+    assert!(
+        warnings[1].starts_with("project/shared: ignored"),
+        "{warnings:?}"
+    );
     assert_eq!(
         find_agent(&agents, "EXPLORER").unwrap().prompt,
         "prompt of user/explorer"

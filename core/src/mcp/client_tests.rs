@@ -704,8 +704,10 @@ fn progress_for_ever_ends_at_the_total_limit() {
     steps.push(Call("get_time", json!({})));
     for n in 0..10 {
         steps.push(Advance(Duration::from_secs(30)));
-        steps.push(line(json!({"jsonrpc": "2.0", "method": "notifications/progress",
-                               "params": {"progressToken": 3, "progress": n}})));
+        steps.push(line(
+            json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                               "params": {"progressToken": 3, "progress": n}}),
+        ));
     }
     let (log, client) = run_with(config, &steps);
     let finished: Vec<(usize, &Event)> = events(&log)
@@ -747,34 +749,56 @@ fn a_listing_is_cut_to_the_limits_with_a_warning() {
     // One page of 5 000 tools: past this harness's usual message size, so fed whole only.
     let mut h = Harness::new(config.clone());
     h.decoder = LineDecoder::with_max_message_size(1 << 20);
-    for step in [Start, init_answer("2025-06-18"), tools_page(1, &names, None)] {
+    for step in [
+        Start,
+        init_answer("2025-06-18"),
+        tools_page(1, &names, None),
+    ] {
         h.step(&step, false);
     }
     let (log, client) = (h.log, h.client);
     assert_eq!(client.tools().len(), 128);
     let left = *client.tools_left_out();
-    assert_eq!((left.listed, left.over_count, left.over_bytes), (5000, 4872, 0));
+    assert_eq!(
+        (left.listed, left.over_count, left.over_bytes),
+        (5000, 4872, 0)
+    );
     let warning = left.warning("time", &config.limits).unwrap();
     assert!(
         warning.starts_with("MCP server time lists 5000 tools; 128 are used")
             && warning.contains("4872 past the limit of 128 tools (\"maxTools\")"),
         "{warning}"
     );
-    assert!(events(&log).iter().any(|e| matches!(e, Event::Log { text, .. } if *text == warning)));
+    assert!(
+        events(&log)
+            .iter()
+            .any(|e| matches!(e, Event::Log { text, .. } if *text == warning))
+    );
     // Bytes: each tool here is 26 or 28 bytes of definition (name, description, schema).
     config.limits.max_tools = 1000;
     config.limits.max_tool_bytes = 130;
     let (_, client) = run_with(
         config.clone(),
-        &[Start, init_answer("2025-06-18"), tools_page(1, &names[..30], None)],
+        &[
+            Start,
+            init_answer("2025-06-18"),
+            tools_page(1, &names[..30], None),
+        ],
     );
     let kept = client.tools().len();
     assert_eq!(kept, 5);
     let left = *client.tools_left_out();
     assert_eq!(left.over_bytes, 25);
-    assert!(left.warning("time", &config.limits).unwrap().contains("\"maxToolBytes\""));
+    assert!(
+        left.warning("time", &config.limits)
+            .unwrap()
+            .contains("\"maxToolBytes\"")
+    );
     // Within the limits: nothing to say.
     let (_, client) = run(&handshake());
     assert!(!client.tools_left_out().any());
-    assert_eq!(client.tools_left_out().warning("time", &config.limits), None);
+    assert_eq!(
+        client.tools_left_out().warning("time", &config.limits),
+        None
+    );
 }

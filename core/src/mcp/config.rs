@@ -492,9 +492,18 @@ mod tests {
         );
         let reasons: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
         assert_eq!(reasons.len(), 3, "{reasons:?}");
-        assert!(reasons[0].contains("maxToolBytes is more than"), "{reasons:?}");
-        assert!(reasons[1].contains("maxLogBytes is not a positive"), "{reasons:?}");
-        assert!(reasons[2].contains("maxTools is not a positive"), "{reasons:?}");
+        assert!(
+            reasons[0].contains("maxToolBytes is more than"),
+            "{reasons:?}"
+        );
+        assert!(
+            reasons[1].contains("maxLogBytes is not a positive"),
+            "{reasons:?}"
+        );
+        assert!(
+            reasons[2].contains("maxTools is not a positive"),
+            "{reasons:?}"
+        );
     }
 
     #[test]

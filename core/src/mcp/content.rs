@@ -537,9 +537,13 @@ mod tests {
         assert!(out.is_error);
         assert!(out.content.len() < 31_000, "{}", out.content.len());
         assert!(out.content.starts_with("START") && out.content.contains("END\n\n[The result"));
-        assert!(out.content.contains("characters omitted"), "the marker of the cut");
         assert!(
-            out.content.contains("MCP server big had 15728648 characters")
+            out.content.contains("characters omitted"),
+            "the marker of the cut"
+        );
+        assert!(
+            out.content
+                .contains("MCP server big had 15728648 characters")
                 && out.content.contains("\"maxResultChars\""),
             "{}",
             &out.content[out.content.len() - 300..]

@@ -234,7 +234,12 @@ mod tests {
             spec.description,
             "Title: Does things.\nSecond line.\n\n(Tool \"evil\" of the MCP server \"s\".)"
         );
-        assert!(!spec.description.chars().any(|c| c.is_control() && c != '\n'));
+        assert!(
+            !spec
+                .description
+                .chars()
+                .any(|c| c.is_control() && c != '\n')
+        );
     }
 
     #[test]

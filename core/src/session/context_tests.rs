@@ -544,8 +544,10 @@ fn tools_that_fill_the_window_are_named_with_each_servers_share() {
         parameters: json!({"type": "object"}),
         effect: crate::tool::Effect::ReadOnly,
     };
-    c.tools.extend((0..200).map(|n| spec(format!("mcp__big__t{n}"))));
-    c.tools.extend((0..3).map(|n| spec(format!("mcp__small__t{n}"))));
+    c.tools
+        .extend((0..200).map(|n| spec(format!("mcp__big__t{n}"))));
+    c.tools
+        .extend((0..3).map(|n| spec(format!("mcp__small__t{n}"))));
     let mut sim = Sim::new(c);
     sim.s.submit(TASK).unwrap();
     sim.drive(&mut |_, tokens| (200, text("never", tokens)), &mut big_file);

@@ -45,7 +45,14 @@ fn the_default_child_is_an_explorer_without_task_or_writes() {
 #[test]
 fn an_agent_with_effects_the_policy_denies_is_refused() {
     let args = r#"{"description":"fix","prompt":"Fix the bug.","agent":"builder"}"#;
-    let err = plan_child(args, &builtin_agents(), None, ApprovalPolicy::ReadOnly, &tools()).unwrap_err();
+    let err = plan_child(
+        args,
+        &builtin_agents(),
+        None,
+        ApprovalPolicy::ReadOnly,
+        &tools(),
+    )
+    .unwrap_err();
     assert!(err.is_error);
     assert!(
         err.content.contains("`Builder`") && err.content.contains("approval policy"),
@@ -332,7 +339,14 @@ fn a_read_only_child_gets_only_the_read_only_tools_of_the_parents_mcp_servers() 
     }
     // An agent with effects gets them, and its map still filters them.
     let builder = r#"{"description":"d","prompt":"p","agent":"Builder"}"#;
-    let plan = plan_child(builder, &builtin_agents(), None, ApprovalPolicy::Auto, &available).unwrap();
+    let plan = plan_child(
+        builder,
+        &builtin_agents(),
+        None,
+        ApprovalPolicy::Auto,
+        &available,
+    )
+    .unwrap();
     assert!(names(&plan).contains(&"mcp__docs__delete"));
     let mut picky = builtin_agents()[0].clone();
     picky.name = "Picky".into();
@@ -439,8 +453,17 @@ fn a_child_never_gets_more_than_its_parent() {
     )
     .unwrap();
     assert_eq!(plan.agent.name, "Builder");
-    for denied in ["write_file", "edit_file", "run_command", "mcp__docs__delete"] {
-        assert!(!names(&plan).contains(&denied), "{denied}: {:?}", names(&plan));
+    for denied in [
+        "write_file",
+        "edit_file",
+        "run_command",
+        "mcp__docs__delete",
+    ] {
+        assert!(
+            !names(&plan).contains(&denied),
+            "{denied}: {:?}",
+            names(&plan)
+        );
     }
     assert!(names(&plan).contains(&"read_file"));
     // The session orders such a call as the read-only call it now is.
@@ -449,7 +472,10 @@ fn a_child_never_gets_more_than_its_parent() {
         tools: available.clone(),
         parent: Some(explorer),
     };
-    assert_eq!(call_effect(builder, &sub, ApprovalPolicy::Auto), Effect::ReadOnly);
+    assert_eq!(
+        call_effect(builder, &sub, ApprovalPolicy::Auto),
+        Effect::ReadOnly
+    );
     // A parent whose own map denies web_fetch passes that on to a Builder child.
     let mut offline = agents[0].clone();
     offline.tools = crate::agent::ToolFilter::all_except(&["web_fetch"]);

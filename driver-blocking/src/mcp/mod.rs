@@ -21,22 +21,22 @@
 //! feature).
 
 mod connection;
-mod log;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
 mod legacy;
+mod log;
 mod stdio;
 
 use crate::sandbox::Sandbox;
 use crate::tool::{Tool, ToolContext};
 use connection::{Changes, Connection};
-use log::ServerLog;
 use hrns_core::mcp::config::{ServerConfig, Transport};
 use hrns_core::mcp::naming::{assign_names, tool_spec};
 use hrns_core::mcp::refusal;
 use hrns_core::mcp::{Client, ClientConfig, McpTool, Phase, Root, file_uri};
 use hrns_core::tool::{ToolOutput, ToolSpec};
+use log::ServerLog;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -131,12 +131,8 @@ impl McpServer {
     /// or `maxToolBytes`, or malformed); `None` when it left none out.
     pub fn tools_warning(&self) -> Option<String> {
         let connection = self.connection.as_ref()?;
-        let state = connection.lock();
-        let warning = state
-            .client
-            .tools_left_out()
-            .warning(&self.config.name, &self.config.limits);
-        warning
+        let left_out = *connection.lock().client.tools_left_out();
+        left_out.warning(&self.config.name, &self.config.limits)
     }
 
     /// The protocol version agreed with it.
