@@ -107,7 +107,7 @@ pub fn offered(spec: &ToolSpec, agent: &Agent, policy: ApprovalPolicy) -> bool {
 /// The description names the server; the input schema is passed through, made an object
 /// schema when the server sent something else (providers reject other schemas). The server's
 /// title, description and tool name reach the model without control characters or terminal
-/// escapes ([`strip_controls`]).
+/// escapes (whole escape sequences removed, not just their ESC).
 pub fn tool_spec(name: &str, server: &str, tool: &McpTool) -> ToolSpec {
     let title = tool.title.as_deref().map(strip_controls);
     let text = tool.description.as_deref().map(strip_controls);
