@@ -266,6 +266,7 @@ impl McpServer {
                 let limits = http::Limits {
                     initialize: client.config().request_timeout.min(start_wait),
                     call: client.config().call_timeout,
+                    call_total: client.config().limits.total_timeout,
                     request: client.config().request_timeout,
                 };
                 let out = http::start(
