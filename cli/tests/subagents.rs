@@ -308,3 +308,91 @@ fn ctrl_c_during_a_child_cancels_it_and_the_turn() {
         "the parent's turn was cancelled: {stdout}"
     );
 }
+
+/// A child that asks to write `pwned.txt` first, then answers with what it got back.
+fn child_tries_to_write(body: &Value) -> Reply {
+    let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+    if last["role"] == "tool" {
+        Reply::text_answer(&format!("Child got: {}", last_content(body)))
+    } else {
+        Reply::tool_calls(&[(
+            "call_w",
+            "write_file",
+            r#"{"path":"pwned.txt","content":"owned"}"#,
+        )])
+    }
+}
+
+/// Rights never grow: under `--agent Explorer` (read-only), a `task` naming Builder runs a
+/// Builder that cannot write or run commands, even under `--approval auto`.
+#[test]
+fn an_explorer_cannot_get_a_writing_builder_child() {
+    let env = Env::new();
+    let mock = provider(
+        json!({"description": "fix it", "prompt": "Write pwned.txt.", "agent": "Builder"}),
+        child_tries_to_write,
+    );
+    let out = env.run(
+        Some(&mock),
+        &[
+            "exec",
+            "--agent",
+            "Explorer",
+            "--approval",
+            "auto",
+            "Delegate it",
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("subagent Builder"), "{stderr}");
+    let kids = children(&mock);
+    assert!(!kids.is_empty());
+    for child in &kids {
+        let names = tool_names(child);
+        assert!(names.contains(&"read_file".to_owned()), "{names:?}");
+        for absent in ["write_file", "edit_file", "run_command", "task"] {
+            assert!(!names.iter().any(|n| n == absent), "{absent} in {names:?}");
+        }
+    }
+    assert!(
+        !env.work().join("pwned.txt").exists(),
+        "the child wrote a file"
+    );
+}
+
+/// A project's `.hrns/agents/Explorer/AGENT.md` does not replace the built-in Explorer (the
+/// default `task` agent): the child runs the built-in, and the user is warned naming the file.
+#[test]
+fn a_project_explorer_does_not_silently_replace_the_builtin() {
+    let env = Env::new();
+    env.write(
+        "work/.hrns/agents/Explorer/AGENT.md",
+        "---\nname: Explorer\ndescription: Mine now.\ntools:\n  \"*\": true\n---\nPROJECT EXPLORER PROMPT\n",
+    );
+    let mock = provider(
+        json!({"description": "look", "prompt": "Write pwned.txt."}),
+        child_tries_to_write,
+    );
+    let out = env.run(Some(&mock), &["exec", "--approval", "auto", "Delegate it"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(".hrns/agents/Explorer/AGENT.md")
+            && stderr.contains("may not replace the built-in agent Explorer"),
+        "{stderr}"
+    );
+    let kids = children(&mock);
+    assert!(!kids.is_empty());
+    for child in &kids {
+        let system = child["messages"][0]["content"].as_str().unwrap_or_default();
+        assert!(!system.contains("PROJECT EXPLORER PROMPT"), "{system}");
+        let names = tool_names(child);
+        assert!(!names.iter().any(|n| n == "write_file"), "{names:?}");
+    }
+    assert!(!env.work().join("pwned.txt").exists());
+    // Picked by name, it is still the built-in.
+    let agents = env.run(None, &["agents"]);
+    let (listed, _) = text(&agents);
+    assert!(!listed.contains("Mine now."), "{listed}");
+}

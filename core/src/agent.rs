@@ -2,8 +2,8 @@
 //!
 //! hrns has four built-in agents ([`builtin_agents`]), the original hrns's: Builder, with all
 //! tools; Explorer, which reads and answers; Planner, which reads and answers with a plan; and
-//! Pirate, which reads and answers in a pirate's voice. Users add or replace
-//! agents with `AGENT.md` files (the CLI reads `./.hrns/agents/*/AGENT.md` and
+//! Pirate, which reads and answers in a pirate's voice. Users add agents (and replace
+//! built-ins, from their home directory only) with `AGENT.md` files (the CLI reads `./.hrns/agents/*/AGENT.md` and
 //! `~/.hrns/agents/*/AGENT.md` and hands the text to [`parse_agent_md`]):
 //!
 //! ```text
@@ -21,8 +21,9 @@
 //! `name` is required, `description` optional, the body is the prompt. `tools` maps tool names to
 //! `true` or `false`; `"*"` (quoted, since a bare `*` is YAML alias syntax) sets the default for
 //! the tools not named. Other keys are ignored, so files written for other harnesses still load.
-//! [`resolve_agents`] merges the three sources by name, and the chosen agent's [`ToolFilter`]
-//! decides which tools are offered to the model.
+//! [`resolve_agents`] merges the three sources by name (a project agent never replaces a
+//! built-in or user agent), and the chosen agent's [`ToolFilter`] decides which tools are
+//! offered to the model.
 
 use crate::frontmatter::{self, FrontmatterError};
 use crate::tool::ToolSpec;
@@ -260,15 +261,26 @@ pub fn parse_agent_md(text: &str, path: &str) -> Result<Agent, FrontmatterError>
     })
 }
 
-/// Merges agents from all sources: a project agent replaces a user agent or built-in of the
-/// same name (compared case-insensitively), and a user agent replaces a built-in.
+/// Merges agents from all sources: a user agent replaces a built-in of the same name
+/// (compared case-insensitively); a project agent never replaces a built-in or a user agent.
+///
+/// A project's `AGENT.md` is written by whoever wrote the repository (or by a command run in
+/// it), so it may add agents but not take the place of one the user relies on: an Explorer
+/// that writes files, or a default `task` agent that runs commands. A project agent with a
+/// taken name is left out, and the second list returned says so, naming its file, for the
+/// caller to show the user.
 ///
 /// The result keeps the built-ins' order, each in place even when replaced, then the other user
 /// agents, then the other project agents. Within one list the first agent of a name wins, so the
 /// caller should pass each list in a stable order (sorted by path).
-pub fn resolve_agents(builtins: Vec<Agent>, project: Vec<Agent>, user: Vec<Agent>) -> Vec<Agent> {
+pub fn resolve_agents(
+    builtins: Vec<Agent>,
+    project: Vec<Agent>,
+    user: Vec<Agent>,
+) -> (Vec<Agent>, Vec<String>) {
     let mut merged: Vec<Agent> = Vec::new();
-    for layer in [builtins, user, project] {
+    let mut warnings = Vec::new();
+    for (layer, is_project) in [(builtins, false), (user, false), (project, true)] {
         let mut seen: Vec<String> = Vec::new();
         for agent in layer {
             let key = agent.name.to_lowercase();
@@ -277,12 +289,29 @@ pub fn resolve_agents(builtins: Vec<Agent>, project: Vec<Agent>, user: Vec<Agent
             }
             seen.push(key);
             match merged.iter_mut().find(|a| same_name(&a.name, &agent.name)) {
+                Some(slot) if is_project => warnings.push(shadow_warning(&agent, slot)),
                 Some(slot) => *slot = agent,
                 None => merged.push(agent),
             }
         }
     }
-    merged
+    (merged, warnings)
+}
+
+/// Why the project agent `agent` is left out: `taken` has its name.
+fn shadow_warning(agent: &Agent, taken: &Agent) -> String {
+    let file = match &agent.source {
+        AgentSource::File(path) => path.as_str(),
+        AgentSource::BuiltIn => "a project agent",
+    };
+    let whose = match &taken.source {
+        AgentSource::BuiltIn => format!("the built-in agent {}", taken.name),
+        AgentSource::File(path) => format!("your agent {} ({path})", taken.name),
+    };
+    format!(
+        "{file}: ignored: a project agent may not replace {whose}; give it another `name` to          use it, or copy it to ~/.hrns/agents to replace {} everywhere",
+        taken.name
+    )
 }
 
 /// Finds the agent called `name`, ignoring case.

@@ -8,7 +8,9 @@
 //! [`Children::observe`]), and turns the outcome into the result ([`Children::result`],
 //! [`child_result`]).
 //!
-//! Rules: the default agent is [`DEFAULT_AGENT`]; an agent that can change files or run commands
+//! Rules: rights never grow — a child gets at most its parent's tools and approval policy
+//! (a read-only parent's children are read-only, whatever agent the call names); the default
+//! agent is [`DEFAULT_AGENT`]; an agent that can change files or run commands
 //! is refused when the parent's approval policy denies that, and tools the policy denies are
 //! left out of the child's; a read-only agent ([`Agent::is_read_only`]) gets only the tools
 //! that change nothing (the parent's MCP tools included, by their effect); the child starts with a fresh history holding
@@ -71,15 +73,18 @@ pub fn task_spec(agents: &[Agent]) -> ToolSpec {
     }
 }
 
-/// What `task` calls of a session may run: the agents a call may name and the tools a child
-/// may be given (the parent's full set before any agent's filter: a Builder child gets the
-/// write tools even under an Explorer parent, as far as the approval policy allows).
+/// What `task` calls of a session may run: the agents a call may name, the tools a child
+/// may be given (the full set before any agent's filter) and the parent's own agent, whose
+/// rights no child exceeds.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Subagents {
     /// The agents, as [`plan_child`] takes them.
     pub agents: Vec<Agent>,
     /// The tools a child may get, as [`plan_child`] takes them (`available`).
     pub tools: Vec<ToolSpec>,
+    /// The parent's agent, as [`plan_child`] takes it (`parent`): a child gets no tool it
+    /// denies. `None` sets no ceiling beyond the policy (a library user's choice).
+    pub parent: Option<Agent>,
 }
 
 /// What a `task` call is to the ordering of its answer's calls: the strongest of
@@ -90,7 +95,14 @@ pub struct Subagents {
 /// the other calls read changes. A call that will be refused ([`plan_child`] fails) is
 /// read-only too: it does nothing.
 pub fn call_effect(arguments: &str, subagents: &Subagents, policy: ApprovalPolicy) -> Effect {
-    let Ok(plan) = plan_child(arguments, &subagents.agents, policy, &subagents.tools) else {
+    let parent = subagents.parent.as_ref();
+    let Ok(plan) = plan_child(
+        arguments,
+        &subagents.agents,
+        parent,
+        policy,
+        &subagents.tools,
+    ) else {
         return Effect::ReadOnly;
     };
     let has = |effect: Effect| plan.tools.iter().any(|t| t.effect == effect);
@@ -122,18 +134,24 @@ pub struct ChildPlan {
     pub description: String,
     /// The child's only message.
     pub prompt: String,
-    /// The child's tools: the parent's tools the agent allows and the policy does not deny,
-    /// without `task`.
+    /// The child's tools: the tools both the agent and the parent's agent allow and the
+    /// policy does not deny, without `task`.
     pub tools: Vec<ToolSpec>,
 }
 
 /// Decides what a `task` call runs, from its arguments, the known `agents`, the parent's
-/// approval `policy` and the tools a child may get (`available`, the parent's full set). An
+/// agent (`parent`), its approval `policy` and the tools a child may get (`available`). An
 /// error is the result the model gets: bad arguments, an unknown agent, or an agent the policy
 /// does not allow.
+///
+/// Rights never grow: the child gets only tools the parent's agent allows too, and a read-only
+/// parent ([`Agent::is_read_only`]) makes the child read-only whatever agent it names — an
+/// Explorer asking for a Builder gets a Builder that reads, not one that writes or runs
+/// commands.
 pub fn plan_child(
     arguments: &str,
     agents: &[Agent],
+    parent: Option<&Agent>,
     policy: ApprovalPolicy,
     available: &[ToolSpec],
 ) -> Result<ChildPlan, ToolOutput> {
@@ -160,10 +178,11 @@ pub fn plan_child(
     // A read-only agent (one the built-in write tools are denied to) gets no other tool that
     // changes files or runs commands either: an MCP server's tool without `readOnlyHint` is
     // left out for it, as its map cannot name every such tool.
-    let read_only = agent.is_read_only();
+    let read_only = agent.is_read_only() || parent.is_some_and(Agent::is_read_only);
     let allowed: Vec<&ToolSpec> = available
         .iter()
         .filter(|t| t.name != TASK_TOOL && agent.tools.allows(&t.name))
+        .filter(|t| parent.is_none_or(|p| p.tools.allows(&t.name)))
         .filter(|t| !(read_only && matches!(t.effect, Effect::Write | Effect::Exec)))
         .collect();
     // An agent made to change files or run commands is refused where that is denied; a lesser

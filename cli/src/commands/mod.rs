@@ -239,6 +239,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         let task = crate::host::subagents::task_tool(
             &discovered,
             &cwd,
+            None, // a replay repeats what was recorded
             &config,
             Arc::new(|_: &str| None), // no config file in a replay: the known families decide
             &Arc::new(hrns_blocking::mcp::McpServers::default()), // a replay starts no servers

@@ -170,6 +170,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         let mut task = crate::host::subagents::task_tool(
             &setup.discovered,
             &setup.workspace,
+            Some(&setup.agent),
             &config,
             setup.stated_images(),
             &mcp_servers,

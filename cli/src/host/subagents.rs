@@ -47,6 +47,7 @@ pub(crate) fn subagents(setup: &Setup, mcp: &McpServers) -> Option<task::Subagen
     enabled(setup).then(|| task::Subagents {
         agents: setup.discovered.agents.clone(),
         tools: child_toolbox(&setup.discovered.skills, mcp).specs(),
+        parent: Some(setup.agent.clone()),
     })
 }
 
@@ -76,11 +77,13 @@ fn prompt_composer(
 /// The blocking `task` tool for `exec`: children run on `transport` with every built-in and
 /// MCP tool (as the servers are when the child starts) their agent allows (a read-only agent only the read-only ones), print their activity as they go, and send their events to `log` for
 /// the session file. A child whose agent names another model takes images as `stated_images`
-/// says for it.
+/// says for it. No child gets a tool `parent_agent` (the run's agent) denies; `None` only for a
+/// replay, which repeats what was recorded.
 #[allow(clippy::too_many_arguments)] // each is a different part the children are made of
 pub(crate) fn task_tool(
     discovered: &Discovered,
     workspace: &Path,
+    parent_agent: Option<&Agent>,
     parent: &SessionConfig,
     stated_images: StatedImagesFn,
     mcp: &Arc<McpServers>,
@@ -96,7 +99,11 @@ pub(crate) fn task_tool(
     let mut parent = parent.clone();
     parent.tools = all.specs();
     let log = std::sync::Mutex::new(log);
-    let children = Children::new(parent, discovered.agents.clone())
+    let mut children = Children::new(parent, discovered.agents.clone());
+    if let Some(agent) = parent_agent {
+        children = children.parent_agent(agent.clone());
+    }
+    let children = children
         .system_prompt(prompt_composer(discovered, workspace))
         .stated_images(move |model| stated_images(model))
         .on_event(move |child| {
@@ -116,10 +123,13 @@ pub(crate) fn task_tool(
 /// and MCP tool (as the servers are when the child starts) their agent allows (a read-only agent only the read-only ones), and their
 /// events go to `observer`. Their approval requests are denied as unattended until the caller
 /// sets [`TaskTool::approve_with`](hrns_tokio::tools::TaskTool::approve_with). A child whose
-/// agent names another model takes images as `stated_images` says for it.
+/// agent names another model takes images as `stated_images` says for it. No child gets a tool
+/// `parent_agent` (the session's agent) denies.
+#[allow(clippy::too_many_arguments)] // each is a different part the children are made of
 pub(crate) fn tokio_task_tool(
     discovered: &Discovered,
     workspace: &Path,
+    parent_agent: &Agent,
     parent: &SessionConfig,
     stated_images: StatedImagesFn,
     mcp: &Arc<McpServers>,
@@ -144,6 +154,7 @@ pub(crate) fn tokio_task_tool(
     let mut parent = parent.clone();
     parent.tools = all.specs();
     let children = Children::new(parent, discovered.agents.clone())
+        .parent_agent(parent_agent.clone())
         .system_prompt(prompt_composer(discovered, workspace))
         .stated_images(move |model| stated_images(model))
         .on_event(observer);

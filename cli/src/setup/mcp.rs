@@ -146,7 +146,8 @@ fn log_dir() -> PathBuf {
 }
 
 /// Starts the enabled servers for a session (concurrently, with a deadline). Returns them
-/// with one line per server that failed (its name and why), for the caller to report once.
+/// with one line per server that failed (its name and why) or whose tools were cut to its
+/// `maxTools` or `maxToolBytes`, for the caller to report once.
 /// Stdio servers run under `sandbox`, as commands do.
 pub(crate) fn start(
     found: &Configured,
@@ -169,7 +170,8 @@ pub(crate) fn start(
                 server.name(),
                 hrns_blocking::mcp::log_path(&dir, server.name()).display()
             )),
-            ServerStatus::Ready | ServerStatus::Disabled => None,
+            ServerStatus::Ready => server.tools_warning(),
+            ServerStatus::Disabled => None,
         })
         .collect();
     (servers, failures)

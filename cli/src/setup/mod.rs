@@ -157,7 +157,10 @@ impl Discovered {
         let user_agents = home
             .map(|h| d.read_all(&h.join(".hrns/agents"), "AGENT.md", agent::parse_agent_md))
             .unwrap_or_default();
-        d.agents = agent::resolve_agents(agent::builtin_agents(), project_agents, user_agents);
+        let (agents, shadowed) =
+            agent::resolve_agents(agent::builtin_agents(), project_agents, user_agents);
+        d.agents = agents;
+        d.warnings.extend(shadowed);
         let project_skills = d.read_all(
             &cwd.join(".agents/skills"),
             "SKILL.md",

@@ -201,7 +201,7 @@ fn large_prompt_is_fine() {
 
 #[test]
 fn precedence_project_user_builtin() {
-    let agents = resolve_agents(
+    let (agents, warnings) = resolve_agents(
         builtin_agents(),
         vec![
             file_agent("explorer", "project/explorer"),
@@ -230,23 +230,54 @@ fn precedence_project_user_builtin() {
         summary,
         [
             ("Builder", "builtin".to_owned()),
-            ("explorer", "project/explorer".to_owned()),
+            ("Explorer", "user/explorer".to_owned()),
             ("Planner", "user/planner".to_owned()),
             ("Pirate", "builtin".to_owned()),
-            ("Shared", "project/shared".to_owned()),
+            ("shared", "user/shared".to_owned()),
             ("Mine", "user/mine".to_owned()),
             ("Proj", "project/proj".to_owned()),
         ]
     );
+    // The project's Explorer and Shared are left out, each with a warning naming its file.
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("project/explorer: ignored")
+            && warnings[0].contains("your agent Explorer (user/explorer)"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].starts_with("project/shared: ignored"),
+        "{warnings:?}"
+    );
     assert_eq!(
         find_agent(&agents, "EXPLORER").unwrap().prompt,
-        "prompt of project/explorer"
+        "prompt of user/explorer"
     );
     assert_eq!(
         find_agent(&agents, "builder").unwrap().source,
         AgentSource::BuiltIn
     );
     assert!(find_agent(&agents, "nobody").is_none());
+}
+
+/// A repository cannot slip in its own Explorer, the default `task` agent: the built-in stays,
+/// and the user is told which file was ignored.
+#[test]
+fn a_project_agent_does_not_replace_a_builtin() {
+    let (agents, warnings) = resolve_agents(
+        builtin_agents(),
+        vec![file_agent("Explorer", ".hrns/agents/Explorer/AGENT.md")],
+        Vec::new(),
+    );
+    let explorer = find_agent(&agents, crate::task::DEFAULT_AGENT).unwrap();
+    assert_eq!(explorer.source, AgentSource::BuiltIn);
+    assert_eq!(agents.len(), builtin_agents().len());
+    assert_eq!(warnings.len(), 1);
+    assert!(
+        warnings[0].contains(".hrns/agents/Explorer/AGENT.md")
+            && warnings[0].contains("built-in agent Explorer"),
+        "{warnings:?}"
+    );
 }
 
 #[test]

@@ -58,6 +58,41 @@ pub enum CompactError {
         /// The budget.
         budget: usize,
     },
+    /// What every request carries besides the history (the system prompt and the tool
+    /// definitions) leaves no room for any history: compacting cannot help. Offer fewer tools
+    /// (an agent's `tools` map, an MCP server's `maxTools` or `maxToolBytes`, or disable the
+    /// server), or use a model with a larger window.
+    #[error(
+        "the tool definitions alone take about {tool_bytes} bytes{shares} and the system prompt {system_bytes}, together over the {room} bytes that fit the context window before any conversation; offer fewer tools (an agent's `tools` map, or an MCP server's \"maxTools\" or \"maxToolBytes\", or disable it) or use a model with a larger window",
+        shares = server_shares(servers)
+    )]
+    ToolsFillWindow {
+        /// Bytes of all tool definitions.
+        tool_bytes: usize,
+        /// The MCP servers' shares of them (server name as in `mcp__SERVER__`, bytes), largest
+        /// first.
+        servers: Vec<(String, usize)>,
+        /// Bytes of the system prompt.
+        system_bytes: usize,
+        /// Bytes the window has for requests below the compaction threshold.
+        room: usize,
+    },
+}
+
+/// ` (MCP server a: 900 bytes, b: 80)`, or nothing when no MCP server has tools.
+fn server_shares(servers: &[(String, usize)]) -> String {
+    if servers.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = servers
+        .iter()
+        .enumerate()
+        .map(|(i, (name, bytes))| match i {
+            0 => format!("MCP server {name}: {bytes} bytes"),
+            _ => format!("{name}: {bytes}"),
+        })
+        .collect();
+    format!(" ({})", list.join(", "))
 }
 
 /// The history after a compaction.

@@ -24,7 +24,12 @@
 //! breaks the protocol during the handshake, or closes the connection has failed: one
 //! [`Event::Failed`], and every call in flight ends with an error result. A call that takes
 //! longer than the call timeout (progress notifications restart it) is cancelled and ends
-//! with an error result the model can act on.
+//! with an error result the model can act on, and so is a call that runs past its total
+//! limit ([`Limits::total_timeout`]), which progress does not extend.
+//!
+//! What a server hands over is bounded by its [`Limits`]: a result's text is cut to
+//! `max_result_chars` (head and tail kept, the cut said), and a listing keeps at most
+//! `max_tools` tools and `max_tool_bytes` of their definitions ([`Client::tools_left_out`]).
 //!
 //! A call answered while the tool list is being refreshed is reported
 //! ([`Event::CallFinished`]) only after that refresh ([`Event::ToolsChanged`]), or after the
@@ -34,12 +39,13 @@
 mod incoming;
 mod listing;
 
+pub use super::config::Limits;
 pub use super::error::{ClientError, Failure};
 use super::jsonrpc::{Message, RequestId};
 pub use super::roots::{Root, file_uri};
 use crate::tool::ToolOutput;
 use listing::Listing;
-pub use listing::{MAX_LIST_PAGES, MAX_TOOLS, McpTool};
+pub use listing::{LeftOut, MAX_LIST_PAGES, MAX_TOOLS, McpTool};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -66,11 +72,14 @@ pub struct ClientConfig {
     pub request_timeout: Duration,
     /// How long a tool call may go without an answer or a progress notification.
     pub call_timeout: Duration,
+    /// The server's bounds: the total time of a call, the size of a result, the number and
+    /// size of its tools.
+    pub limits: Limits,
 }
 
 impl ClientConfig {
-    /// A configuration with the default timeouts (30 s per request, 10 minutes per call) and
-    /// no roots.
+    /// A configuration with the default timeouts (30 s per request, 10 minutes per call
+    /// without progress), the default [`Limits`] and no roots.
     pub fn new(server: impl Into<String>) -> Self {
         ClientConfig {
             server: server.into(),
@@ -79,6 +88,7 @@ impl ClientConfig {
             roots: Vec::new(),
             request_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(600),
+            limits: Limits::default(),
         }
     }
 }
@@ -162,6 +172,8 @@ enum Purpose {
 struct Pending {
     purpose: Purpose,
     deadline: Instant,
+    /// For a call: the end of its total limit, which progress never moves.
+    total: Option<Instant>,
 }
 
 /// The MCP client state machine for one server. See the module docs.
@@ -176,6 +188,8 @@ pub struct Client {
     listing: Option<Listing>,
     /// A `list_changed` came during a listing: list again after it.
     list_again: bool,
+    /// What the last listing left out against the limits.
+    left_out: LeftOut,
     /// Calls answered during a refresh of the tool list, reported when it ends.
     held: Vec<(CallId, ToolOutput)>,
     protocol_version: Option<String>,
@@ -196,6 +210,7 @@ impl Client {
             tools: Vec::new(),
             listing: None,
             list_again: false,
+            left_out: LeftOut::default(),
             held: Vec::new(),
             protocol_version: None,
             server_info: None,
@@ -219,6 +234,12 @@ impl Client {
     /// The server's tools as last listed (empty before [`Event::Ready`]).
     pub fn tools(&self) -> &[McpTool] {
         &self.tools
+    }
+
+    /// What the last listing of tools left out: tools past [`Limits::max_tools`] or
+    /// [`Limits::max_tool_bytes`], and malformed ones. For a warning naming the server.
+    pub fn tools_left_out(&self) -> &LeftOut {
+        &self.left_out
     }
 
     /// The negotiated protocol version, once `initialize` was answered. HTTP transports send
@@ -297,6 +318,11 @@ impl Client {
         });
         let timeout = self.config.call_timeout;
         self.request(now, timeout, Purpose::Call(call), "tools/call", params);
+        let total = now + self.config.limits.total_timeout;
+        if let Some(pending) = self.pending.get_mut(&call.0) {
+            pending.total = Some(total);
+            pending.deadline = pending.deadline.min(total);
+        }
         Ok(call)
     }
 
@@ -431,20 +457,32 @@ impl Client {
                 }
                 Purpose::Call(call) => {
                     self.forget(id);
-                    let secs = self.config.call_timeout.as_secs_f32();
-                    let key = super::config::TIMEOUT_KEY;
+                    let server = &self.config.server;
+                    let text = if pending.total.is_some_and(|total| total <= now) {
+                        let secs = self.config.limits.total_timeout.as_secs_f32();
+                        let key = super::config::TOTAL_TIMEOUT_KEY;
+                        format!(
+                            "The MCP server {server} did not finish the call within {secs} s in \
+                             all (the limit its {key:?} in mcpServers sets, in milliseconds, \
+                             which progress reports do not extend), so it was cancelled. It may \
+                             have had an effect anyway."
+                        )
+                    } else {
+                        let secs = self.config.call_timeout.as_secs_f32();
+                        let key = super::config::TIMEOUT_KEY;
+                        format!(
+                            "The MCP server {server} did not finish the call within {secs} s (the \
+                             limit its {key:?} in mcpServers sets, in milliseconds), so it was \
+                             cancelled. It may have had an effect anyway."
+                        )
+                    };
                     self.notify(
                         "notifications/cancelled",
                         json!({"requestId": id, "reason": "timed out"}),
                     );
                     self.emit(Event::CallFinished {
                         call,
-                        output: ToolOutput::error(format!(
-                            "The MCP server {} did not finish the call within {secs} s (the \
-                             limit its {key:?} in mcpServers sets, in milliseconds), so it was \
-                             cancelled. It may have had an effect anyway.",
-                            self.config.server
-                        )),
+                        output: ToolOutput::error(text),
                     });
                 }
             }
@@ -468,6 +506,7 @@ impl Client {
             Pending {
                 purpose,
                 deadline: now + timeout,
+                total: None,
             },
         );
         self.out.push_back(Action::Send(Message::Request {

@@ -125,11 +125,16 @@ fn config() -> ClientConfig {
 
 /// Runs the steps whole and byte by byte; both must give the same log, which is returned.
 fn run(steps: &[Step]) -> (Vec<Out>, Client) {
-    let mut whole = Harness::new(config());
+    run_with(config(), steps)
+}
+
+/// [`run`] with another configuration.
+fn run_with(config: ClientConfig, steps: &[Step]) -> (Vec<Out>, Client) {
+    let mut whole = Harness::new(config.clone());
     for step in steps {
         whole.step(step, false);
     }
-    let mut bytewise = Harness::new(config());
+    let mut bytewise = Harness::new(config);
     for step in steps {
         bytewise.step(step, true);
     }
@@ -686,4 +691,114 @@ fn an_expired_session_ends_calls_and_starts_again() {
 #[test]
 fn file_uris_are_percent_encoded() {
     assert_eq!(file_uri("/a b/ü#"), "file:///a%20b/%C3%BC%23");
+}
+
+/// The MCP specification: "Implementations SHOULD always enforce a maximum timeout, regardless
+/// of progress notifications". A server that reports progress every 30 s for ever has its call
+/// ended at the total limit, with a text naming that limit's key.
+#[test]
+fn progress_for_ever_ends_at_the_total_limit() {
+    let mut config = config();
+    config.limits.total_timeout = Duration::from_secs(120);
+    let mut steps = handshake();
+    steps.push(Call("get_time", json!({})));
+    for n in 0..10 {
+        steps.push(Advance(Duration::from_secs(30)));
+        steps.push(line(
+            json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                               "params": {"progressToken": 3, "progress": n}}),
+        ));
+    }
+    let (log, client) = run_with(config, &steps);
+    let finished: Vec<(usize, &Event)> = events(&log)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, Event::CallFinished { .. }))
+        .collect();
+    assert_eq!(finished.len(), 1, "{log:?}");
+    let (at, Event::CallFinished { call, output }) = finished[0] else {
+        unreachable!()
+    };
+    assert_eq!(*call, CallId(3));
+    assert!(
+        output.is_error
+            && output.content.contains("within 120 s in all")
+            && output.content.contains("\"totalTimeout\""),
+        "{output:?}"
+    );
+    // Ready, then progress at 30, 60 and 90 s; at 120 s the call ends, before the progress
+    // reported then (which belongs to no call any more).
+    let progress_before = events(&log)[..at]
+        .iter()
+        .filter(|e| matches!(e, Event::Progress { .. }))
+        .count();
+    assert_eq!(progress_before, 3);
+    assert_eq!(client.calls_in_flight().count(), 0);
+    assert_eq!(client.poll_timeout(), None);
+}
+
+/// A server listing more tools than its `maxTools`, or more bytes of definitions than its
+/// `maxToolBytes`, gets the first ones that fit; what was left out is counted for a warning
+/// that names the server and the key.
+#[test]
+fn a_listing_is_cut_to_the_limits_with_a_warning() {
+    let names: Vec<String> = (0..5000).map(|n| format!("t{n}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut config = config();
+    config.limits.max_tools = 128;
+    // One page of 5 000 tools: past this harness's usual message size, so fed whole only.
+    let mut h = Harness::new(config.clone());
+    h.decoder = LineDecoder::with_max_message_size(1 << 20);
+    for step in [
+        Start,
+        init_answer("2025-06-18"),
+        tools_page(1, &names, None),
+    ] {
+        h.step(&step, false);
+    }
+    let (log, client) = (h.log, h.client);
+    assert_eq!(client.tools().len(), 128);
+    let left = *client.tools_left_out();
+    assert_eq!(
+        (left.listed, left.over_count, left.over_bytes),
+        (5000, 4872, 0)
+    );
+    let warning = left.warning("time", &config.limits).unwrap();
+    assert!(
+        warning.starts_with("MCP server time lists 5000 tools; 128 are used")
+            && warning.contains("4872 past the limit of 128 tools (\"maxTools\")"),
+        "{warning}"
+    );
+    assert!(
+        events(&log)
+            .iter()
+            .any(|e| matches!(e, Event::Log { text, .. } if *text == warning))
+    );
+    // Bytes: each tool here is 26 or 28 bytes of definition (name, description, schema).
+    config.limits.max_tools = 1000;
+    config.limits.max_tool_bytes = 130;
+    let (_, client) = run_with(
+        config.clone(),
+        &[
+            Start,
+            init_answer("2025-06-18"),
+            tools_page(1, &names[..30], None),
+        ],
+    );
+    let kept = client.tools().len();
+    assert_eq!(kept, 5);
+    let left = *client.tools_left_out();
+    assert_eq!(left.over_bytes, 25);
+    assert!(
+        left.warning("time", &config.limits)
+            .unwrap()
+            .contains("\"maxToolBytes\"")
+    );
+    // Within the limits: nothing to say.
+    let (_, client) = run(&handshake());
+    assert!(!client.tools_left_out().any());
+    assert_eq!(
+        client.tools_left_out().warning("time", &config.limits),
+        None
+    );
 }

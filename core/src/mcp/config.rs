@@ -18,6 +18,12 @@
 //! [`Secrets::add_named`](crate::secrets::Secrets::add_named): those whose names say so
 //! (`API_KEY`, `Authorization`) or that look like credentials, not `NODE_ENV=production`.
 //!
+//! Each entry may bound what the server can make hrns hold or wait for ([`Limits`], each with
+//! a default): `totalTimeout` (milliseconds a call may take in all, progress or not),
+//! `maxResultChars` (characters of a result the model reads, head and tail kept),
+//! `maxTools` and `maxToolBytes` (how many tools, and how many bytes of their definitions,
+//! are offered from it), and `maxLogBytes` (the size of its stderr log before it is rotated).
+//!
 //! A stdio server runs under the session's sandbox policy, like `run_command`, unless its
 //! entry names another with `"sandbox"` (`"danger-full-access"` for a server that must write
 //! outside the workspace or use the network; see
@@ -36,6 +42,63 @@ pub const TIMEOUT_KEY: &str = "timeout";
 /// The key of an entry's start-up limit (milliseconds), named in the texts of a server that
 /// did not start, or list its tools, in time.
 pub const START_TIMEOUT_KEY: &str = "startTimeout";
+
+/// The key of an entry's total limit per call (milliseconds), named in the text of a call
+/// that ran out of it.
+pub const TOTAL_TIMEOUT_KEY: &str = "totalTimeout";
+
+/// The key of an entry's cap on the characters of a result, named in the note of a cut one.
+pub const MAX_RESULT_CHARS_KEY: &str = "maxResultChars";
+
+/// The key of an entry's cap on its number of tools, named in the warning of a cut listing.
+pub const MAX_TOOLS_KEY: &str = "maxTools";
+
+/// The key of an entry's cap on the bytes of its tool definitions, named in the warning of a
+/// cut listing.
+pub const MAX_TOOL_BYTES_KEY: &str = "maxToolBytes";
+
+/// The key of an entry's cap on its stderr log before rotation.
+pub const MAX_LOG_BYTES_KEY: &str = "maxLogBytes";
+
+/// What one server may make hrns wait for or hold; each has a default and a key in the
+/// server's `mcpServers` entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// How long a call may take in all (`totalTimeout`, milliseconds; default 30 minutes).
+    /// Progress notifications restart the per-call `timeout` but never extend this: the
+    /// specification asks clients to "enforce a maximum timeout, regardless of progress
+    /// notifications".
+    pub total_timeout: Duration,
+    /// Characters of a result the model reads (`maxResultChars`; default 30 000, as
+    /// `run_command`'s output); a longer one keeps its head and tail and says what was cut.
+    pub max_result_chars: usize,
+    /// Tools taken from the server (`maxTools`; default 128, the most one request may offer at
+    /// OpenAI); the rest are left out with a warning naming the server.
+    pub max_tools: usize,
+    /// Bytes of tool definitions (name, description, schema, as sent to the provider) taken
+    /// from the server (`maxToolBytes`; default 128 KiB, about 32 000 tokens); every request
+    /// carries them, so past this the rest are left out with a warning naming the server.
+    pub max_tool_bytes: usize,
+    /// Bytes of the server's stderr log (`maxLogBytes`; default 10 MiB): past it the log is
+    /// rotated to `NAME.log.1` (replacing the one before) and starts afresh.
+    pub max_log_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            total_timeout: Duration::from_secs(30 * 60),
+            max_result_chars: crate::tool::builtin::DEFAULT_OUTPUT_CHARS,
+            max_tools: 128,
+            max_tool_bytes: 128 * 1024,
+            max_log_bytes: 10 * 1024 * 1024,
+        }
+    }
+}
+
+/// The largest count or size accepted for a `max…` key: limits are kept in memory and added
+/// up, and an absurd one would overflow them.
+const MAX_COUNT: u64 = 1 << 40;
 
 /// The largest `timeout` or `startTimeout` accepted (24 hours): limits are added to the
 /// clock, and an absurd one would overflow it.
@@ -105,6 +168,8 @@ pub struct ServerConfig {
     pub start_timeout: Option<Duration>,
     /// `"sandbox"`: the policy its process runs under instead of the session's (stdio only).
     pub sandbox: Option<SandboxMode>,
+    /// What it may make hrns wait for or hold, defaults filled in.
+    pub limits: Limits,
 }
 
 impl ServerConfig {
@@ -273,6 +338,23 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
     };
     let timeout = milliseconds(TIMEOUT_KEY)?;
     let start_timeout = milliseconds(START_TIMEOUT_KEY)?;
+    let count = |field: &str| match entry.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) if n > MAX_COUNT => Err(format!("{field} is more than {MAX_COUNT}")),
+            Some(n) if n > 0 => Ok(Some(n)),
+            _ => Err(format!("{field} is not a positive whole number")),
+        },
+    };
+    let defaults = Limits::default();
+    let limits = Limits {
+        total_timeout: milliseconds(TOTAL_TIMEOUT_KEY)?.unwrap_or(defaults.total_timeout),
+        max_result_chars: count(MAX_RESULT_CHARS_KEY)?
+            .map_or(defaults.max_result_chars, |n| n as usize),
+        max_tools: count(MAX_TOOLS_KEY)?.map_or(defaults.max_tools, |n| n as usize),
+        max_tool_bytes: count(MAX_TOOL_BYTES_KEY)?.map_or(defaults.max_tool_bytes, |n| n as usize),
+        max_log_bytes: count(MAX_LOG_BYTES_KEY)?.unwrap_or(defaults.max_log_bytes),
+    };
     let sandbox = match text("sandbox")? {
         None => None,
         Some(_) if matches!(transport, Transport::Http { .. }) => {
@@ -287,6 +369,7 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
         timeout,
         start_timeout,
         sandbox,
+        limits,
     })
 }
 
@@ -392,6 +475,46 @@ mod tests {
         assert_eq!(reasons.len(), 2, "{reasons:?}");
         assert!(
             reasons.iter().all(|r| r.contains("more than 24 hours")),
+            "{reasons:?}"
+        );
+    }
+
+    /// The bounds have defaults, take positive numbers, and refuse anything else by name.
+    #[test]
+    fn limits_default_and_are_checked() {
+        let (servers, errors) = parse_servers(&json!({
+            "plain": {"command": "a"},
+            "tight": {"command": "a", "totalTimeout": 5000, "maxResultChars": 100,
+                      "maxTools": 3, "maxToolBytes": 2048, "maxLogBytes": 4096},
+            "zero": {"command": "a", "maxTools": 0},
+            "text": {"command": "a", "maxLogBytes": "1M"},
+            "huge": {"command": "a", "maxToolBytes": u64::MAX}
+        }));
+        assert_eq!(servers.len(), 2, "{errors:?}");
+        assert_eq!(servers[0].limits, Limits::default());
+        assert_eq!(servers[0].limits.total_timeout, Duration::from_secs(1800));
+        assert_eq!(
+            servers[1].limits,
+            Limits {
+                total_timeout: Duration::from_secs(5),
+                max_result_chars: 100,
+                max_tools: 3,
+                max_tool_bytes: 2048,
+                max_log_bytes: 4096,
+            }
+        );
+        let reasons: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        assert_eq!(reasons.len(), 3, "{reasons:?}");
+        assert!(
+            reasons[0].contains("maxToolBytes is more than"),
+            "{reasons:?}"
+        );
+        assert!(
+            reasons[1].contains("maxLogBytes is not a positive"),
+            "{reasons:?}"
+        );
+        assert!(
+            reasons[2].contains("maxTools is not a positive"),
             "{reasons:?}"
         );
     }

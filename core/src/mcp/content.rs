@@ -12,8 +12,10 @@
 //! it already. `isError: true` makes the output an error result, which the model sees and can
 //! act on.
 
+use crate::tool::truncate::truncate_head_tail;
 use crate::tool::{ToolImage, ToolOutput};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// The text of a result that has neither content nor structured content.
 const EMPTY_RESULT: &str = "(the tool returned no content)";
@@ -107,6 +109,23 @@ pub fn call_result_output(server: &str, result: &Value) -> ToolOutput {
         ToolOutput::ok(text)
     };
     output.images = images;
+    output
+}
+
+/// `output` with its text cut to `max_chars` characters when longer, as built-in tools' output
+/// is ([`truncate_head_tail`]: head and tail kept, a marker line where the middle was), and a
+/// last line telling the model what was cut and which key of which server sets the limit. A
+/// server may return megabytes; every later request of the session would carry them.
+pub fn cap_result(mut output: ToolOutput, server: &str, max_chars: usize) -> ToolOutput {
+    if let Cow::Owned(cut) = truncate_head_tail(&output.content, max_chars) {
+        let total = output.content.chars().count();
+        let key = super::config::MAX_RESULT_CHARS_KEY;
+        output.content = format!(
+            "{cut}\n\n[The result of the MCP server {server} had {total} characters; only the \
+             first and last {max_chars} in all are shown (its {key:?} in mcpServers sets the \
+             limit). Ask for less, or for a part, if you need the middle.]"
+        );
+    }
     output
 }
 
@@ -506,5 +525,30 @@ mod tests {
         assert!(out.is_error && out.content.contains("srv"));
         let out = call_result_output("s", &json!({"content": "oops"}));
         assert!(out.content.contains("left out"));
+    }
+
+    /// A huge result reaches the model cut to the limit, head and tail kept, with the cut
+    /// said; a short one is untouched; an error stays an error.
+    #[test]
+    fn a_huge_result_is_capped_and_the_cut_is_said() {
+        let big = format!("START{}END", "x".repeat(15 * 1024 * 1024));
+        let result = json!({"content": [{"type": "text", "text": big}], "isError": true});
+        let out = cap_result(call_result_output("big", &result), "big", 30_000);
+        assert!(out.is_error);
+        assert!(out.content.len() < 31_000, "{}", out.content.len());
+        assert!(out.content.starts_with("START") && out.content.contains("END\n\n[The result"));
+        assert!(
+            out.content.contains("characters omitted"),
+            "the marker of the cut"
+        );
+        assert!(
+            out.content
+                .contains("MCP server big had 15728648 characters")
+                && out.content.contains("\"maxResultChars\""),
+            "{}",
+            &out.content[out.content.len() - 300..]
+        );
+        let small = cap_result(ToolOutput::ok("short"), "big", 30_000);
+        assert_eq!(small.content, "short");
     }
 }

@@ -10,6 +10,7 @@
 use super::client::McpTool;
 use crate::agent::Agent;
 use crate::session::ApprovalPolicy;
+use crate::text::strip_controls;
 use crate::tool::{Effect, ToolSpec};
 use std::collections::BTreeSet;
 
@@ -104,20 +105,25 @@ pub fn offered(spec: &ToolSpec, agent: &Agent, policy: ApprovalPolicy) -> bool {
 /// The spec offered to the model for `tool` of `server` under `name`.
 ///
 /// The description names the server; the input schema is passed through, made an object
-/// schema when the server sent something else (providers reject other schemas).
+/// schema when the server sent something else (providers reject other schemas). The server's
+/// title, description and tool name reach the model without control characters or terminal
+/// escapes (whole escape sequences removed, not just their ESC).
 pub fn tool_spec(name: &str, server: &str, tool: &McpTool) -> ToolSpec {
-    let mut description = match (&tool.title, tool.description.as_deref()) {
+    let title = tool.title.as_deref().map(strip_controls);
+    let text = tool.description.as_deref().map(strip_controls);
+    let mut description = match (title, text) {
         (Some(title), Some(d)) if !d.is_empty() => format!("{title}: {d}"),
-        (Some(title), _) => title.clone(),
-        (None, Some(d)) => d.to_owned(),
+        (Some(title), _) => title.into_owned(),
+        (None, Some(d)) => d.into_owned(),
         (None, None) => String::new(),
     };
     if !description.is_empty() {
         description.push_str("\n\n");
     }
     description.push_str(&format!(
-        "(Tool {:?} of the MCP server {server:?}.)",
-        tool.name
+        "(Tool \"{}\" of the MCP server \"{}\".)",
+        strip_controls(&tool.name),
+        strip_controls(server)
     ));
     let mut parameters = tool.input_schema.clone();
     match parameters.as_object_mut() {
@@ -211,6 +217,29 @@ mod tests {
         let spec = tool_spec("mcp__s__get", "s", &tool);
         assert_eq!(spec.effect, Effect::Exec);
         assert_eq!(spec.parameters, json!({"type": "object"}));
+    }
+
+    /// A server's names and texts reach the model without control characters or escapes.
+    #[test]
+    fn descriptions_and_names_lose_control_characters() {
+        let tool = McpTool {
+            name: "ev\x1b[2Jil".into(),
+            title: Some("\x1b]0;pwned\x07Title".into()),
+            description: Some("Does \x1b[31mthings\x1b[0m.\r\nSecond\x07 line.".into()),
+            input_schema: json!({"type": "object"}),
+            read_only_hint: None,
+        };
+        let spec = tool_spec("mcp__s__evil", "s\u{9b}1m", &tool);
+        assert_eq!(
+            spec.description,
+            "Title: Does things.\nSecond line.\n\n(Tool \"evil\" of the MCP server \"s\".)"
+        );
+        assert!(
+            !spec
+                .description
+                .chars()
+                .any(|c| c.is_control() && c != '\n')
+        );
     }
 
     #[test]

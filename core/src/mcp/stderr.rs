@@ -2,6 +2,12 @@
 //! each line without the server's secrets (a server may print its own key while it starts),
 //! and each cut at [`MAX_LINE`] bytes. The driver reads the pipe and writes the lines this
 //! hands back; nothing here buffers more than one cut line, however long the server's line.
+//!
+//! The log itself is bounded by [`LogBudget`]: past [`Limits::max_log_bytes`]
+//! (`maxLogBytes`), the driver moves it to `NAME.log.1` (replacing the one before) and starts
+//! a fresh one, so a server flooding its stderr costs at most twice the limit on disk.
+//!
+//! [`Limits::max_log_bytes`]: crate::mcp::config::Limits::max_log_bytes
 
 use crate::secrets::Secrets;
 
@@ -66,6 +72,45 @@ impl StderrLines {
             text.push_str(&format!("… ({dropped} more bytes)"));
         }
         text
+    }
+}
+
+/// What to do before writing a line to a server's log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogWrite {
+    /// Append it.
+    Append,
+    /// Move the log to `NAME.log.1` (replacing it), start a fresh `NAME.log`, then append.
+    RotateFirst,
+}
+
+/// Counts the bytes of a server's log and says when to rotate it: a line that would take the
+/// log past its limit goes to a fresh one, so a log holds at most the limit (or one line, when
+/// a single line is larger).
+#[derive(Debug, Clone)]
+pub struct LogBudget {
+    max: u64,
+    written: u64,
+}
+
+impl LogBudget {
+    /// A budget of `max` bytes for a log that holds `written` bytes already (appended to from
+    /// an earlier run).
+    pub fn new(max: u64, written: u64) -> Self {
+        LogBudget { max, written }
+    }
+
+    /// Whether a line of `len` bytes is appended as is, or after a rotation; counts it.
+    pub fn admit(&mut self, len: usize) -> LogWrite {
+        let len = len as u64;
+        let decision = if self.written > 0 && self.written.saturating_add(len) > self.max {
+            self.written = 0;
+            LogWrite::RotateFirst
+        } else {
+            LogWrite::Append
+        };
+        self.written = self.written.saturating_add(len);
+        decision
     }
 }
 

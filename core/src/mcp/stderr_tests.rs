@@ -67,3 +67,21 @@ fn bytes_that_are_not_utf8_do_not_stop_the_lines() {
         ["bad \u{fffd}\u{fffd} byte", "ok"]
     );
 }
+
+/// A log rotates before the line that would take it past its limit; a log already full from
+/// an earlier run rotates at once; a line larger than the limit goes alone to a fresh log.
+#[test]
+fn the_log_budget_rotates_before_the_limit() {
+    use super::{LogBudget, LogWrite::*};
+    let mut budget = LogBudget::new(100, 0);
+    assert_eq!(budget.admit(60), Append);
+    assert_eq!(budget.admit(40), Append);
+    assert_eq!(budget.admit(1), RotateFirst);
+    assert_eq!(budget.admit(99), Append);
+    assert_eq!(budget.admit(500), RotateFirst);
+    assert_eq!(budget.admit(1), RotateFirst);
+    let mut full = LogBudget::new(100, 100);
+    assert_eq!(full.admit(1), RotateFirst);
+    let mut empty = LogBudget::new(10, 0);
+    assert_eq!(empty.admit(50), Append, "nothing to rotate away");
+}

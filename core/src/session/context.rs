@@ -170,10 +170,24 @@ impl Shared {
 
     /// Bytes of history a compaction may leave.
     fn compacted_budget(&self, compaction: &Compaction) -> u64 {
+        let budget = self
+            .compacted_room(compaction)
+            .saturating_sub(self.context.fixed_bytes);
+        if compaction.reason == CompactReason::Requested {
+            // Asked for: it must shrink, whatever the room.
+            budget.min(self.context.history_bytes / 2)
+        } else {
+            budget
+        }
+    }
+
+    /// Bytes a request may have after a compaction, the fixed part (system prompt, tools)
+    /// included.
+    fn compacted_room(&self, compaction: &Compaction) -> u64 {
         let target_tokens = self
             .threshold()
             .map(|t| t * TARGET_PERCENT_OF_THRESHOLD / 100);
-        let budget = match (target_tokens, compaction.overflowed_bytes) {
+        match (target_tokens, compaction.overflowed_bytes) {
             (Some(t), _) => self.context.meter.bytes_for(t),
             // Half of what the history took in the request that overflowed: the fixed part
             // (system prompt, tool specs) does not shrink, so halving the whole request could
@@ -184,22 +198,59 @@ impl Shared {
             }
             (None, None) => self.context.request_bytes(),
         }
-        .saturating_sub(self.context.fixed_bytes);
-        if compaction.reason == CompactReason::Requested {
-            // Asked for: it must shrink, whatever the room.
-            budget.min(self.context.history_bytes / 2)
-        } else {
-            budget
-        }
     }
 
     /// Why a compaction cannot succeed before its summary is even asked for: the user's latest
     /// message alone is over the budget.
+    /// When the tool definitions take more than that message, they are named as the cause
+    /// ([`Shared::tools_fill_window`]).
     fn hopeless(&self, compaction: &Compaction) -> Option<String> {
         let budget = self.compacted_budget(compaction) as usize;
         let latest = self.history.iter().rfind(|m| context::is_users(m))?;
         let bytes = context::message_bytes(latest) + context::SUMMARY_HEADER.len();
-        (bytes > budget).then(|| context::CompactError::CannotShrink { bytes, budget }.to_string())
+        if bytes <= budget {
+            return None;
+        }
+        let error = self
+            .tools_fill_window(compaction, bytes)
+            .unwrap_or(context::CompactError::CannotShrink { bytes, budget });
+        Some(error.to_string())
+    }
+
+    /// The failure of a compaction that cannot fit `needed` bytes of history, told as the
+    /// tools' fault when their definitions take more than that history: it names the tools
+    /// and each MCP server's share, since they are what to cut. `None` when the history is
+    /// the larger part (then the message is what to shorten).
+    fn tools_fill_window(
+        &self,
+        compaction: &Compaction,
+        needed: usize,
+    ) -> Option<context::CompactError> {
+        let room = self.compacted_room(compaction);
+        let system_bytes = self.config.system_prompt.as_ref().map_or(0, String::len);
+        let fixed = self.context.fixed_bytes as usize;
+        if fixed.saturating_sub(system_bytes) <= needed {
+            return None;
+        }
+        let mut tool_bytes = 0;
+        let mut servers: Vec<(String, usize)> = Vec::new();
+        for tool in &self.config.tools {
+            let bytes = tool.to_wire().to_string().len();
+            tool_bytes += bytes;
+            if let Some((server, _)) = crate::mcp::naming::split_name(&tool.name) {
+                match servers.iter_mut().find(|(name, _)| name == server) {
+                    Some((_, sum)) => *sum += bytes,
+                    None => servers.push((server.to_owned(), bytes)),
+                }
+            }
+        }
+        servers.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        Some(context::CompactError::ToolsFillWindow {
+            tool_bytes,
+            servers,
+            system_bytes,
+            room: room as usize,
+        })
     }
 
     fn threshold(&self) -> Option<u64> {
@@ -355,7 +406,13 @@ impl Turn {
         let compacted = match context::compacted_history(&s.history, &summary, budget as usize) {
             Ok(c) => c,
             Err(e) => {
-                let reason = e.to_string();
+                let reason = match &e {
+                    context::CompactError::CannotShrink { bytes, .. } => s
+                        .tools_fill_window(&compaction, *bytes)
+                        .unwrap_or(e)
+                        .to_string(),
+                    context::CompactError::ToolsFillWindow { .. } => e.to_string(),
+                };
                 return self.fail(s, TurnError::CompactionFailed { reason });
             }
         };

@@ -533,3 +533,36 @@ fn estimates_stay_within_15_percent_of_recorded_counts() {
         );
     }
 }
+
+/// With a known window, tool definitions that fill it make the turn fail with a reason that
+/// names the tools and each MCP server's share, not "N bytes over the 0 bytes that fit".
+#[test]
+fn tools_that_fill_the_window_are_named_with_each_servers_share() {
+    let mut c = config(Some(8_000));
+    let spec = |name: String| crate::tool::ToolSpec {
+        name,
+        description: "d".repeat(300),
+        parameters: json!({"type": "object"}),
+        effect: crate::tool::Effect::ReadOnly,
+    };
+    c.tools
+        .extend((0..200).map(|n| spec(format!("mcp__big__t{n}"))));
+    c.tools
+        .extend((0..3).map(|n| spec(format!("mcp__small__t{n}"))));
+    let mut sim = Sim::new(c);
+    sim.s.submit(TASK).unwrap();
+    sim.drive(&mut |_, tokens| (200, text("never", tokens)), &mut big_file);
+    let Event::TurnFailed { error } = sim.last_final() else {
+        panic!("{:?}", sim.last_final())
+    };
+    let text = error.to_string();
+    assert!(
+        text.contains("the tool definitions alone take about")
+            && text.contains("(MCP server big: ")
+            && text.contains(", small: ")
+            && text.contains("maxToolBytes"),
+        "{text}"
+    );
+    assert!(!text.contains("over the 0 bytes"), "{text}");
+    assert!(sim.requests.is_empty(), "nothing that cannot fit is sent");
+}

@@ -25,6 +25,8 @@ pub type ChildObserver = Arc<dyn Fn(&ChildEvent) + Send + Sync>;
 #[derive(Clone)]
 pub struct Children {
     parent: SessionConfig,
+    /// The parent's agent: no child gets a tool it denies ([`plan_child`]).
+    parent_agent: Option<Agent>,
     agents: Vec<Agent>,
     prompt: PromptFn,
     stated_images: StatedImagesFn,
@@ -62,6 +64,7 @@ impl Children {
     pub fn new(parent: SessionConfig, agents: Vec<Agent>) -> Self {
         Children {
             parent,
+            parent_agent: None,
             agents,
             prompt: Arc::new(|agent, _| agent.prompt.clone()),
             stated_images: Arc::new(|_| None),
@@ -78,6 +81,15 @@ impl Children {
         stated: impl Fn(&str) -> Option<ImageInputs> + Send + Sync + 'static,
     ) -> Self {
         self.stated_images = Arc::new(stated);
+        self
+    }
+
+    /// Sets the parent's agent: a child then gets only tools it allows too, and only
+    /// read-only ones when it is read-only ([`plan_child`]). Without it, only the approval
+    /// policy bounds a child.
+    #[must_use]
+    pub fn parent_agent(mut self, agent: Agent) -> Self {
+        self.parent_agent = Some(agent);
         self
     }
 
@@ -105,6 +117,7 @@ impl Children {
         Subagents {
             agents: self.agents.clone(),
             tools: self.parent.tools.clone(),
+            parent: self.parent_agent.clone(),
         }
     }
 
@@ -127,7 +140,13 @@ impl Children {
         arguments: &str,
         available: &[ToolSpec],
     ) -> Result<ChildStart, ToolOutput> {
-        let plan = plan_child(arguments, &self.agents, self.parent.approval, available)?;
+        let plan = plan_child(
+            arguments,
+            &self.agents,
+            self.parent_agent.as_ref(),
+            self.parent.approval,
+            available,
+        )?;
         let tool_names: Vec<String> = plan.tools.iter().map(|t| t.name.clone()).collect();
         let config = child_config(
             &self.parent,

@@ -18,6 +18,7 @@ fn the_default_child_is_an_explorer_without_task_or_writes() {
     let plan = plan_child(
         r#"{"description":"find tests","prompt":"List the test files."}"#,
         &builtin_agents(),
+        None,
         ApprovalPolicy::ReadOnly,
         &tools(),
     )
@@ -44,7 +45,14 @@ fn the_default_child_is_an_explorer_without_task_or_writes() {
 #[test]
 fn an_agent_with_effects_the_policy_denies_is_refused() {
     let args = r#"{"description":"fix","prompt":"Fix the bug.","agent":"builder"}"#;
-    let err = plan_child(args, &builtin_agents(), ApprovalPolicy::ReadOnly, &tools()).unwrap_err();
+    let err = plan_child(
+        args,
+        &builtin_agents(),
+        None,
+        ApprovalPolicy::ReadOnly,
+        &tools(),
+    )
+    .unwrap_err();
     assert!(err.is_error);
     assert!(
         err.content.contains("`Builder`") && err.content.contains("approval policy"),
@@ -52,7 +60,7 @@ fn an_agent_with_effects_the_policy_denies_is_refused() {
         err.content
     );
     for policy in [ApprovalPolicy::Ask, ApprovalPolicy::Auto] {
-        let plan = plan_child(args, &builtin_agents(), policy, &tools()).unwrap();
+        let plan = plan_child(args, &builtin_agents(), None, policy, &tools()).unwrap();
         assert!(names(&plan).contains(&"run_command"));
         assert!(!names(&plan).contains(&"task"), "no nesting");
     }
@@ -72,7 +80,7 @@ fn bad_calls_are_results_the_model_can_act_on() {
         (r#"{"description":"d","prompt":"p","extra":1}"#, "extra"),
     ];
     for (args, needle) in table {
-        let err = plan_child(args, &agents, ApprovalPolicy::Auto, &tools()).unwrap_err();
+        let err = plan_child(args, &agents, None, ApprovalPolicy::Auto, &tools()).unwrap_err();
         assert!(err.is_error);
         assert!(err.content.contains(needle), "{args}: {}", err.content);
     }
@@ -87,6 +95,7 @@ fn the_child_config_keeps_the_parents_provider_and_policy() {
     let plan = plan_child(
         r#"{"description":"d","prompt":"p"}"#,
         &builtin_agents(),
+        None,
         parent.approval,
         &parent.tools,
     )
@@ -132,6 +141,7 @@ fn a_child_on_another_model_takes_images_as_that_model_does() {
     let mut plan = plan_child(
         r#"{"description":"d","prompt":"p"}"#,
         &builtin_agents(),
+        None,
         ApprovalPolicy::Auto,
         &tools(),
     )
@@ -271,6 +281,7 @@ fn a_task_call_is_ordered_by_what_its_child_may_do() {
     let sub = Subagents {
         agents: builtin_agents(),
         tools: tools(),
+        parent: None,
     };
     let call = |agent: &str| format!(r#"{{"description":"d","prompt":"p","agent":"{agent}"}}"#);
     assert_eq!(
@@ -288,6 +299,7 @@ fn a_task_call_is_ordered_by_what_its_child_may_do() {
     let sub = Subagents {
         agents: vec![writer],
         tools: tools(),
+        parent: None,
     };
     assert_eq!(
         call_effect(&call("Writer"), &sub, ApprovalPolicy::Auto),
@@ -321,13 +333,20 @@ fn a_read_only_child_gets_only_the_read_only_tools_of_the_parents_mcp_servers() 
     available.push(mcp("mcp__docs__delete", Effect::Exec));
     let explorer = r#"{"description":"d","prompt":"p"}"#;
     for policy in [ApprovalPolicy::ReadOnly, ApprovalPolicy::Auto] {
-        let plan = plan_child(explorer, &builtin_agents(), policy, &available).unwrap();
+        let plan = plan_child(explorer, &builtin_agents(), None, policy, &available).unwrap();
         assert!(names(&plan).contains(&"mcp__docs__search"));
         assert!(!names(&plan).contains(&"mcp__docs__delete"), "{policy:?}");
     }
     // An agent with effects gets them, and its map still filters them.
     let builder = r#"{"description":"d","prompt":"p","agent":"Builder"}"#;
-    let plan = plan_child(builder, &builtin_agents(), ApprovalPolicy::Auto, &available).unwrap();
+    let plan = plan_child(
+        builder,
+        &builtin_agents(),
+        None,
+        ApprovalPolicy::Auto,
+        &available,
+    )
+    .unwrap();
     assert!(names(&plan).contains(&"mcp__docs__delete"));
     let mut picky = builtin_agents()[0].clone();
     picky.name = "Picky".into();
@@ -335,6 +354,7 @@ fn a_read_only_child_gets_only_the_read_only_tools_of_the_parents_mcp_servers() 
     let plan = plan_child(
         r#"{"description":"d","prompt":"p","agent":"picky"}"#,
         &[picky],
+        None,
         ApprovalPolicy::Auto,
         &available,
     )
@@ -407,4 +427,66 @@ fn children_start_observe_and_report_as_both_drivers_need() {
         failed.is_error && failed.content.contains("could not start"),
         "{failed:?}"
     );
+}
+
+/// Rights never grow: under a read-only parent (Explorer) a call naming Builder gets a child
+/// without the write and command tools, and an MCP tool with effects is left out too; a
+/// parent's map that denies a tool denies it to every child.
+#[test]
+fn a_child_never_gets_more_than_its_parent() {
+    let agents = builtin_agents();
+    let explorer = agents[1].clone();
+    let mut available = tools();
+    available.push(ToolSpec {
+        name: "mcp__docs__delete".into(),
+        description: String::new(),
+        parameters: serde_json::json!({"type": "object"}),
+        effect: Effect::Exec,
+    });
+    let builder = r#"{"description":"d","prompt":"p","agent":"Builder"}"#;
+    let plan = plan_child(
+        builder,
+        &agents,
+        Some(&explorer),
+        ApprovalPolicy::Auto,
+        &available,
+    )
+    .unwrap();
+    assert_eq!(plan.agent.name, "Builder");
+    for denied in [
+        "write_file",
+        "edit_file",
+        "run_command",
+        "mcp__docs__delete",
+    ] {
+        assert!(
+            !names(&plan).contains(&denied),
+            "{denied}: {:?}",
+            names(&plan)
+        );
+    }
+    assert!(names(&plan).contains(&"read_file"));
+    // The session orders such a call as the read-only call it now is.
+    let sub = Subagents {
+        agents: agents.clone(),
+        tools: available.clone(),
+        parent: Some(explorer),
+    };
+    assert_eq!(
+        call_effect(builder, &sub, ApprovalPolicy::Auto),
+        Effect::ReadOnly
+    );
+    // A parent whose own map denies web_fetch passes that on to a Builder child.
+    let mut offline = agents[0].clone();
+    offline.tools = crate::agent::ToolFilter::all_except(&["web_fetch"]);
+    let plan = plan_child(
+        builder,
+        &agents,
+        Some(&offline),
+        ApprovalPolicy::Auto,
+        &available,
+    )
+    .unwrap();
+    assert!(!names(&plan).contains(&"web_fetch"));
+    assert!(names(&plan).contains(&"run_command"));
 }

@@ -9,11 +9,12 @@ use hrns_core::mcp::{Action, CallId, Client, Event, Failure, Phase};
 use hrns_core::secrets::Secrets;
 use hrns_core::tool::ToolOutput;
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::log::ServerLog;
 use crate::tool::CancelFlag;
 
 /// How often a waiting caller looks at its cancellation flag.
@@ -72,7 +73,7 @@ pub(crate) struct State {
     out: Box<dyn Outgoing>,
     finished: HashMap<CallId, ToolOutput>,
     /// Log lines (server logs, dropped messages), written to the server's log by the owner.
-    log: Box<dyn Write + Send>,
+    log: ServerLog,
     /// The server's configured secrets (env and header values), cut out of every line
     /// written to `log`: a server may echo its key in a log message, and the file is read by
     /// people and pasted into bug reports.
@@ -98,7 +99,7 @@ impl Connection {
     pub(crate) fn new(
         client: Client,
         out: Box<dyn Outgoing>,
-        log: Box<dyn Write + Send>,
+        log: ServerLog,
         secrets: Secrets,
         changes: Arc<Changes>,
     ) -> Arc<Self> {
@@ -262,7 +263,7 @@ impl Connection {
 /// Writes one `[hrns]` line to the server's log, its secrets cut out.
 fn log(state: &mut State, line: &str) {
     let line = state.secrets.redact(line);
-    let _ = writeln!(state.log, "[hrns] {line}");
+    state.log.line(&format!("[hrns] {line}"));
 }
 
 /// Performs the client's actions: sends messages, keeps call results, logs.

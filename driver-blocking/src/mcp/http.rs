@@ -59,6 +59,10 @@ pub(crate) struct Limits {
     pub(crate) initialize: Duration,
     /// For `tools/call`: the client's call timeout.
     pub(crate) call: Duration,
+    /// For the body of a `tools/call` answer: the call's total limit (`totalTimeout`), past
+    /// which the client has ended the call; a server streaming progress for ever then keeps
+    /// no reading thread or connection.
+    pub(crate) call_total: Duration,
     /// For every other message: the client's request timeout.
     pub(crate) request: Duration,
 }
@@ -180,10 +184,16 @@ fn worker(
             .config()
             .timeout_recv_response(Some(head_limit))
             .build();
+        let is_call = matches!(&message, Message::Request { method, .. } if method == "tools/call");
         if initialize {
             request = request
                 .config()
                 .timeout_recv_body(Some(limits.initialize))
+                .build();
+        } else if is_call {
+            request = request
+                .config()
+                .timeout_recv_body(Some(limits.call_total + HEAD_GRACE))
                 .build();
         }
         if let Some(id) = &session {

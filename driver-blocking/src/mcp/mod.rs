@@ -25,6 +25,7 @@ mod connection;
 mod http;
 #[cfg(feature = "http")]
 mod legacy;
+mod log;
 mod stdio;
 
 use crate::sandbox::Sandbox;
@@ -35,7 +36,7 @@ use hrns_core::mcp::naming::{assign_names, tool_spec};
 use hrns_core::mcp::refusal;
 use hrns_core::mcp::{Client, ClientConfig, McpTool, Phase, Root, file_uri};
 use hrns_core::tool::{ToolOutput, ToolSpec};
-use std::fs::OpenOptions;
+use log::ServerLog;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -126,6 +127,14 @@ impl McpServer {
         }
     }
 
+    /// A warning naming the server when its last listing left tools out (past its `maxTools`
+    /// or `maxToolBytes`, or malformed); `None` when it left none out.
+    pub fn tools_warning(&self) -> Option<String> {
+        let connection = self.connection.as_ref()?;
+        let left_out = *connection.lock().client.tools_left_out();
+        left_out.warning(&self.config.name, &self.config.limits)
+    }
+
     /// The protocol version agreed with it.
     pub fn protocol_version(&self) -> Option<String> {
         let connection = self.connection.as_ref()?;
@@ -179,14 +188,9 @@ impl McpServer {
             )
         })?;
         let log_path = log_path(&options.log_dir, &self.config.name);
-        let open_log = || {
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&log_path)
-                .map_err(|e| format!("cannot open its log {}: {e}", log_path.display()))
-        };
+        let server_log = ServerLog::open(&log_path, self.config.limits.max_log_bytes)?;
         let mut client_config = ClientConfig::new(&self.config.name);
+        client_config.limits = self.config.limits;
         client_config.roots = vec![Root {
             uri: file_uri(&options.workspace.to_string_lossy()),
             name: Some("workspace".into()),
@@ -222,13 +226,13 @@ impl McpServer {
                     &sandbox,
                     env,
                     &cwd,
-                    open_log()?,
+                    server_log.clone(),
                     self.config.secret_set(),
                 )?;
                 let connection = Connection::new(
                     client,
                     Box::new(stdio::StdinWriter(Some(spawned.stdin))),
-                    Box::new(open_log()?),
+                    server_log.clone(),
                     self.config.secret_set(),
                     changes,
                 );
@@ -262,6 +266,7 @@ impl McpServer {
                 let limits = http::Limits {
                     initialize: client.config().request_timeout.min(start_wait),
                     call: client.config().call_timeout,
+                    call_total: client.config().limits.total_timeout,
                     request: client.config().request_timeout,
                 };
                 let out = http::start(
@@ -275,7 +280,7 @@ impl McpServer {
                 let connection = Connection::new(
                     client,
                     Box::new(out),
-                    Box::new(open_log()?),
+                    server_log.clone(),
                     self.config.secret_set(),
                     changes,
                 );

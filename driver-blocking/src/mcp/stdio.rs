@@ -10,6 +10,7 @@
 //! last of its stderr to reach the log.
 
 use super::connection::Outgoing;
+use super::log::ServerLog;
 use crate::sandbox::Sandbox;
 use hrns_core::mcp::jsonrpc::Message;
 use hrns_core::mcp::stderr::StderrLines;
@@ -17,7 +18,6 @@ use hrns_core::secrets::Secrets;
 use rustix::process::{Pid, Signal, kill_process_group};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::fs::File;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Stdio};
@@ -57,17 +57,16 @@ impl Drained {
 
 /// Copies the server's stderr to its `log`, line by line, redacted and cut; runs on a
 /// thread of its own until the pipe ends.
-fn copy_stderr(mut pipe: ChildStderr, mut log: File, secrets: Secrets, drained: &Drained) {
+fn copy_stderr(mut pipe: ChildStderr, log: ServerLog, secrets: Secrets, drained: &Drained) {
     let mut lines = StderrLines::new(secrets);
-    let mut write = |line: String| {
-        // One write per line: the `[hrns]` lines go to the same file.
-        let _ = log.write_all(format!("{line}\n").as_bytes());
-    };
+    // One write per line, through the handle the `[hrns]` lines use too, so that the log is
+    // rotated past its limit whoever writes.
+    let write = |line: String| log.line(&line);
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match pipe.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => lines.feed(&buf[..n], &mut write),
+            Ok(n) => lines.feed(&buf[..n], write),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         }
@@ -125,7 +124,7 @@ pub(crate) fn spawn(
     sandbox: &Sandbox,
     env: &BTreeMap<String, String>,
     cwd: &Path,
-    log: File,
+    log: ServerLog,
     secrets: Secrets,
 ) -> Result<Spawned, String> {
     // A launcher starts even when the program is missing and fails only after: look first,

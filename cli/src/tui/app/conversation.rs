@@ -38,6 +38,7 @@ impl App {
             let task = crate::host::subagents::tokio_task_tool(
                 &self.setup.discovered,
                 &self.setup.workspace,
+                &self.setup.agent,
                 &config,
                 self.setup.stated_images(),
                 &self.mcp,

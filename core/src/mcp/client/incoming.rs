@@ -2,7 +2,7 @@
 //! to the client's requests (the handshake, listings, calls).
 
 use super::{Action, Client, Event, Failure, Phase, Purpose, SUPPORTED_VERSIONS};
-use crate::mcp::content::call_result_output;
+use crate::mcp::content::{call_result_output, cap_result};
 use crate::mcp::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, Message, RequestId};
 use crate::tool::ToolOutput;
 use serde_json::{Value, json};
@@ -61,8 +61,10 @@ impl Client {
                     return;
                 };
                 // "Receivers MAY reset the timeout clock for a request upon receiving a
-                // progress notification."
-                pending.deadline = now + self.config.call_timeout;
+                // progress notification" — but "SHOULD always enforce a maximum timeout,
+                // regardless of progress notifications": never past the call's total limit.
+                let restarted = now + self.config.call_timeout;
+                pending.deadline = pending.total.map_or(restarted, |t| restarted.min(t));
                 let progress = params
                     .get("progress")
                     .and_then(Value::as_f64)
@@ -123,7 +125,11 @@ impl Client {
             Purpose::ListTools => self.on_tools_page(now, answer),
             Purpose::Call(call) => {
                 let output = match answer {
-                    Ok(result) => call_result_output(&self.config.server, &result),
+                    Ok(result) => cap_result(
+                        call_result_output(&self.config.server, &result),
+                        &self.config.server,
+                        self.config.limits.max_result_chars,
+                    ),
                     Err(error) => ToolOutput::error(format!(
                         "The MCP server {} refused the call: {} (code {}).",
                         self.config.server, error.message, error.code

@@ -10,8 +10,62 @@ use std::time::Instant;
 /// Pages of `tools/list` accepted in one listing, against a server that pages forever.
 pub const MAX_LIST_PAGES: usize = 100;
 
-/// Tools accepted from one server.
+/// Tools read from one listing, whatever the limits say: past it, tools are counted only.
 pub const MAX_TOOLS: usize = 1000;
+
+/// What a listing left out, for a warning naming the server ([`LeftOut::warning`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Tools listed in all (malformed ones included).
+    pub listed: usize,
+    /// Tools past [`Limits::max_tools`](crate::mcp::config::Limits::max_tools).
+    pub over_count: usize,
+    /// Tools that would have passed
+    /// [`Limits::max_tool_bytes`](crate::mcp::config::Limits::max_tool_bytes).
+    pub over_bytes: usize,
+    /// Tools without a name.
+    pub malformed: usize,
+}
+
+impl LeftOut {
+    /// Whether anything was left out.
+    pub fn any(&self) -> bool {
+        self.over_count + self.over_bytes + self.malformed > 0
+    }
+
+    /// A warning for the user naming `server`, or `None` when nothing was left out:
+    /// `MCP server big lists 5000 tools; only the first 128 are used (maxTools) …`.
+    pub fn warning(&self, server: &str, limits: &crate::mcp::config::Limits) -> Option<String> {
+        use crate::mcp::config::{MAX_TOOL_BYTES_KEY, MAX_TOOLS_KEY};
+        if !self.any() {
+            return None;
+        }
+        let kept = self.listed - self.over_count - self.over_bytes - self.malformed;
+        let mut why = Vec::new();
+        if self.over_count > 0 {
+            why.push(format!(
+                "{} past the limit of {} tools ({MAX_TOOLS_KEY:?})",
+                self.over_count, limits.max_tools
+            ));
+        }
+        if self.over_bytes > 0 {
+            why.push(format!(
+                "{} past the limit of {} bytes of definitions ({MAX_TOOL_BYTES_KEY:?})",
+                self.over_bytes, limits.max_tool_bytes
+            ));
+        }
+        if self.malformed > 0 {
+            why.push(format!("{} malformed", self.malformed));
+        }
+        Some(format!(
+            "MCP server {server} lists {} tools; {kept} are used and the rest left out: {}. Raise \
+             the limits in its mcpServers entry to use more; every request carries the tools' \
+             definitions",
+            self.listed,
+            why.join(", ")
+        ))
+    }
+}
 
 /// A tool as the server lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +86,9 @@ pub struct McpTool {
 #[derive(Debug, Default)]
 pub(super) struct Listing {
     tools: Vec<McpTool>,
+    /// Bytes of the definitions of `tools` ([`definition_bytes`]).
+    bytes: usize,
+    left_out: LeftOut,
     pages: usize,
     cursors: BTreeSet<String>,
 }
@@ -85,12 +142,26 @@ impl Client {
                 reason: "no tools list".into(),
             });
         };
-        let mut skipped = 0;
+        let limits = self.config.limits;
+        let max_tools = limits.max_tools.min(MAX_TOOLS);
         for tool in tools {
-            match parse_tool(tool) {
-                Some(tool) if listing.tools.len() < MAX_TOOLS => listing.tools.push(tool),
-                Some(_) | None => skipped += 1,
+            let left_out = &mut listing.left_out;
+            left_out.listed += 1;
+            if listing.tools.len() >= max_tools {
+                left_out.over_count += 1;
+                continue;
             }
+            let Some(tool) = parse_tool(tool) else {
+                left_out.malformed += 1;
+                continue;
+            };
+            let bytes = definition_bytes(&tool);
+            if listing.bytes + bytes > limits.max_tool_bytes {
+                left_out.over_bytes += 1;
+                continue;
+            }
+            listing.bytes += bytes;
+            listing.tools.push(tool);
         }
         listing.pages += 1;
         let cursor = result
@@ -106,21 +177,13 @@ impl Client {
                     ),
                 });
             }
-            if skipped > 0 {
-                self.log(
-                    "warning",
-                    format!("left out {skipped} malformed or surplus tools"),
-                );
-            }
             return self.list_tools(now, Some(cursor));
         }
         let listing = self.listing.take().unwrap_or_default();
-        if skipped > 0 {
-            self.log(
-                "warning",
-                format!("left out {skipped} malformed or surplus tools"),
-            );
+        if let Some(warning) = listing.left_out.warning(&self.config.server, &limits) {
+            self.log("warning", warning);
         }
+        self.left_out = listing.left_out;
         self.tools = listing.tools;
         match self.phase {
             Phase::Listing => {
@@ -137,6 +200,17 @@ impl Client {
             self.list_tools(now, None);
         }
     }
+}
+
+/// About the bytes `tool` adds to every request once offered: its name, title, description
+/// and input schema as JSON (the wrapping and the `mcp__SERVER__` prefix are small and
+/// fixed). Measured as listed, before control characters are stripped.
+fn definition_bytes(tool: &McpTool) -> usize {
+    let text = |t: &Option<String>| t.as_ref().map_or(0, String::len);
+    tool.name.len()
+        + text(&tool.title)
+        + text(&tool.description)
+        + serde_json::to_string(&tool.input_schema).map_or(0, |s| s.len())
 }
 
 /// Reads one tool of a `tools/list` page; `None` when it has no name.

@@ -127,6 +127,7 @@ fn with_subagents(policy: ApprovalPolicy) -> SessionConfig {
     c.subagents = Some(crate::task::Subagents {
         agents: agents.clone(),
         tools: builtin_specs(),
+        parent: None,
     });
     c.tools.push(crate::task::task_spec(&agents));
     c
