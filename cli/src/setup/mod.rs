@@ -344,6 +344,9 @@ impl Setup {
             .retry_policy()
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         file.config
+            .stream_idle_timeout()
+            .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
+        file.config
             .image_inputs(&provider.name, &provider.model)
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         Ok(Setup {
@@ -401,6 +404,9 @@ impl Setup {
         }
         if let Ok(retry) = self.file.config.retry_policy() {
             config.retry = retry;
+        }
+        if let Ok(Some(idle)) = self.file.config.stream_idle_timeout() {
+            config.stream_idle_timeout = Some(idle);
         }
         config.images = self.image_inputs();
         config

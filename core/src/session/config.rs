@@ -237,7 +237,18 @@ pub struct SessionConfig {
     pub subagents: Option<crate::task::Subagents>,
     /// Whether images from tools reach the model as image parts (default: the placeholder).
     pub images: ImageInputs,
+    /// How long a response may go without data, from its head on, before it counts as a
+    /// transport error ([`TransportErrorKind::Timeout`](super::TransportErrorKind::Timeout),
+    /// retried before any output like any other); `None` for no limit. Only data moves the
+    /// deadline: SSE comments, empty keep-alive events and chunks that carry nothing do not,
+    /// so a provider that only keeps the connection alive cannot hold a turn forever.
+    /// Default [`DEFAULT_STREAM_IDLE_TIMEOUT`] (`streamIdleTimeout` in the config file).
+    pub stream_idle_timeout: Option<Duration>,
 }
+
+/// The default of [`SessionConfig::stream_idle_timeout`]: five minutes, longer than any
+/// model thinks before its first token.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl SessionConfig {
     /// A configuration with defaults for everything but the provider and the model.
@@ -262,6 +273,7 @@ impl SessionConfig {
             )),
             subagents: None,
             images: ImageInputs::Placeholder,
+            stream_idle_timeout: Some(DEFAULT_STREAM_IDLE_TIMEOUT),
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::wire::{ChatRequest, Role};
 use serde_json::{Value, json};
 use std::time::Duration;
 
+mod idle;
 mod images;
 mod limits;
 mod ordering;
