@@ -111,7 +111,11 @@ fn a_hostile_mcp_json_is_skipped_with_a_warning() {
             1,
             "{hostile:?}: one warning: {err}"
         );
-        assert_eq!(mock.chat_requests().len(), 1, "{hostile:?}: the run went on");
+        assert_eq!(
+            mock.chat_requests().len(),
+            1,
+            "{hostile:?}: the run went on"
+        );
         assert!(peak < 512 * 1024, "{hostile:?}: {peak} KiB");
     }
 }
@@ -129,7 +133,11 @@ fn a_hostile_agents_md_is_reported_not_silently_skipped() {
             err.contains("AGENTS.md") && err.contains(hostile.word()),
             "{hostile:?}: the warning names the file and why: {err}"
         );
-        assert_eq!(mock.chat_requests().len(), 1, "{hostile:?}: the run went on");
+        assert_eq!(
+            mock.chat_requests().len(),
+            1,
+            "{hostile:?}: the run went on"
+        );
     }
 }
 
@@ -149,8 +157,7 @@ fn hostile_ignore_files_do_not_hang_or_exhaust_list_files_and_grep() {
                 Reply::text_answer("done"),
             ])
             .unwrap();
-            let (status, out, _) =
-                exec(&env, &mock, &["--approval", "read-only", "look around"]);
+            let (status, out, _) = exec(&env, &mock, &["--approval", "read-only", "look around"]);
             let err = stderr(&out);
             assert!(status.success(), "{name} {hostile:?}: {err}");
             let second = mock.chat_requests()[1].json();
@@ -173,7 +180,9 @@ fn hostile_ignore_files_do_not_hang_or_exhaust_list_files_and_grep() {
             assert!(results[0].contains("src/a.txt"), "{}", results[0]);
             if let Hostile::Fifo = hostile {
                 assert!(
-                    !results[0].lines().any(|l| l == name || l.ends_with(&format!("/{name}"))),
+                    !results[0]
+                        .lines()
+                        .any(|l| l == name || l.ends_with(&format!("/{name}"))),
                     "special files are not listed: {}",
                     results[0]
                 );

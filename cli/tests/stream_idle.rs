@@ -49,7 +49,10 @@ fn a_keep_alive_only_provider_fails_after_the_retries() {
 fn a_bad_stream_idle_timeout_is_refused_naming_the_key_and_file() {
     let env = Env::new();
     let mock = MockProvider::start([Reply::text_answer("never")]).unwrap();
-    let config = env.config_with(&mock, r#", "currentProvider": "mock", "streamIdleTimeout": 0"#);
+    let config = env.config_with(
+        &mock,
+        r#", "currentProvider": "mock", "streamIdleTimeout": 0"#,
+    );
     let out = env
         .cmd(None)
         .args(["--config", config.to_str().unwrap(), "exec", "hello"])

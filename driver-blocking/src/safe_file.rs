@@ -230,8 +230,16 @@ mod tests {
         );
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&path, &link).unwrap();
-        assert_eq!(read_capped(&link, 5).unwrap(), b"12345", "links are followed");
-        assert!(read_capped(&dir.path().join("none"), 5).unwrap_err().is_missing());
+        assert_eq!(
+            read_capped(&link, 5).unwrap(),
+            b"12345",
+            "links are followed"
+        );
+        assert!(
+            read_capped(&dir.path().join("none"), 5)
+                .unwrap_err()
+                .is_missing()
+        );
         assert!(
             read_capped(&path.join("below_a_file"), 5)
                 .unwrap_err()
@@ -262,7 +270,12 @@ mod tests {
     fn a_fifo_is_refused_without_blocking() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR).unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
         // Run on a thread so a regression fails the test instead of hanging the suite.
         let (tx, rx) = std::sync::mpsc::channel();
         let path = fifo.clone();

@@ -6,7 +6,6 @@ use hrns_core::command::{self, CustomCommand};
 use hrns_core::file_refusal::DEFINITION_CAP;
 use std::path::{Path, PathBuf};
 
-
 /// The commands of the project (`cwd`) and the user (`home`), and the problems met.
 pub(crate) fn discover(cwd: &Path, home: Option<&Path>) -> (Vec<CustomCommand>, Vec<String>) {
     let mut warnings = Vec::new();

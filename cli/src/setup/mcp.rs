@@ -61,9 +61,9 @@ pub(crate) fn configured(config: &Config, workspace: &Path) -> Configured {
         Ok(text) => Some(text),
         Err(e) if e.is_missing() => None,
         Err(e) => {
-            found.warnings.push(format!(
-                "skipped {e}; its MCP servers are not started"
-            ));
+            found
+                .warnings
+                .push(format!("skipped {e}; its MCP servers are not started"));
             None
         }
     };

@@ -45,8 +45,8 @@ mod turn;
 
 pub use config::endpoint;
 pub use config::{
-    Approval, ApprovalPolicy, DEFAULT_STREAM_IDLE_TIMEOUT, ImageInputs, PolicyDecision, Provider, RequestOptions, RetryPolicy,
-    SessionConfig,
+    Approval, ApprovalPolicy, DEFAULT_STREAM_IDLE_TIMEOUT, ImageInputs, PolicyDecision, Provider,
+    RequestOptions, RetryPolicy, SessionConfig,
 };
 pub use context::ContextUsage;
 pub use event::{

@@ -11,13 +11,13 @@
 //! [module docs of `tool`](super#the-built-in-tools).
 
 use super::ToolOutput;
-use crate::file_refusal::FileRefusal;
 use super::builtin::{EditFileArgs, LIST_FILES_CAP};
 use super::edit::{EditError, Edited, apply_edit};
 use super::glob::Glob;
 use super::page::looks_binary;
 use super::path::{display_path, slash_path};
 use super::render::render_file_list;
+use crate::file_refusal::FileRefusal;
 use std::ffi::OsStr;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};

@@ -6,11 +6,11 @@
 //! groups that are not adjacent, capped at [`GREP_MAX_MATCHES`] matches with a count of the rest.
 
 use super::ToolOutput;
-use super::files::{push_unread, unread_line};
-use crate::file_refusal::FileRefusal;
 use super::builtin::GrepArgs;
+use super::files::{push_unread, unread_line};
 use super::glob::Glob;
 use super::path::{display_path, slash_path};
+use crate::file_refusal::FileRefusal;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

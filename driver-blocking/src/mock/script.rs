@@ -124,8 +124,11 @@ impl Reply {
     /// no choices, none of which is data. For tests of the stream idle timeout.
     pub fn keep_alives_forever() -> Self {
         let mut reply = Self::sse_raw(Vec::new());
-        reply.endless =
-            Some(b": keep-alive\n\ndata:  \n\ndata: {\"choices\":[]}\n\n".to_vec().into());
+        reply.endless = Some(
+            b": keep-alive\n\ndata:  \n\ndata: {\"choices\":[]}\n\n"
+                .to_vec()
+                .into(),
+        );
         reply
     }
 

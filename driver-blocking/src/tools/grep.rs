@@ -1,13 +1,13 @@
 //! `grep`: ripgrep's searcher over an `ignore` walk, collected by hrns-core's [`GrepResults`].
 
-use crate::tool::ToolContext;
 use crate::safe_file::open_regular;
+use crate::tool::ToolContext;
 use crate::tools::walk::{Order, Skipped, walk};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use hrns_core::file_refusal::is_kernel_tree;
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{GREP, GrepArgs};
-use hrns_core::file_refusal::is_kernel_tree;
 use hrns_core::tool::files::{FsOp, fs_error, kernel_tree_refused};
 use hrns_core::tool::grep::{GrepResults, LineKind, invalid_pattern};
 use hrns_core::tool::path::resolve;
@@ -69,7 +69,11 @@ fn grep(_: &Grep, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolO
             results.skip_binary();
         }
     }
-    for (path, refusal) in skipped.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+    for (path, refusal) in skipped
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+    {
         results.unread_ignore_file(path, refusal);
     }
     Ok(results.finish())

@@ -2,9 +2,9 @@
 
 use crate::tool::ToolContext;
 use crate::tools::walk::{Order, Skipped, walk};
+use hrns_core::file_refusal::is_kernel_tree;
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{LIST_FILES, ListFilesArgs};
-use hrns_core::file_refusal::is_kernel_tree;
 use hrns_core::tool::files::{FsOp, Listing, fs_error, kernel_tree_refused, require_dir};
 use hrns_core::tool::path::resolve;
 use std::sync::PoisonError;
@@ -37,7 +37,11 @@ fn list(_: &ListFiles, args: ListFilesArgs, ctx: &ToolContext) -> Result<ToolOut
             listing.add(entry.path());
         }
     }
-    for (path, refusal) in skipped.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+    for (path, refusal) in skipped
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+    {
         listing.unread_ignore_file(path, refusal);
     }
     Ok(listing.finish())

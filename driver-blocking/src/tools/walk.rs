@@ -69,9 +69,9 @@ pub(crate) fn walk<'a>(
 /// FIFOs, sockets and devices: opening one can block, reading one may never end.
 fn is_special(entry: &DirEntry) -> bool {
     use std::os::unix::fs::FileTypeExt;
-    entry.file_type().is_some_and(|t| {
-        t.is_fifo() || t.is_socket() || t.is_block_device() || t.is_char_device()
-    })
+    entry
+        .file_type()
+        .is_some_and(|t| t.is_fifo() || t.is_socket() || t.is_block_device() || t.is_char_device())
 }
 
 /// The ignore files of one directory, as read.

@@ -649,7 +649,11 @@ pub fn keep_alives_alone_fail_as_a_transport_timeout_after_retries(h: &mut impl 
 pub fn data_keeps_a_slow_stream_alive(h: &mut impl Harness) {
     let words: Vec<String> = (0..12).map(|i| format!("w{i} ")).collect();
     let mut chunks = vec![hrns_blocking::mock::chunk::role_chunk()];
-    chunks.extend(words.iter().map(|w| hrns_blocking::mock::chunk::text_chunk(w)));
+    chunks.extend(
+        words
+            .iter()
+            .map(|w| hrns_blocking::mock::chunk::text_chunk(w)),
+    );
     chunks.push(hrns_blocking::mock::chunk::finish_chunk("stop"));
     // One event per piece, 100 ms apart: 1.4 s in all, against an idle limit of 1 s.
     // `data: ` + chunk + `\n\n`; the last piece is the finish chunk and `[DONE]`.
@@ -667,10 +671,7 @@ pub fn data_keeps_a_slow_stream_alive(h: &mut impl Harness) {
         c.stream_idle_timeout = Some(Duration::from_secs(1));
     });
     let ev = h.run(&mut s, "x");
-    assert!(
-        matches!(last(&ev), Event::TurnFinished { .. }),
-        "{ev:?}"
-    );
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
     assert_eq!(text(&ev), words.concat());
     assert_eq!(mock.chat_requests().len(), 1, "not retried");
 }

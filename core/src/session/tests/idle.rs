@@ -24,7 +24,11 @@ fn keep_alives_do_not_move_the_deadline_and_the_stream_is_retried_past_it() {
     assert_eq!(h.s.poll_timeout(), Some(deadline));
     h.now += Duration::from_secs(9);
     h.data(KEEP_ALIVES);
-    assert_eq!(h.s.poll_timeout(), Some(deadline), "keep-alives are not data");
+    assert_eq!(
+        h.s.poll_timeout(),
+        Some(deadline),
+        "keep-alives are not data"
+    );
     h.s.handle_timeout(deadline - Duration::from_millis(1));
     h.drain();
     assert!(retries(&h).is_empty(), "not before the deadline");
@@ -73,7 +77,10 @@ fn past_the_deadline_after_output_the_turn_fails_as_a_broken_stream() {
         "{:?}",
         h.events
     );
-    assert!(!h.s.wants_response(h.req()), "the driver drops the connection");
+    assert!(
+        !h.s.wants_response(h.req()),
+        "the driver drops the connection"
+    );
 }
 
 #[test]
