@@ -23,8 +23,6 @@ pub const DEFINITION_CAP: u64 = 1024 * 1024;
 pub const IGNORE_FILE_CAP: u64 = 1024 * 1024;
 /// Largest session file (`*.jsonl`) loaded for `--continue`, `--resume` or listing.
 pub const SESSION_CAP: u64 = 256 * 1024 * 1024;
-/// Largest input history file of the TUI read.
-pub const HISTORY_CAP: u64 = 16 * 1024 * 1024;
 
 /// What a path turned out to be, when it is not a regular file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

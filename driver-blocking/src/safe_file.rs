@@ -62,6 +62,17 @@ impl SafeReadError {
         matches!(self, SafeReadError::Missing { .. })
     }
 
+    /// The one-line warning for a file that is skipped: `PATH: skipped, WHY`.
+    pub fn skipped(&self) -> String {
+        let why = match self {
+            SafeReadError::Missing { .. } => "it does not exist".to_owned(),
+            SafeReadError::Refused { refusal, .. } => refusal.to_string(),
+            SafeReadError::NotText { .. } => "not UTF-8 text".to_owned(),
+            SafeReadError::Io { source, .. } => source.to_string(),
+        };
+        format!("{}: skipped, {why}", self.path().display())
+    }
+
     /// The path the error is about.
     pub fn path(&self) -> &Path {
         match self {

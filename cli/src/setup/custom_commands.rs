@@ -44,7 +44,7 @@ fn read_dir(dir: &Path, warnings: &mut Vec<String>) -> Vec<CustomCommand> {
                 Ok(c) => out.push(c),
                 Err(e) => warnings.push(format!("skipped {e}")),
             },
-            Err(e) => warnings.push(format!("skipped {e}")),
+            Err(e) => warnings.push(e.skipped()),
         }
     }
     out

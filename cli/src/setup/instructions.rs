@@ -81,7 +81,7 @@ impl Found {
                 | SafeReadError::NotText { .. }
                 | SafeReadError::Io { .. }),
             ) => {
-                self.warnings.push(format!("skipped {e}"));
+                self.warnings.push(e.skipped());
                 return false;
             }
         };

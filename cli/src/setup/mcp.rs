@@ -63,7 +63,7 @@ pub(crate) fn configured(config: &Config, workspace: &Path) -> Configured {
         Err(e) => {
             found
                 .warnings
-                .push(format!("skipped {e}; its MCP servers are not started"));
+                .push(format!("{}; its MCP servers are not started", e.skipped()));
             None
         }
     };

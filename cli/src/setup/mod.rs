@@ -224,7 +224,7 @@ impl Discovered {
                     e @ (SafeReadError::Refused { .. }
                     | SafeReadError::NotText { .. }
                     | SafeReadError::Io { .. }),
-                ) => self.warnings.push(format!("skipped {e}")),
+                ) => self.warnings.push(e.skipped()),
             }
         }
         out
