@@ -44,8 +44,8 @@ mod images;
 pub use context::ContextSettings;
 mod limits;
 pub use limits::{
-    MAX_RETRY_ATTEMPTS, MAX_RETRY_MAX_WAIT, MIN_MAX_ANSWER_BYTES, RETRY_ATTEMPTS_KEY,
-    RETRY_MAX_WAIT_KEY,
+    MAX_RETRY_ATTEMPTS, MAX_RETRY_MAX_WAIT, MAX_STREAM_IDLE_TIMEOUT, MIN_MAX_ANSWER_BYTES,
+    RETRY_ATTEMPTS_KEY, RETRY_MAX_WAIT_KEY, STREAM_IDLE_TIMEOUT_KEY,
 };
 mod stale;
 pub use stale::{ChoiceKind, StaleChoice};

@@ -61,7 +61,8 @@
 //!   and custom slash commands parsed from their files ([`frontmatter`]: the YAML header they
 //!   share); [`instructions`]: project instruction files (`AGENTS.md`) and their order;
 //!   [`prompt`]: the system prompt composed from all of these; [`mention`]: `@path` mentions
-//!   in a user message.
+//!   in a user message; [`file_refusal`]: why a file hrns meant to read on its own was
+//!   left alone (a FIFO, a device, too large), and the size caps per kind of file.
 //! - `fuzzing` (feature `fuzzing`): entry points for the fuzz targets.
 //!
 //! # The run loop every driver writes
@@ -122,6 +123,7 @@ pub mod command;
 pub mod config;
 pub mod context;
 mod envelope;
+pub mod file_refusal;
 pub mod frontmatter;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]

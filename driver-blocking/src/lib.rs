@@ -92,6 +92,7 @@ pub mod mock;
 mod read_ahead;
 #[cfg(feature = "http")]
 pub mod runner;
+pub mod safe_file;
 pub mod sandbox;
 pub mod tool;
 pub mod tools;
@@ -105,5 +106,6 @@ pub use client_config::ClientConfig;
 pub use hrns_core::session::TurnOutcome;
 #[cfg(feature = "http")]
 pub use runner::{Runner, TurnFront};
+pub use safe_file::{SafeReadError, open_regular, read_capped, read_text};
 pub use sandbox::{Launch, Launcher, Sandbox, SandboxRefusal};
 pub use tool::{CancelFlag, Tool, ToolContext, Toolbox};

@@ -6,6 +6,8 @@
 //! the way cancellation repairs it. Each line is written with one `write` call and flushed, so
 //! a crash loses at most the line being written, and a torn last line is skipped on load.
 
+use hrns_blocking::SafeReadError;
+use hrns_core::file_refusal::{FileRefusal, SESSION_CAP};
 use hrns_core::history;
 use hrns_core::session::{CompactMethod, Event};
 use hrns_core::wire::{Message, Role};
@@ -235,16 +237,32 @@ pub(crate) enum LoadError {
     Io { path: String, source: io::Error },
     #[error("{path}: not an hrns session file ({message})")]
     NotASession { path: String, message: String },
+    /// Not a regular file, a kernel file, too large, or unreadable (the message names it).
+    #[error("cannot read the session {0}")]
+    Unsafe(String),
+}
+
+/// Opens a session file safely (see [`hrns_blocking::safe_file`]): a regular file of at most
+/// [`SESSION_CAP`] bytes, read no further than that even if it grows.
+fn open_session(path: &Path) -> Result<io::Take<File>, SafeReadError> {
+    let (file, len) = hrns_blocking::open_regular(path)?;
+    if len > SESSION_CAP {
+        return Err(SafeReadError::Refused {
+            path: path.to_owned(),
+            refusal: FileRefusal::TooLarge {
+                size: len,
+                cap: SESSION_CAP,
+            },
+        });
+    }
+    Ok(io::Read::take(file, SESSION_CAP))
 }
 
 /// Reads a session file. Lines that do not parse are skipped with a warning (a torn last line
 /// after a crash); complete lines are never lost.
 pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
     let shown = path.display().to_string();
-    let file = File::open(path).map_err(|source| LoadError::Io {
-        path: shown.clone(),
-        source,
-    })?;
+    let file = open_session(path).map_err(|e| LoadError::Unsafe(e.to_string()))?;
     let mut lines = BufReader::new(file).split(b'\n');
     let first = match lines.next() {
         Some(Ok(l)) => l,
@@ -335,7 +353,7 @@ pub(crate) struct Summary {
 /// Summarises a session file without keeping its events: the header, the first user message
 /// and the number of messages. Lines are only parsed when they hold a message.
 pub(crate) fn summarize(path: &Path) -> Option<Summary> {
-    let file = File::open(path).ok()?;
+    let file = open_session(path).ok()?;
     let mut lines = BufReader::new(file).split(b'\n');
     let header: SessionHeader = serde_json::from_slice(&lines.next()?.ok()?).ok()?;
     let mut first_user_message = None;
@@ -412,7 +430,7 @@ pub(crate) fn find(dir: &Path, id: &str) -> Result<PathBuf, String> {
 /// The most recent session started in `cwd`.
 pub(crate) fn latest_in(dir: &Path, cwd: &str) -> Option<PathBuf> {
     files(dir).into_iter().find(|p| {
-        File::open(p)
+        open_session(p)
             .ok()
             .and_then(|f| BufReader::new(f).split(b'\n').next()?.ok())
             .and_then(|l| serde_json::from_slice::<SessionHeader>(&l).ok())

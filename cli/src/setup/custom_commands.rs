@@ -3,10 +3,8 @@
 
 use crate::setup::{CliError, Setup};
 use hrns_core::command::{self, CustomCommand};
+use hrns_core::file_refusal::DEFINITION_CAP;
 use std::path::{Path, PathBuf};
-
-/// The largest command file read (1 MiB).
-const MAX_BYTES: u64 = 1024 * 1024;
 
 /// The commands of the project (`cwd`) and the user (`home`), and the problems met.
 pub(crate) fn discover(cwd: &Path, home: Option<&Path>) -> (Vec<CustomCommand>, Vec<String>) {
@@ -28,7 +26,7 @@ fn read_dir(dir: &Path, warnings: &mut Vec<String>) -> Vec<CustomCommand> {
     let mut paths: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
+        .filter(|p| p.extension().is_some_and(|e| e == "md") && !p.is_dir())
         .collect();
     paths.sort();
     let mut out = Vec::new();
@@ -41,24 +39,12 @@ fn read_dir(dir: &Path, warnings: &mut Vec<String>) -> Vec<CustomCommand> {
             ));
             continue;
         }
-        match std::fs::metadata(&path) {
-            Ok(m) if m.len() > MAX_BYTES => {
-                warnings.push(format!("{shown}: skipped, larger than 1 MiB"));
-                continue;
-            }
-            Err(e) => {
-                warnings.push(format!("{shown}: skipped, {e}"));
-                continue;
-            }
-            Ok(_) => {}
-        }
-        match std::fs::read(&path).map(String::from_utf8) {
-            Ok(Ok(text)) => match command::parse_command_md(name, &text, &shown) {
+        match hrns_blocking::read_text(&path, DEFINITION_CAP) {
+            Ok(text) => match command::parse_command_md(name, &text, &shown) {
                 Ok(c) => out.push(c),
                 Err(e) => warnings.push(format!("skipped {e}")),
             },
-            Ok(Err(_)) => warnings.push(format!("{shown}: skipped, not UTF-8 text")),
-            Err(e) => warnings.push(format!("{shown}: skipped, {e}")),
+            Err(e) => warnings.push(e.skipped()),
         }
     }
     out

@@ -1,6 +1,8 @@
 //! Finding and reading the project instruction files (`AGENTS.md`); what they are and in which
 //! order they apply is decided in [`hrns_core::instructions`].
 
+use hrns_blocking::SafeReadError;
+use hrns_core::file_refusal::{FileRefusal, SpecialKind};
 use hrns_core::instructions::{self, InstructionFile, InstructionSettings, PRIMARY_NAME};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -58,27 +60,37 @@ impl Found {
         seen: &mut Vec<PathBuf>,
     ) -> bool {
         let shown = path.display().to_string();
-        match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => {}
-            Ok(_) => return false,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        // Opened without blocking and only if a regular file: a FIFO or a device named
+        // AGENTS.md is reported, never waited on or read without end.
+        let (file, total) = match hrns_blocking::open_regular(path) {
+            Ok(opened) => opened,
+            Err(SafeReadError::Missing { .. }) => {
                 if path.symlink_metadata().is_ok() {
                     self.warnings
                         .push(format!("{shown}: skipped, a link to nothing"));
                 }
                 return false;
             }
-            Err(e) => {
-                self.warnings.push(format!("{shown}: skipped, {e}"));
+            // A directory of that name is not an instruction file; nothing to report.
+            Err(SafeReadError::Refused {
+                refusal: FileRefusal::NotRegular(SpecialKind::Directory),
+                ..
+            }) => return false,
+            Err(
+                e @ (SafeReadError::Refused { .. }
+                | SafeReadError::NotText { .. }
+                | SafeReadError::Io { .. }),
+            ) => {
+                self.warnings.push(e.skipped());
                 return false;
             }
-        }
+        };
         let canonical = path.canonicalize().unwrap_or_else(|_| path.to_owned());
         if seen.contains(&canonical) {
             return true;
         }
         seen.push(canonical);
-        match read_head(path, settings.max_bytes) {
+        match read_head(file, total, settings.max_bytes) {
             Ok((bytes, total)) => {
                 match instructions::decode(&shown, &bytes, total, settings.max_bytes) {
                     Ok((text, warning)) => {
@@ -98,9 +110,7 @@ impl Found {
 
 /// The first `max + 4` bytes of the file (enough to tell a cut character from a bad byte) and
 /// its length, so a huge file is never read whole.
-fn read_head(path: &Path, max: usize) -> std::io::Result<(Vec<u8>, u64)> {
-    let file = std::fs::File::open(path)?;
-    let total = file.metadata()?.len();
+fn read_head(file: std::fs::File, total: u64, max: usize) -> std::io::Result<(Vec<u8>, u64)> {
     let mut bytes = Vec::new();
     file.take(max as u64 + 4).read_to_end(&mut bytes)?;
     let total = total.max(bytes.len() as u64);

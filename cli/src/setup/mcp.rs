@@ -16,6 +16,7 @@ use crate::setup::{CliError, ConfigFile};
 use crate::term::safe_text::safe;
 use hrns_blocking::mcp::{McpServer, McpServers, ServerStatus, StartOptions};
 use hrns_core::config::Config;
+use hrns_core::file_refusal::{MCP_APPROVALS_CAP, MCP_CONFIG_CAP};
 use hrns_core::mcp::config::{ServerConfig, Transport, parse_servers};
 use hrns_core::sandbox::SandboxMode;
 use std::collections::BTreeMap;
@@ -56,7 +57,17 @@ pub(crate) fn configured(config: &Config, workspace: &Path) -> Configured {
         by_name.extend(servers.into_iter().map(|s| (s.name.clone(), s)));
     }
     let path = workspace.join(PROJECT_FILE);
-    if let Ok(text) = std::fs::read_to_string(&path) {
+    let text = match hrns_blocking::read_text(&path, MCP_CONFIG_CAP) {
+        Ok(text) => Some(text),
+        Err(e) if e.is_missing() => None,
+        Err(e) => {
+            found
+                .warnings
+                .push(format!("{}; its MCP servers are not started", e.skipped()));
+            None
+        }
+    };
+    if let Some(text) = text {
         let approval = if is_approved(&path, &text) {
             ProjectApproval::Approved
         } else {
@@ -127,7 +138,7 @@ fn approvals_path() -> Option<PathBuf> {
 
 fn approvals() -> BTreeMap<String, String> {
     approvals_path()
-        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|p| hrns_blocking::read_text(&p, MCP_APPROVALS_CAP).ok())
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default()
 }
@@ -238,8 +249,8 @@ pub(crate) fn command(global: &Global, command: &McpCommand) -> Result<u8, CliEr
 
 fn approve(workspace: &Path) -> Result<u8, CliError> {
     let path = workspace.join(PROJECT_FILE);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| CliError::usage(format!("cannot read {}: {e}", path.display())))?;
+    let text = hrns_blocking::read_text(&path, MCP_CONFIG_CAP)
+        .map_err(|e| CliError::usage(format!("cannot read {e}")))?;
     serde_json::from_str::<serde_json::Value>(&text)
         .map_err(|e| CliError::usage(format!("{} is not valid JSON: {e}", path.display())))?;
     let target = approvals_path().ok_or_else(|| {

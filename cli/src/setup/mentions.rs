@@ -2,6 +2,7 @@
 //! mentions and how the message is built is decided in [`hrns_core::mention`].
 
 use base64::Engine as _;
+use hrns_blocking::SafeReadError;
 use hrns_core::mention::{self, Attachment, MAX_IMAGE_BYTES, MAX_TEXT_BYTES};
 use hrns_core::tool::protect::{FileAccess, ProtectedPaths};
 use hrns_core::wire::Message;
@@ -58,6 +59,7 @@ fn read(path: &str, full: &Path) -> Attachment {
     };
     let (bytes, total) = match read_head(full, limit) {
         Ok(read) => read,
+        Err(SafeReadError::Refused { refusal, .. }) => return refused(refusal.to_string()),
         Err(e) => return refused(format!("cannot read it: {e}")),
     };
     if image {
@@ -86,12 +88,17 @@ fn read(path: &str, full: &Path) -> Attachment {
     }
 }
 
-/// The first `limit` bytes of a file and its size.
-fn read_head(path: &Path, limit: usize) -> std::io::Result<(Vec<u8>, u64)> {
-    let file = std::fs::File::open(path)?;
-    let total = file.metadata()?.len();
+/// The first `limit` bytes of a file and its size; only a regular file is read, opened without
+/// blocking (a FIFO or device mentioned by name is refused).
+fn read_head(path: &Path, limit: usize) -> Result<(Vec<u8>, u64), SafeReadError> {
+    let (file, total) = hrns_blocking::open_regular(path)?;
     let mut bytes = Vec::new();
-    file.take(limit as u64).read_to_end(&mut bytes)?;
+    file.take(limit as u64)
+        .read_to_end(&mut bytes)
+        .map_err(|source| SafeReadError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
     let total = total.max(bytes.len() as u64);
     Ok((bytes, total))
 }

@@ -11,9 +11,10 @@ pub(crate) mod onboarding;
 pub(crate) mod paths;
 
 use crate::args::{ApprovalArg, Global};
-use hrns_blocking::{Toolbox, tools};
+use hrns_blocking::{SafeReadError, Toolbox, tools};
 use hrns_core::agent::{self, Agent};
 use hrns_core::config::{Config, ContextSettings, ResolvedProvider, Selection};
+use hrns_core::file_refusal::{CONFIG_CAP, DEFINITION_CAP};
 use hrns_core::instructions::{InstructionFile, InstructionSettings};
 use hrns_core::prompt::{PromptContext, compose_system_prompt};
 use hrns_core::session::{ApprovalPolicy, SessionConfig};
@@ -63,7 +64,7 @@ impl ConfigFile {
             Some(p) => p.to_owned(),
             None => paths::config_file().map_err(CliError::usage)?,
         };
-        match std::fs::read_to_string(&path) {
+        match hrns_blocking::read_text(&path, CONFIG_CAP) {
             Ok(text) => {
                 let config = Config::parse(&text).map_err(|e| {
                     // `path:line:column:` in front, as compilers write it; the error's own
@@ -80,20 +81,25 @@ impl ConfigFile {
                 })?;
                 Ok(ConfigFile { path, config })
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_some() => {
+            Err(SafeReadError::Missing { .. }) if explicit.is_some() => {
                 Err(CliError::usage(format!(
                     "the config file {} (from --config or HRNS_CONFIG) does not exist; check the \
                      path, or leave the option out to use the default config file",
                     path.display()
                 )))
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ConfigFile {
+            Err(SafeReadError::Missing { .. }) => Ok(ConfigFile {
                 path,
                 config: Config::default(),
             }),
-            Err(e) => Err(CliError::usage(format!(
-                "cannot read the config file {}: {e}",
-                path.display()
+            // A config that is a FIFO, a device or huge is an error, never skipped: running
+            // without the user's config (keys, providers, policies) would be a surprise.
+            Err(
+                e @ (SafeReadError::Refused { .. }
+                | SafeReadError::NotText { .. }
+                | SafeReadError::Io { .. }),
+            ) => Err(CliError::usage(format!(
+                "cannot read the config file {e}; replace it with a regular JSON file"
             ))),
         }
     }
@@ -202,55 +208,27 @@ impl Discovered {
             .map(|e| e.path().join(file))
             .collect();
         candidates.sort();
-        // Only regular files are read: a FIFO would block, a device could be endless. Anything
-        // else named like the file is reported with its path, never silently dropped.
-        let mut paths = Vec::new();
+        // Read safely (no FIFO blocks, no device is endless, at most `DEFINITION_CAP`);
+        // anything else named like the file is reported with its path, never silently dropped.
+        let mut out = Vec::new();
         for path in candidates {
             let shown = path.display().to_string();
-            match std::fs::metadata(&path) {
-                Ok(meta) if meta.is_file() => paths.push(path),
-                Ok(meta) if meta.is_dir() => self
-                    .warnings
-                    .push(format!("{shown}: skipped, a directory, not a file")),
-                Ok(_) => self.warnings.push(format!(
-                    "{shown}: skipped, not a regular file (a FIFO, socket or device)"
-                )),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                    ) =>
-                {
+            match hrns_blocking::read_text(&path, DEFINITION_CAP) {
+                Ok(text) => match parse(&text, &shown) {
+                    Ok(v) => out.push(v),
+                    Err(e) => self.warnings.push(format!("skipped {e}")),
+                },
+                Err(SafeReadError::Missing { .. }) => {
                     if std::fs::symlink_metadata(&path).is_ok() {
                         self.warnings
                             .push(format!("{shown}: skipped, a symbolic link to nothing"));
                     }
                 }
-                Err(e) => self.warnings.push(format!("{shown}: skipped, {e}")),
-            }
-        }
-        let mut out = Vec::new();
-        for path in paths {
-            let shown = path.display().to_string();
-            let read = std::fs::File::open(&path).and_then(|f| {
-                let mut bytes = Vec::new();
-                std::io::Read::read_to_end(&mut std::io::Read::take(f, 1024 * 1024 + 1), &mut bytes)
-                    .map(|_| bytes)
-            });
-            match read {
-                Ok(bytes) if bytes.len() > 1024 * 1024 => self
-                    .warnings
-                    .push(format!("{shown}: skipped, larger than 1 MiB")),
-                Ok(bytes) => match std::str::from_utf8(&bytes) {
-                    Ok(text) => match parse(text, &shown) {
-                        Ok(v) => out.push(v),
-                        Err(e) => self.warnings.push(format!("skipped {e}")),
-                    },
-                    Err(_) => self
-                        .warnings
-                        .push(format!("{shown}: skipped, not UTF-8 text")),
-                },
-                Err(e) => self.warnings.push(format!("{shown}: skipped, {e}")),
+                Err(
+                    e @ (SafeReadError::Refused { .. }
+                    | SafeReadError::NotText { .. }
+                    | SafeReadError::Io { .. }),
+                ) => self.warnings.push(e.skipped()),
             }
         }
         out
@@ -375,6 +353,9 @@ impl Setup {
             .retry_policy()
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         file.config
+            .stream_idle_timeout()
+            .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
+        file.config
             .image_inputs(&provider.name, &provider.model)
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         let workspace_check = guard::workspace_check_of(global.sandbox, &file.config, &workspace);
@@ -455,6 +436,9 @@ impl Setup {
         }
         if let Ok(retry) = self.file.config.retry_policy() {
             config.retry = retry;
+        }
+        if let Ok(Some(idle)) = self.file.config.stream_idle_timeout() {
+            config.stream_idle_timeout = Some(idle);
         }
         config.images = self.image_inputs();
         config.web_fetch = self.sandbox.fetch_policy.clone();

@@ -1,9 +1,9 @@
 //! The limits of the config file: `maxAnswerBytes`, the cap on one answer's text, reasoning
 //! and tool arguments together; `retryAttempts` and `retryMaxWait`, the retry budget of a
-//! model request.
+//! model request; `streamIdleTimeout`, how long a response may send no data.
 //!
 //! ```json
-//! { "maxAnswerBytes": 67108864, "retryAttempts": 6, "retryMaxWait": 900 }
+//! { "maxAnswerBytes": 67108864, "retryAttempts": 6, "retryMaxWait": 900, "streamIdleTimeout": 300 }
 //! ```
 //!
 //! The keys live among the fields hrns keeps verbatim (`extra`), so files written by other
@@ -24,6 +24,12 @@ pub const RETRY_MAX_WAIT_KEY: &str = "retryMaxWait";
 pub const MAX_RETRY_ATTEMPTS: u64 = 20;
 /// The longest wait accepted, in seconds (a day).
 pub const MAX_RETRY_MAX_WAIT: u64 = 24 * 60 * 60;
+
+/// The key of the stream idle timeout, in seconds
+/// ([`SessionConfig::stream_idle_timeout`](crate::session::SessionConfig::stream_idle_timeout)).
+pub const STREAM_IDLE_TIMEOUT_KEY: &str = "streamIdleTimeout";
+/// The longest stream idle timeout accepted, in seconds (a day).
+pub const MAX_STREAM_IDLE_TIMEOUT: u64 = 24 * 60 * 60;
 
 /// The smallest cap accepted: below it even short answers would fail.
 pub const MIN_MAX_ANSWER_BYTES: u64 = 1024;
@@ -79,6 +85,26 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The stream idle timeout the file sets (`streamIdleTimeout`, whole seconds from 1 to
+    /// [`MAX_STREAM_IDLE_TIMEOUT`]), `None` when it sets none (the default,
+    /// [`DEFAULT_STREAM_IDLE_TIMEOUT`](crate::session::DEFAULT_STREAM_IDLE_TIMEOUT),
+    /// applies). Anything else is an error naming the key.
+    pub fn stream_idle_timeout(&self) -> Result<Option<Duration>, String> {
+        let Some(v) = self.extra.get(STREAM_IDLE_TIMEOUT_KEY) else {
+            return Ok(None);
+        };
+        whole(v, 1, MAX_STREAM_IDLE_TIMEOUT)
+            .map(|secs| Some(Duration::from_secs(secs)))
+            .ok_or_else(|| {
+                format!(
+                    "`{STREAM_IDLE_TIMEOUT_KEY}` must be a whole number of seconds from 1 to \
+                     {MAX_STREAM_IDLE_TIMEOUT}, not {v}"
+                )
+            })
+    }
+}
+
 /// `v` when it is a whole number from `min` to `max`.
 fn whole(v: &Value, min: u64, max: u64) -> Option<u64> {
     v.as_u64().filter(|n| (min..=max).contains(n))
@@ -87,6 +113,20 @@ fn whole(v: &Value, min: u64, max: u64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stream_idle_timeout_is_whole_seconds_from_one_to_a_day() {
+        let idle = |text: &str| Config::parse(text).unwrap().stream_idle_timeout();
+        assert_eq!(idle("{}"), Ok(None));
+        assert_eq!(
+            idle(r#"{"streamIdleTimeout": 1}"#),
+            Ok(Some(Duration::from_secs(1)))
+        );
+        for bad in ["0", "1.5", "-3", "\"300\"", "86401", "null"] {
+            let e = idle(&format!(r#"{{"streamIdleTimeout": {bad}}}"#)).unwrap_err();
+            assert!(e.contains("`streamIdleTimeout`"), "{bad}: {e}");
+        }
+    }
 
     fn cap(text: &str) -> Result<Option<usize>, String> {
         Config::parse(text).unwrap().max_answer_bytes()

@@ -244,7 +244,18 @@ pub struct SessionConfig {
     /// it back ([`crate::sandbox::WebFetchPolicy`]; default: open, no hosts listed, so the
     /// approval policy alone decides). Children of `task` calls inherit it.
     pub web_fetch: crate::sandbox::WebFetchPolicy,
+    /// How long a response may go without data, from its head on, before it counts as a
+    /// transport error ([`TransportErrorKind::Timeout`](super::TransportErrorKind::Timeout),
+    /// retried before any output like any other); `None` for no limit. Only data moves the
+    /// deadline: SSE comments, empty keep-alive events and chunks that carry nothing do not,
+    /// so a provider that only keeps the connection alive cannot hold a turn forever.
+    /// Default [`DEFAULT_STREAM_IDLE_TIMEOUT`] (`streamIdleTimeout` in the config file).
+    pub stream_idle_timeout: Option<Duration>,
 }
+
+/// The default of [`SessionConfig::stream_idle_timeout`]: five minutes, longer than any
+/// model thinks before its first token.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl SessionConfig {
     /// A configuration with defaults for everything but the provider and the model.
@@ -271,6 +282,7 @@ impl SessionConfig {
             images: ImageInputs::Placeholder,
             checkpoints: crate::checkpoint::Checkpoints::Off,
             web_fetch: crate::sandbox::WebFetchPolicy::default(),
+            stream_idle_timeout: Some(DEFAULT_STREAM_IDLE_TIMEOUT),
         }
     }
 }

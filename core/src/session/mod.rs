@@ -46,8 +46,8 @@ mod turn;
 
 pub use config::endpoint;
 pub use config::{
-    Approval, ApprovalPolicy, ImageInputs, PolicyDecision, Provider, RequestOptions, RetryPolicy,
-    SessionConfig,
+    Approval, ApprovalPolicy, DEFAULT_STREAM_IDLE_TIMEOUT, ImageInputs, PolicyDecision, Provider,
+    RequestOptions, RetryPolicy, SessionConfig,
 };
 pub use context::ContextUsage;
 pub use event::{
@@ -212,8 +212,9 @@ impl Session {
         self.turn.is_none() && !self.shared.outbox.has_final()
     }
 
-    /// When to call [`Session::handle_timeout`] next: a retry is waiting, or a running tool
-    /// call has a deadline.
+    /// When to call [`Session::handle_timeout`] next: a retry is waiting, a running tool
+    /// call has a deadline, or a response stream dies unless data comes first
+    /// ([`SessionConfig::stream_idle_timeout`]; keep-alives do not count as data).
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.turn.as_ref().and_then(Turn::deadline)
     }
@@ -377,14 +378,14 @@ impl Session {
 
     fn response_head<'a>(
         &mut self,
-        _now: Instant,
+        now: Instant,
         wall: Option<SystemTime>,
         req: RequestId,
         status: u16,
         headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
     ) -> Result<(), SessionError> {
         if let Some(turn) = awaiting(&self.shared, &mut self.turn, req)? {
-            turn.on_head(wall, status, headers);
+            turn.on_head(&self.shared, now, wall, status, headers);
         }
         Ok(())
     }
@@ -489,7 +490,8 @@ impl Session {
     }
 
     /// Time passed: a retry whose delay is over is sent; tool calls past their deadline are
-    /// stopped.
+    /// stopped; a response stream idle past [`SessionConfig::stream_idle_timeout`] fails as a
+    /// transport error ([`TransportErrorKind::Timeout`]), retried when nothing was shown yet.
     pub fn handle_timeout(&mut self, now: Instant) {
         if let Some(turn) = &mut self.turn {
             turn.on_timeout(&mut self.shared, now);

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 mod checkpoints;
+mod idle;
 mod images;
 mod limits;
 mod ordering;

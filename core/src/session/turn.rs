@@ -43,11 +43,16 @@ pub(super) struct Turn {
 #[derive(Debug)]
 enum Phase {
     /// A request is out; its answer is being read. `shown` once the user saw part of it.
+    /// `idle_until`: from the response head on, when the stream counts as dead unless data
+    /// (a stream event: text, reasoning, a tool call, usage, the end) comes first; SSE
+    /// comments, empty keep-alive events and chunks that carry nothing do not move it
+    /// ([`SessionConfig::stream_idle_timeout`](super::SessionConfig::stream_idle_timeout)).
     Requesting {
         req: RequestId,
         attempt: u32,
         answer: Box<AnswerReader>,
         shown: bool,
+        idle_until: Option<Instant>,
     },
     /// A failed request waits for its retry.
     RetryWait { deadline: Instant, attempt: u32 },
@@ -98,7 +103,8 @@ impl Turn {
         match &self.phase {
             Phase::RetryWait { deadline, .. } => Some(*deadline),
             Phase::Tools(calls) => calls.deadline(),
-            Phase::Requesting { .. } | Phase::Over => None,
+            Phase::Requesting { idle_until, .. } => *idle_until,
+            Phase::Over => None,
         }
     }
 
@@ -117,11 +123,17 @@ impl Turn {
 
     pub(super) fn on_head<'a>(
         &mut self,
+        s: &Shared,
+        now: Instant,
         wall: Option<SystemTime>,
         status: u16,
         headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
     ) {
-        if let Phase::Requesting { answer, .. } = &mut self.phase {
+        if let Phase::Requesting {
+            answer, idle_until, ..
+        } = &mut self.phase
+        {
+            *idle_until = s.config.stream_idle_timeout.map(|idle| now + idle);
             match wall {
                 Some(wall) => answer.handle_head_at(wall, status, headers),
                 None => answer.handle_head(status, headers),
@@ -190,12 +202,20 @@ impl Turn {
 
     /// Moves the answer's events to the user; once it is complete, decides what follows.
     fn drain_answer(&mut self, s: &mut Shared, now: Instant) {
-        let Phase::Requesting { answer, shown, .. } = &mut self.phase else {
+        let Phase::Requesting {
+            answer,
+            shown,
+            idle_until,
+            ..
+        } = &mut self.phase
+        else {
             return;
         };
         // A summary request's answer is not shown: only its outcome is.
         let quiet = self.compaction.is_some();
+        let mut data = false;
         while let Some(ev) = answer.poll_event() {
+            data = true;
             if quiet {
                 continue;
             }
@@ -203,6 +223,9 @@ impl Turn {
                 *shown = true;
                 s.emit(event);
             }
+        }
+        if data {
+            *idle_until = s.config.stream_idle_timeout.map(|idle| now + idle);
         }
         if !answer.is_complete() {
             return;
@@ -470,7 +493,22 @@ impl Turn {
                 calls.on_timeout(s, now);
                 self.advance(s);
             }
-            Phase::Requesting { .. } | Phase::Over => {}
+            Phase::Requesting {
+                idle_until: Some(deadline),
+                attempt,
+                shown,
+                ..
+            } => {
+                if now >= *deadline {
+                    let (attempt, shown) = (*attempt, *shown);
+                    let error = stream_idle(s.config.stream_idle_timeout);
+                    self.transport_failed(s, now, attempt, shown, error);
+                }
+            }
+            Phase::Requesting {
+                idle_until: None, ..
+            }
+            | Phase::Over => {}
         }
     }
 
@@ -507,6 +545,7 @@ impl Turn {
                 s.config.max_answer_bytes,
             )),
             shown: false,
+            idle_until: None,
         };
     }
 
@@ -550,4 +589,17 @@ impl Turn {
 /// Seconds, rounded up: a wait of 0.2 s is "1 s", never "0 s".
 fn whole_secs(d: Duration) -> u64 {
     d.as_secs() + u64::from(d.subsec_nanos() > 0)
+}
+
+/// The transport error of a stream that sent no data for `idle` (only keep-alives, comments,
+/// or nothing): retried like any timeout before output, a broken stream after.
+fn stream_idle(idle: Option<Duration>) -> TransportError {
+    let secs = idle.unwrap_or_default().as_secs_f64();
+    TransportError {
+        kind: TransportErrorKind::Timeout,
+        message: format!(
+            "the provider sent no data for {secs} s (only keep-alives or nothing); raise \
+             `streamIdleTimeout` in the config if the model needs longer to answer"
+        ),
+    }
 }

@@ -17,6 +17,7 @@ use super::glob::Glob;
 use super::page::looks_binary;
 use super::path::{display_path, slash_path};
 use super::render::render_file_list;
+use crate::file_refusal::FileRefusal;
 use std::ffi::OsStr;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -222,6 +223,7 @@ pub struct Listing {
     dir: PathBuf,
     glob: Option<Glob>,
     paths: Vec<String>,
+    unread: Vec<String>,
 }
 
 impl Listing {
@@ -234,6 +236,7 @@ impl Listing {
             dir: dir.to_path_buf(),
             glob,
             paths: Vec::new(),
+            unread: Vec::new(),
         })
     }
 
@@ -254,8 +257,43 @@ impl Listing {
     /// Returns the result: the paths sorted, at most [`LIST_FILES_CAP`] with a note about the
     /// rest, or "no files matched".
     pub fn finish(self) -> ToolOutput {
-        render_file_list(self.paths, LIST_FILES_CAP)
+        let mut out = render_file_list(self.paths, LIST_FILES_CAP);
+        push_unread(&mut out.content, &self.unread);
+        out
     }
+
+    /// Notes an ignore file (`.gitignore`, `.ignore`) at `path` the walk did not read, and
+    /// why; its rules were not applied. The model is told, so it can mention it.
+    pub fn unread_ignore_file(&mut self, path: &Path, refusal: &FileRefusal) {
+        self.unread
+            .push(unread_line(&display_path(&self.root, path), refusal));
+    }
+}
+
+/// The note for an ignore file left unread because it is hostile.
+pub(crate) fn unread_line(shown: &str, refusal: &FileRefusal) -> String {
+    format!("[ignore file {shown} not read: {refusal}; its rules were not applied]")
+}
+
+/// Appends the notes about unread ignore files, one per line.
+pub(crate) fn push_unread(out: &mut String, unread: &[String]) {
+    for line in unread {
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+}
+
+/// Refuses to walk or search below `/proc`, `/sys` or `/dev` (see [`is_kernel_tree`]).
+///
+/// [`is_kernel_tree`]: crate::file_refusal::is_kernel_tree
+pub fn kernel_tree_refused(tool: &str, shown: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "{tool}: refused {shown}: /proc, /sys and /dev hold kernel objects whose reads can \
+         block or never end; read one file there with read_file or run_command instead"
+    ))
 }
 
 #[cfg(test)]

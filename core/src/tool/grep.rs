@@ -7,8 +7,10 @@
 
 use super::ToolOutput;
 use super::builtin::GrepArgs;
+use super::files::{push_unread, unread_line};
 use super::glob::Glob;
 use super::path::{display_path, slash_path};
+use crate::file_refusal::FileRefusal;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -40,6 +42,7 @@ pub struct GrepResults {
     more: usize,
     binary: usize,
     last: Option<(String, u64)>,
+    unread: Vec<String>,
 }
 
 impl GrepResults {
@@ -57,6 +60,7 @@ impl GrepResults {
             more: 0,
             binary: 0,
             last: None,
+            unread: Vec::new(),
         })
     }
 
@@ -111,6 +115,13 @@ impl GrepResults {
         self.binary += 1;
     }
 
+    /// Notes an ignore file (`.gitignore`, `.ignore`) at `path` the walk did not read, and
+    /// why; its rules were not applied. The model is told, so it can mention it.
+    pub fn unread_ignore_file(&mut self, path: &Path, refusal: &FileRefusal) {
+        self.unread
+            .push(unread_line(&display_path(&self.root, path), refusal));
+    }
+
     /// The result for the model.
     pub fn finish(self) -> ToolOutput {
         let mut out = self.out;
@@ -131,6 +142,7 @@ impl GrepResults {
             }
             let _ = write!(out, "({} binary files skipped)", self.binary);
         }
+        push_unread(&mut out, &self.unread);
         ToolOutput::ok(out.trim_end().to_owned() + "\n")
     }
 }

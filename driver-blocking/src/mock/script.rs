@@ -119,6 +119,19 @@ impl Reply {
         reply
     }
 
+    /// A 200 `text/event-stream` reply that sends only keep-alives, forever (one piece per
+    /// [`delay`](Self::delay)): an SSE comment, an event of whitespace data and a chunk with
+    /// no choices, none of which is data. For tests of the stream idle timeout.
+    pub fn keep_alives_forever() -> Self {
+        let mut reply = Self::sse_raw(Vec::new());
+        reply.endless = Some(
+            b": keep-alive\n\ndata:  \n\ndata: {\"choices\":[]}\n\n"
+                .to_vec()
+                .into(),
+        );
+        reply
+    }
+
     /// A 200 `text/event-stream` reply whose body is exactly `body`: no `[DONE]` is added and
     /// nothing is checked (for tests of hostile framing).
     pub fn sse_raw(body: impl Into<Vec<u8>>) -> Self {

@@ -1,15 +1,18 @@
 //! `grep`: ripgrep's searcher over an `ignore` walk, collected by hrns-core's [`GrepResults`].
 
+use crate::safe_file::open_regular;
 use crate::tool::ToolContext;
-use crate::tools::walk::{Order, walk};
+use crate::tools::walk::{Order, Skipped, walk};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use hrns_core::file_refusal::is_kernel_tree;
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{GREP, GrepArgs};
-use hrns_core::tool::files::{FsOp, fs_error};
+use hrns_core::tool::files::{FsOp, fs_error, kernel_tree_refused};
 use hrns_core::tool::grep::{GrepResults, LineKind, invalid_pattern};
 use hrns_core::tool::path::resolve;
 use std::path::Path;
+use std::sync::PoisonError;
 
 /// The `grep` tool.
 ///
@@ -28,6 +31,9 @@ fn grep(_: &Grep, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolO
     let target = resolve(&ctx.workspace, shown)?;
     ctx.sandbox.check_file(GREP, shown, &target)?;
     std::fs::metadata(&target).map_err(|e| fs_error(FsOp::Read, shown, &e))?;
+    if std::fs::canonicalize(&target).is_ok_and(|real| is_kernel_tree(&real)) {
+        return Err(kernel_tree_refused(GREP, shown));
+    }
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.case_insensitive.unwrap_or(false))
         .line_terminator(Some(b'\n'))
@@ -41,10 +47,16 @@ fn grep(_: &Grep, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolO
         .after_context(context)
         .build();
     let mut results = GrepResults::new(&ctx.workspace, &target, &args)?;
-    for entry in walk(&target, ctx, Order::ByName) {
+    let skipped = Skipped::default();
+    for entry in walk(&target, ctx, Order::ByName, &skipped) {
         if !entry.file_type().is_some_and(|t| t.is_file()) || !results.wants(entry.path()) {
             continue;
         }
+        // Opened without blocking and searched only if still a regular file: the entry's
+        // type was seen before, and the file may have been swapped for a FIFO since.
+        let Ok((file, _)) = open_regular(entry.path()) else {
+            continue;
+        };
         let mut sink = Lines {
             path: entry.path(),
             results: &mut results,
@@ -52,10 +64,17 @@ fn grep(_: &Grep, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolO
             ctx,
         };
         // An unreadable file is skipped, as ripgrep does.
-        let _ = searcher.search_path(&matcher, entry.path(), &mut sink);
+        let _ = searcher.search_file(&matcher, &file, &mut sink);
         if sink.binary {
             results.skip_binary();
         }
+    }
+    for (path, refusal) in skipped
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+    {
+        results.unread_ignore_file(path, refusal);
     }
     Ok(results.finish())
 }

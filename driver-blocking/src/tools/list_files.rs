@@ -1,11 +1,13 @@
 //! `list_files`: a directory walk honouring .gitignore, collected by hrns-core's [`Listing`].
 
 use crate::tool::ToolContext;
-use crate::tools::walk::{Order, walk};
+use crate::tools::walk::{Order, Skipped, walk};
+use hrns_core::file_refusal::is_kernel_tree;
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{LIST_FILES, ListFilesArgs};
-use hrns_core::tool::files::{FsOp, Listing, fs_error, require_dir};
+use hrns_core::tool::files::{FsOp, Listing, fs_error, kernel_tree_refused, require_dir};
 use hrns_core::tool::path::resolve;
+use std::sync::PoisonError;
 
 /// The `list_files` tool.
 ///
@@ -26,10 +28,21 @@ fn list(_: &ListFiles, args: ListFilesArgs, ctx: &ToolContext) -> Result<ToolOut
     let mut listing = Listing::new(&ctx.workspace, &dir, args.pattern.as_deref())?;
     let metadata = std::fs::metadata(&dir).map_err(|e| fs_error(FsOp::List, shown, &e))?;
     require_dir(shown, metadata.file_type().into())?;
-    for entry in walk(&dir, ctx, Order::AsListed) {
+    if std::fs::canonicalize(&dir).is_ok_and(|real| is_kernel_tree(&real)) {
+        return Err(kernel_tree_refused(LIST_FILES, shown));
+    }
+    let skipped = Skipped::default();
+    for entry in walk(&dir, ctx, Order::AsListed, &skipped) {
         if entry.file_type().is_some_and(|t| !t.is_dir()) {
             listing.add(entry.path());
         }
+    }
+    for (path, refusal) in skipped
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+    {
+        listing.unread_ignore_file(path, refusal);
     }
     Ok(listing.finish())
 }

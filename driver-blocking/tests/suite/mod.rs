@@ -647,6 +647,69 @@ pub fn tools_changed_mid_turn_reach_the_next_request(h: &mut impl Harness) {
         Event::ToolResult { id, status: ToolStatus::UnknownTool, .. } if id == "call_2")));
 }
 
+/// A provider that sends only keep-alives after the head: each attempt fails after
+/// `stream_idle_timeout` as a transport timeout, retried like one, and the turn fails when
+/// the attempts are spent.
+pub fn keep_alives_alone_fail_as_a_transport_timeout_after_retries(h: &mut impl Harness) {
+    let keep_alives = || Reply::keep_alives_forever().delay(Duration::from_millis(20));
+    let mock = MockProvider::start([keep_alives(), keep_alives(), keep_alives()]).unwrap();
+    let mut s = with_config(&session(&mock), |c| {
+        c.stream_idle_timeout = Some(Duration::from_millis(300));
+    });
+    let ev = h.run(&mut s, "x");
+    assert!(
+        matches!(
+            last(&ev),
+            Event::TurnFailed {
+                error: TurnError::Transport {
+                    kind: hrns_core::session::TransportErrorKind::Timeout,
+                    message,
+                }
+            } if message.contains("streamIdleTimeout")
+        ),
+        "{ev:?}"
+    );
+    let retries = events(&ev)
+        .iter()
+        .filter(|e| matches!(e, Event::Retry { .. }))
+        .count();
+    assert_eq!(retries, 2, "{ev:?}");
+    assert_eq!(mock.chat_requests().len(), 3, "every attempt was made");
+    assert_no_key(&ev);
+}
+
+/// A stream slower in total than `stream_idle_timeout` but sending data well within it
+/// finishes: data moves the deadline.
+pub fn data_keeps_a_slow_stream_alive(h: &mut impl Harness) {
+    let words: Vec<String> = (0..12).map(|i| format!("w{i} ")).collect();
+    let mut chunks = vec![hrns_blocking::mock::chunk::role_chunk()];
+    chunks.extend(
+        words
+            .iter()
+            .map(|w| hrns_blocking::mock::chunk::text_chunk(w)),
+    );
+    chunks.push(hrns_blocking::mock::chunk::finish_chunk("stop"));
+    // One event per piece, 100 ms apart: 1.4 s in all, against an idle limit of 1 s.
+    // `data: ` + chunk + `\n\n`; the last piece is the finish chunk and `[DONE]`.
+    let mut offsets = Vec::new();
+    let mut at = 0;
+    for c in &chunks[..chunks.len() - 1] {
+        at += c.len() + 8;
+        offsets.push(at);
+    }
+    let reply = Reply::sse(chunks)
+        .split_at(&offsets)
+        .delay(Duration::from_millis(100));
+    let mock = MockProvider::start([reply]).unwrap();
+    let mut s = with_config(&session(&mock), |c| {
+        c.stream_idle_timeout = Some(Duration::from_secs(1));
+    });
+    let ev = h.run(&mut s, "x");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    assert_eq!(text(&ev), words.concat());
+    assert_eq!(mock.chat_requests().len(), 1, "not retried");
+}
+
 /// Defines one `#[test]` per case of the suite, each running the case with a fresh harness
 /// from `$harness` (an expression). Use it as `behaviour_tests!(MyHarness);` in a test file
 /// that declares `#[macro_use] mod suite;`, so that no driver can skip a case.
@@ -674,6 +737,8 @@ macro_rules! behaviour_tests {
             an_http_date_retry_after_is_honoured,
             tools_changed_mid_turn_reach_the_next_request,
             checkpoints_without_a_store_fail_and_the_turn_goes_on,
+            keep_alives_alone_fail_as_a_transport_timeout_after_retries,
+            data_keeps_a_slow_stream_alive,
         );
     };
     (@each $harness:expr; $($case:ident),* $(,)?) => {
