@@ -99,15 +99,25 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         }
         (None, false, _) => None,
     };
+    // One writer per session: a session another hrns is writing is waited for, then left to it.
+    let resumed = match resumed {
+        Some(path) => match sessions::claim_on_stderr(&path).map_err(CliError::usage)? {
+            Some(claimed) => Some((path, claimed)),
+            None => None,
+        },
+        None => None,
+    };
     let (mut session, mut log) = match resumed {
-        Some(path) => {
+        Some((path, claimed)) => {
             let loaded = sessions::load(&path).map_err(|e| CliError::usage(e.to_string()))?;
             for w in &loaded.warnings {
                 eprintln!("hrns: warning: {w}");
             }
             let session = Session::with_history(config.clone(), loaded.messages)
                 .map_err(|e| CliError::usage(format!("cannot resume {}: {e}", path.display())))?;
-            let log = SessionLog::append_to(&path, &loaded.header.id).ok();
+            let log = SessionLog::append_to(claimed, &loaded.header.id)
+                .map_err(|e| eprintln!("hrns: warning: the session is not saved: {e}"))
+                .ok();
             (session, log)
         }
         None => {
