@@ -57,6 +57,9 @@ impl App {
                     Err(hrns_core::session::SessionError::NothingToCompact) => {
                         self.info("nothing to compact yet");
                     }
+                    Err(e @ hrns_core::session::SessionError::NothingWorthCompacting { .. }) => {
+                        self.info(&e.to_string());
+                    }
                     Err(e) => self.error(&format!("cannot compact now: {e}")),
                 }
             }
