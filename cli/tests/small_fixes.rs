@@ -1,0 +1,41 @@
+//! Smaller behaviours of `hrns`, end to end against the mock provider: each test here failed
+//! before its fix (issue 31, "the smaller ones").
+
+mod common;
+
+use common::{Env, stderr, stdout};
+use hrns_blocking::mock::{MockProvider, Reply};
+
+#[test]
+fn a_base_url_with_a_query_string_keeps_it_after_the_path() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("hi from azure")]).unwrap();
+    let base = format!("{}?api-version=2024-06-01", mock.base_url());
+    let out = env
+        .cmd(Some(&mock))
+        .env("OPENAI_BASE_URL", &base)
+        .args(["exec", "hello"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("hi from azure"));
+    let chat: Vec<String> = mock
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(chat, ["/v1/chat/completions?api-version=2024-06-01"]);
+    let out = env
+        .cmd(Some(&mock))
+        .env("OPENAI_BASE_URL", &base)
+        .arg("models")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let models: Vec<String> = mock.model_requests().into_iter().map(|r| r.path).collect();
+    assert!(!models.is_empty());
+    for path in models {
+        assert_eq!(path, "/v1/models?api-version=2024-06-01");
+    }
+}
