@@ -39,3 +39,33 @@ fn a_base_url_with_a_query_string_keeps_it_after_the_path() {
         assert_eq!(path, "/v1/models?api-version=2024-06-01");
     }
 }
+
+#[test]
+fn mcp_approve_shows_what_it_approves_without_secrets() {
+    let env = Env::new();
+    let project = serde_json::json!({"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "@acme/files server", "--root=."],
+                  "env": {"ACME_TOKEN": "tok-NEVERSHOWN-123"}},
+        "search": {"url": "https://user:pa55-NEVERSHOWN@search.example/mcp?key=k-NEVERSHOWN",
+                   "headers": {"Authorization": "Bearer NEVERSHOWN-bearer"}},
+        "broken": {"args": ["x"]}
+    }});
+    env.write("work/.mcp.json", &project.to_string());
+    let out = env.run(None, &["mcp", "approve"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(text.contains(".mcp.json starts 2 MCP servers:"), "{text}");
+    assert!(
+        text.contains("  files: runs npx -y '@acme/files server' '--root=.' (sets ACME_TOKEN)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  search: connects to https://")
+            && text.contains("search.example/mcp")
+            && text.contains("(headers Authorization)"),
+        "{text}"
+    );
+    assert!(text.contains("not valid, so never started") && text.contains("broken"), "{text}");
+    assert!(text.contains("approved "), "{text}");
+    assert!(!text.contains("NEVERSHOWN") && !stderr(&out).contains("NEVERSHOWN"), "{text}");
+}
