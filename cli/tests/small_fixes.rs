@@ -69,3 +69,72 @@ fn mcp_approve_shows_what_it_approves_without_secrets() {
     assert!(text.contains("approved "), "{text}");
     assert!(!text.contains("NEVERSHOWN") && !stderr(&out).contains("NEVERSHOWN"), "{text}");
 }
+
+/// Writes `config` as the config file and runs `hrns exec hi` with no provider behind it.
+fn exec_with_config(env: &Env, config: &str) -> std::process::Output {
+    env.write("config/hrns/config.json", config);
+    env.run(None, &["exec", "hi"])
+}
+
+#[test]
+fn config_errors_and_warnings_name_the_file() {
+    let env = Env::new();
+    let file = env.config_file().display().to_string();
+    let url = r#""url": "http://127.0.0.1:9/v1", "model": "m""#;
+    let cases = [
+        (
+            format!(r#"{{"providers": {{"p": {{{url}}}}}, "sandbox": 5}}"#),
+            "sandbox in the config must be a string",
+        ),
+        (
+            r#"{"providers": {"p": {"model": "m"}}}"#.to_owned(),
+            "provider `p` has no url",
+        ),
+        (
+            r#"{"providers": {"p": {"url": "ftp://x", "model": "m"}}}"#.to_owned(),
+            "the base URL `ftp://x` of provider `p` is not an http:// or https:// URL",
+        ),
+        (
+            format!(r#"{{"providers": {{"p": {{{url}, "keyEnv": "HRNS_TEST_UNSET"}}}}}}"#),
+            "provider `p` takes its API key from the environment variable HRNS_TEST_UNSET",
+        ),
+        (
+            format!(r#"{{"providers": {{"p": {{{url}}}}}, "retryAttempts": 1, "instructions": 5}}"#),
+            "the config's `instructions` is not valid",
+        ),
+        (
+            format!(
+                r#"{{"providers": {{"p": {{{url}}}}}, "retryAttempts": 1, "currentProvider": "gone"}}"#
+            ),
+            "the config's currentProvider `gone` is not a known provider",
+        ),
+    ];
+    for (config, said) in cases {
+        let out = exec_with_config(&env, &config);
+        let err = stderr(&out);
+        assert!(err.contains(&format!("{file}: {said}")), "{config}\n{err}");
+    }
+}
+
+#[test]
+fn a_relative_projects_key_warns_naming_the_key_and_the_file() {
+    let env = Env::new();
+    let file = env.config_file().display().to_string();
+    let work = env.work().display().to_string();
+    let config = serde_json::json!({
+        "providers": {"p": {"url": "http://127.0.0.1:9/v1", "model": "m"}},
+        "retryAttempts": 1,
+        "projects": {"work": {"sandbox": "read-only"}, "~/src": {}, work.as_str(): {}}
+    });
+    let out = exec_with_config(&env, &config.to_string());
+    let err = stderr(&out);
+    for key in ["work", "~/src"] {
+        assert!(
+            err.contains(&format!(
+                "hrns: warning: {file}: the projects key `{key}` is not an absolute path, so it never applies"
+            )),
+            "{err}"
+        );
+    }
+    assert!(!err.contains(&format!("`{work}`")), "an absolute key is fine: {err}");
+}

@@ -24,7 +24,7 @@ mod env;
 mod settings;
 
 pub use env::{EnvPolicy, SECRET_NAME_PARTS, is_secret_name};
-pub use settings::SafetySettings;
+pub use settings::{SafetySettings, relative_project_dirs};
 
 /// How much a command may do (Codex's names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
