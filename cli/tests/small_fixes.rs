@@ -138,3 +138,35 @@ fn a_relative_projects_key_warns_naming_the_key_and_the_file() {
     }
     assert!(!err.contains(&format!("`{work}`")), "an absolute key is fine: {err}");
 }
+
+mod pty;
+
+#[test]
+fn exec_reading_a_silent_stdin_says_so_on_a_terminal() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("prompt received")]).unwrap();
+    let mut vars = common::pty_vars_for(&env, &mock);
+    vars.push(("HRNS_BIN", env!("CARGO_BIN_EXE_hrns").to_owned()));
+    // stdin is a pipe whose writer waits for a line from the terminal; stderr is the terminal.
+    let script = r#"(read go; printf 'the prompt') | "$HRNS_BIN" exec"#;
+    let t = std::time::Duration::from_secs(30);
+    let mut p = pty::Pty::spawn("sh", &["-c", script], &env.work(), &vars, 24, 120);
+    p.expect("reading the prompt from stdin…", t);
+    p.send("go\r");
+    p.expect("prompt received", t);
+    assert_eq!(p.wait(t), 0);
+    let sent = mock.chat_requests()[0].json();
+    assert!(sent["messages"].to_string().contains("the prompt"));
+
+    // Stdin that has its prompt ready gets no hint (a file here: ready for sure, as a pipe
+    // that was written at once is).
+    env.write("work/prompt.txt", "piped");
+    let mock = MockProvider::start([Reply::text_answer("piped answer")]).unwrap();
+    let mut vars = common::pty_vars_for(&env, &mock);
+    vars.push(("HRNS_BIN", env!("CARGO_BIN_EXE_hrns").to_owned()));
+    let script = r#""$HRNS_BIN" exec < prompt.txt"#;
+    let mut p = pty::Pty::spawn("sh", &["-c", script], &env.work(), &vars, 24, 120);
+    p.expect("piped answer", t);
+    assert_eq!(p.wait(t), 0);
+    assert!(!p.output().contains("reading the prompt"), "{}", p.output());
+}

@@ -507,6 +507,7 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
                     "give a prompt: `hrns exec \"…\"`, or pipe one in: `echo … | hrns exec`",
                 ));
             }
+            hint_when_stdin_waits(&stdin);
             let mut text = String::new();
             stdin
                 .lock()
@@ -526,6 +527,28 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
         return Err(CliError::usage("the prompt is empty"));
     }
     Ok(text)
+}
+
+/// Says on a terminal's stderr that the prompt is read from stdin, when stdin is not a terminal
+/// and has nothing to read yet (a pipe nobody writes to, an inherited descriptor): without
+/// it, `exec` would wait in silence. A pipe that brings its prompt at once (`echo … | hrns
+/// exec`) gets no hint: stdin is given a moment to become readable first.
+fn hint_when_stdin_waits(stdin: &std::io::Stdin) {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    let grace = Timespec {
+        tv_sec: 0,
+        tv_nsec: 250_000_000,
+    };
+    let mut fds = [PollFd::new(stdin, PollFlags::IN)];
+    // Readable, at its end, or in error: reading will not wait, so no hint.
+    if let Ok(0) = rustix::event::poll(&mut fds, Some(&grace)) {
+        eprintln!(
+            "hrns: reading the prompt from stdin… (nothing came yet; it ends when stdin closes, or give the prompt as an argument: hrns exec \"…\")"
+        );
+    }
 }
 
 /// Prints on stderr the diff a write or edit waiting for approval would make, reading the
