@@ -170,3 +170,45 @@ fn exec_reading_a_silent_stdin_says_so_on_a_terminal() {
     assert_eq!(p.wait(t), 0);
     assert!(!p.output().contains("reading the prompt"), "{}", p.output());
 }
+
+#[test]
+fn exec_names_the_call_of_each_parallel_result() {
+    let env = Env::new();
+    env.write("work/a.txt", "alpha\n");
+    env.write("work/b.txt", "beta\n");
+    let calls = [
+        ("call_a", "read_file", r#"{"path": "a.txt"}"#),
+        ("call_b", "read_file", r#"{"path": "b.txt"}"#),
+    ];
+    let mock = MockProvider::start([
+        Reply::tool_calls(&calls),
+        Reply::text_answer("both read"),
+        Reply::tool_calls(&calls),
+        Reply::text_answer("both read"),
+    ])
+    .unwrap();
+    let out = env.run(Some(&mock), &["exec", "read both"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let results: Vec<&str> = err.lines().filter(|l| l.contains('⎿')).collect();
+    assert_eq!(results.len(), 2, "{err}");
+    for file in ["a.txt", "b.txt"] {
+        assert!(
+            results
+                .iter()
+                .any(|l| l.contains(&format!(r#"read_file {{"path": "{file}"}} · ok"#))),
+            "{err}"
+        );
+    }
+    // --json carries the call id on each result.
+    let out = env.run(Some(&mock), &["exec", "--json", "read both"]);
+    let ids: Vec<String> = stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "tool_result")
+        .map(|v| v["id"].as_str().unwrap().to_owned())
+        .collect();
+    let mut ids = ids;
+    ids.sort();
+    assert_eq!(ids, ["call_a", "call_b"]);
+}
