@@ -75,7 +75,10 @@ fn the_demo_recipe_records_a_turn_that_replays_clean() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!err.contains("differs"), "{err}");
-    assert!(err.contains("list_files") && err.contains("read_file"), "{err}");
+    assert!(
+        err.contains("list_files") && err.contains("read_file"),
+        "{err}"
+    );
     assert!(stdout(&out).contains("four crates"), "{}", stdout(&out));
     if std::env::var_os("HRNS_WRITE_DEMO").is_some() {
         std::fs::copy(&fresh, repo().join("examples/demo.record")).unwrap();
@@ -97,7 +100,10 @@ fn a_real_difference_in_the_demo_is_still_reported() {
     let env = Env::new();
     // The shipped recording, with the file the model read saying something else then.
     let shipped = std::fs::read_to_string(repo().join("examples/demo.record")).unwrap();
-    assert!(shipped.contains("hrns, in brief"), "the demo reads ABOUT.md");
+    assert!(
+        shipped.contains("hrns, in brief"),
+        "the demo reads ABOUT.md"
+    );
     let changed = env.write(
         "changed.record",
         &shipped.replace("hrns, in brief", "hrns, at length"),

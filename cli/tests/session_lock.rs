@@ -124,7 +124,14 @@ fn a_second_continue_that_does_not_wait_starts_a_new_session() {
     let roles: Vec<&str> = saved.iter().map(|m| m.split(':').next().unwrap()).collect();
     assert_eq!(
         roles,
-        ["user", "assistant", "user", "call run_command", "tool", "assistant"],
+        [
+            "user",
+            "assistant",
+            "user",
+            "call run_command",
+            "tool",
+            "assistant"
+        ],
         "{saved:?}"
     );
     assert_eq!(saved[2], "user: slow one");
@@ -168,7 +175,10 @@ fn a_second_continue_waits_for_the_first_and_continues_after_it() {
     assert!(holder.wait().unwrap().success());
     assert!(patient.wait().unwrap().success());
     let err = err.finish();
-    assert!(err.contains("the other hrns finished; continuing session"), "{err}");
+    assert!(
+        err.contains("the other hrns finished; continuing session"),
+        "{err}"
+    );
 
     let saved = saved_messages(&session);
     let roles: Vec<&str> = saved.iter().map(|m| m.split(':').next().unwrap()).collect();

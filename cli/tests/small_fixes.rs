@@ -65,9 +65,15 @@ fn mcp_approve_shows_what_it_approves_without_secrets() {
             && text.contains("(headers Authorization)"),
         "{text}"
     );
-    assert!(text.contains("not valid, so never started") && text.contains("broken"), "{text}");
+    assert!(
+        text.contains("not valid, so never started") && text.contains("broken"),
+        "{text}"
+    );
     assert!(text.contains("approved "), "{text}");
-    assert!(!text.contains("NEVERSHOWN") && !stderr(&out).contains("NEVERSHOWN"), "{text}");
+    assert!(
+        !text.contains("NEVERSHOWN") && !stderr(&out).contains("NEVERSHOWN"),
+        "{text}"
+    );
 }
 
 /// Writes `config` as the config file and runs `hrns exec hi` with no provider behind it.
@@ -99,7 +105,9 @@ fn config_errors_and_warnings_name_the_file() {
             "provider `p` takes its API key from the environment variable HRNS_TEST_UNSET",
         ),
         (
-            format!(r#"{{"providers": {{"p": {{{url}}}}}, "retryAttempts": 1, "instructions": 5}}"#),
+            format!(
+                r#"{{"providers": {{"p": {{{url}}}}}, "retryAttempts": 1, "instructions": 5}}"#
+            ),
             "the config's `instructions` is not valid",
         ),
         (
@@ -136,7 +144,10 @@ fn a_relative_projects_key_warns_naming_the_key_and_the_file() {
             "{err}"
         );
     }
-    assert!(!err.contains(&format!("`{work}`")), "an absolute key is fine: {err}");
+    assert!(
+        !err.contains(&format!("`{work}`")),
+        "an absolute key is fine: {err}"
+    );
 }
 
 mod pty;

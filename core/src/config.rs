@@ -321,8 +321,9 @@ impl ResolveError {
             | ResolveError::NoCurrentProvider { .. }
             | ResolveError::KeyEnvUnset { .. }
             | ResolveError::MissingUrl { .. } => true,
-            ResolveError::InvalidUrl { provider, .. }
-            | ResolveError::MissingModel { provider } => provider != ENV_PROVIDER_NAME,
+            ResolveError::InvalidUrl { provider, .. } | ResolveError::MissingModel { provider } => {
+                provider != ENV_PROVIDER_NAME
+            }
             ResolveError::UnknownProvider { .. } | ResolveError::NotConfigured => false,
         }
     }

@@ -101,10 +101,9 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     };
     // One writer per session: a session another hrns is writing is waited for, then left to it.
     let resumed = match resumed {
-        Some(path) => match sessions::claim_on_stderr(&path).map_err(CliError::usage)? {
-            Some(claimed) => Some((path, claimed)),
-            None => None,
-        },
+        Some(path) => sessions::claim_on_stderr(&path)
+            .map_err(CliError::usage)?
+            .map(|claimed| (path, claimed)),
         None => None,
     };
     let (mut session, mut log) = match resumed {

@@ -125,7 +125,7 @@ impl SessionLog {
                     // Locked before the header is written: a run that finds this session
                     // (the header names its directory) always finds it locked while we run.
                     // A file system without locks (`ENOLCK`) leaves it unlocked.
-                    let _ = file.try_lock();
+                    let _ = try_lock(&file);
                     header.id = id.clone();
                     let mut log = SessionLog {
                         file,
@@ -252,12 +252,16 @@ pub(crate) fn wait_for_writer() -> Result<Duration, String> {
     const DEFAULT: Duration = Duration::from_secs(10);
     match std::env::var("HRNS_SESSION_WAIT") {
         Err(_) => Ok(DEFAULT),
-        Ok(v) => v.trim().parse::<u64>().map(Duration::from_secs).map_err(|_| {
-            format!(
-                "HRNS_SESSION_WAIT is `{v}`, not a number of seconds; waiting {} s",
-                DEFAULT.as_secs()
-            )
-        }),
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .map(Duration::from_secs)
+            .map_err(|_| {
+                format!(
+                    "HRNS_SESSION_WAIT is `{v}`, not a number of seconds; waiting {} s",
+                    DEFAULT.as_secs()
+                )
+            }),
     }
 }
 
@@ -280,10 +284,9 @@ pub(crate) fn claim(path: &Path, wait: Duration, on_wait: impl FnOnce()) -> io::
     let mut on_wait = Some(on_wait);
     let deadline = Instant::now() + wait;
     let unlocked = loop {
-        match file.try_lock() {
+        match try_lock(&file) {
             Ok(()) => break None,
-            Err(std::fs::TryLockError::Error(e)) => break Some(e),
-            Err(std::fs::TryLockError::WouldBlock) => {
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
                 if Instant::now() >= deadline {
                     return Ok(Claim::Busy);
                 }
@@ -292,6 +295,7 @@ pub(crate) fn claim(path: &Path, wait: Duration, on_wait: impl FnOnce()) -> io::
                 }
                 std::thread::sleep(Duration::from_millis(50).min(wait));
             }
+            Err(e) => break Some(e.into()),
         }
     };
     // The writer we waited for may have deleted the file (a session that never got an
@@ -304,6 +308,12 @@ pub(crate) fn claim(path: &Path, wait: Duration, on_wait: impl FnOnce()) -> io::
         path: path.to_owned(),
         unlocked,
     }))
+}
+
+/// Takes the exclusive advisory lock on `file` without waiting (`flock(LOCK_EX | LOCK_NB)`):
+/// `WOULDBLOCK` when another open file holds it.
+fn try_lock(file: &File) -> rustix::io::Result<()> {
+    rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
 }
 
 /// [`claim`] for `exec --continue` and the TUI's `--continue`/`--resume`, before the TUI takes

@@ -284,7 +284,10 @@ fn approval_lines(path: &Path, value: &serde_json::Value) -> Vec<String> {
     }];
     for server in &servers {
         let names = |map: &BTreeMap<String, String>| {
-            map.keys().map(String::as_str).collect::<Vec<_>>().join(", ")
+            map.keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         let mut line = match &server.transport {
             Transport::Stdio {

@@ -315,7 +315,11 @@ mod endpoint_tests {
     #[test]
     fn the_path_goes_before_the_query_string() {
         let vectors = [
-            ("https://a/v1", "chat/completions", "https://a/v1/chat/completions"),
+            (
+                "https://a/v1",
+                "chat/completions",
+                "https://a/v1/chat/completions",
+            ),
             ("https://a/v1/", "/models", "https://a/v1/models"),
             (
                 "https://x.openai.azure.com/openai/deployments/d?api-version=2024-06-01",
@@ -330,7 +334,11 @@ mod endpoint_tests {
             ("https://a/v1?", "models", "https://a/v1/models?"),
             ("https://a/v1#frag", "models", "https://a/v1/models#frag"),
             // A `?` or `#` in the query itself is not a second split point.
-            ("https://a/v1?x=1?2#3", "models", "https://a/v1/models?x=1?2#3"),
+            (
+                "https://a/v1?x=1?2#3",
+                "models",
+                "https://a/v1/models?x=1?2#3",
+            ),
         ];
         for (base, path, want) in vectors {
             assert_eq!(endpoint(base, path), want, "{base} + {path}");

@@ -569,7 +569,10 @@ fn a_summary_answered_with_a_tool_call_says_so() {
 fn compacting_a_short_chat_says_there_is_nothing_worth_compacting() {
     let mut sim = Sim::new(config(Some(100_000)));
     sim.s.submit("hi").unwrap();
-    sim.drive(&mut |_, tokens| (200, text("Hello! How can I help?", tokens)), &mut big_file);
+    sim.drive(
+        &mut |_, tokens| (200, text("Hello! How can I help?", tokens)),
+        &mut big_file,
+    );
     let events = sim.events.len();
     let Err(e @ SessionError::NothingWorthCompacting { .. }) = sim.s.compact(None) else {
         panic!("a two-message chat is not worth compacting");
