@@ -156,6 +156,12 @@ fn tui(global: &args::Global, cli: &Cli) -> Result<u8, setup::CliError> {
         (Some(_), _, Err(e)) | (None, true, Err(e)) => return Err(setup::CliError::usage(e)),
         (None, false, _) => None,
     };
+    // One writer per session: decided here, before the UI takes the terminal, so what happens
+    // is said on stderr like `exec` says it.
+    let resume = match resume {
+        Some(path) => sessions::claim_on_stderr(&path).map_err(setup::CliError::usage)?,
+        None => None,
+    };
     let options = tui::Options {
         approval: global
             .approval

@@ -43,8 +43,8 @@ pub(crate) fn for_run(
     workspace: &Path,
     key_env: Option<&str>,
 ) -> Result<Sandbox, CliError> {
-    let settings =
-        SafetySettings::from_config(&config.extra, workspace).map_err(CliError::usage)?;
+    let settings = SafetySettings::from_config(&config.extra, workspace)
+        .map_err(|e| CliError::usage(format!("{}: {e}", config_file.display())))?;
     let mode = flag.or(settings.sandbox).unwrap_or_default();
     // A workspace at $HOME or /: warned about, and workspace-write held back to read-only
     // unless asked for with --sandbox (the TUI asks, and calls this again with the flag).

@@ -348,7 +348,7 @@ fn the_shipped_demo_replays() {
         .output()
         .unwrap();
     // The README's first command: its read-only tools still run under the read-only default.
-    // (Whether the requests match depends on the README's first lines, which change.)
+    // (That its requests match the recorded ones is tests/demo.rs's.)
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let events = json_lines(&out);
     let statuses: Vec<&str> = events

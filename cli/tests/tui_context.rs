@@ -94,3 +94,36 @@ fn a_long_session_compacts_shows_ctx_and_compact_works_on_demand() {
     assert_eq!(p.wait(T), 0);
     assert!(!p.output().contains("sk-tui-SECRET"));
 }
+
+#[test]
+fn compact_of_a_short_chat_says_there_is_nothing_worth_compacting() {
+    let root = tempfile::tempdir().unwrap();
+    for d in ["home", "config", "state", "work"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+    }
+    let mock = MockProvider::start([Reply::text_answer("Hello! How can I help?")])
+        .unwrap()
+        .with_context_window(100_000)
+        .with_summary_reply(Reply::text_answer("Goal: greet."));
+    let var = |d: &str| root.path().join(d).display().to_string();
+    let env = vec![
+        ("HOME", var("home")),
+        ("XDG_CONFIG_HOME", var("config")),
+        ("XDG_STATE_HOME", var("state")),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("OPENAI_BASE_URL", mock.base_url()),
+        ("OPENAI_API_KEY", "sk-tui-SECRET".to_owned()),
+        ("HRNS_MODEL", "mock-model".to_owned()),
+    ];
+    let work = root.path().join("work");
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 30, 120);
+    p.expect("mock-model", T);
+    p.send("hi\r");
+    p.expect("How can I help?", T);
+    p.send("/compact\r");
+    p.expect("nothing worth compacting", T);
+    assert!(!p.output().contains("context window"), "{}", p.output());
+    assert_eq!(mock.chat_requests().len(), 1, "no summary request went out");
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+}

@@ -312,6 +312,23 @@ pub enum ResolveError {
     },
 }
 
+impl ResolveError {
+    /// Whether the error is about something written in the config file (rather than the
+    /// environment or the command line), so that a message should name that file.
+    pub fn concerns_config_file(&self) -> bool {
+        match self {
+            ResolveError::UnknownCurrentProvider { .. }
+            | ResolveError::NoCurrentProvider { .. }
+            | ResolveError::KeyEnvUnset { .. }
+            | ResolveError::MissingUrl { .. } => true,
+            ResolveError::InvalidUrl { provider, .. } | ResolveError::MissingModel { provider } => {
+                provider != ENV_PROVIDER_NAME
+            }
+            ResolveError::UnknownProvider { .. } | ResolveError::NotConfigured => false,
+        }
+    }
+}
+
 fn fix_url(provider: &str) -> String {
     let example = "such as http://127.0.0.1:11434/v1";
     if provider == ENV_PROVIDER_NAME {

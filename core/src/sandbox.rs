@@ -29,7 +29,7 @@ pub use env::{
     EnvPolicy, EnvVerdict, SECRET_NAME_ENDINGS, SECRET_NAME_PARTS, SERVICE_HANDLES,
     has_url_password, is_secret_name, is_service_handle,
 };
-pub use settings::SafetySettings;
+pub use settings::{SafetySettings, relative_project_dirs};
 pub use web::{WebFetchNetwork, WebFetchPolicy, WebFetchVerdict};
 pub use workspace::{BroadWorkspace, Hold, ModeOrigin, WorkspaceCheck, is_yes};
 

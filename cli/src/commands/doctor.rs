@@ -24,7 +24,7 @@ pub(crate) fn run(global: &Global, args: &DoctorArgs) -> Result<u8, CliError> {
     let resolved = file
         .config
         .resolve(&selection, &env_var)
-        .map_err(|e| CliError::usage(e.to_string()))?;
+        .map_err(|e| CliError::usage(file.name_in(&e, e.concerns_config_file())))?;
     let provider = resolved.to_provider();
     // The key, and what the URL carries (a password, a key in the query), never printed.
     crate::host::redact::remember(&hrns_core::secrets::Secrets::of_provider(&provider));

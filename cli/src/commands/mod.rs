@@ -86,7 +86,7 @@ pub(crate) fn agents(global: &Global, verbose: bool) -> Result<u8, CliError> {
         let cwd = std::env::current_dir()
             .and_then(|d| d.canonicalize())
             .unwrap_or_default();
-        found.load_instructions(&cwd, &file.config);
+        found.load_instructions(&cwd, &file);
     }
     let current = global
         .agent

@@ -99,15 +99,24 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         }
         (None, false, _) => None,
     };
+    // One writer per session: a session another hrns is writing is waited for, then left to it.
+    let resumed = match resumed {
+        Some(path) => sessions::claim_on_stderr(&path)
+            .map_err(CliError::usage)?
+            .map(|claimed| (path, claimed)),
+        None => None,
+    };
     let (mut session, mut log) = match resumed {
-        Some(path) => {
+        Some((path, claimed)) => {
             let loaded = sessions::load(&path).map_err(|e| CliError::usage(e.to_string()))?;
             for w in &loaded.warnings {
                 eprintln!("hrns: warning: {w}");
             }
             let session = Session::with_history(config.clone(), loaded.messages)
                 .map_err(|e| CliError::usage(format!("cannot resume {}: {e}", path.display())))?;
-            let log = SessionLog::append_to(&path, &loaded.header.id).ok();
+            let log = SessionLog::append_to(claimed, &loaded.header.id)
+                .map_err(|e| eprintln!("hrns: warning: the session is not saved: {e}"))
+                .ok();
             (session, log)
         }
         None => {
@@ -502,6 +511,7 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
                     "give a prompt: `hrns exec \"…\"`, or pipe one in: `echo … | hrns exec`",
                 ));
             }
+            hint_when_stdin_waits(&stdin);
             let mut text = String::new();
             stdin
                 .lock()
@@ -521,6 +531,28 @@ fn read_prompt(arg: Option<&str>) -> Result<String, CliError> {
         return Err(CliError::usage("the prompt is empty"));
     }
     Ok(text)
+}
+
+/// Says on a terminal's stderr that the prompt is read from stdin, when stdin is not a terminal
+/// and has nothing to read yet (a pipe nobody writes to, an inherited descriptor): without
+/// it, `exec` would wait in silence. A pipe that brings its prompt at once (`echo … | hrns
+/// exec`) gets no hint: stdin is given a moment to become readable first.
+fn hint_when_stdin_waits(stdin: &std::io::Stdin) {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    let grace = Timespec {
+        tv_sec: 0,
+        tv_nsec: 250_000_000,
+    };
+    let mut fds = [PollFd::new(stdin, PollFlags::IN)];
+    // Readable, at its end, or in error: reading will not wait, so no hint.
+    if let Ok(0) = rustix::event::poll(&mut fds, Some(&grace)) {
+        eprintln!(
+            "hrns: reading the prompt from stdin… (nothing came yet; it ends when stdin closes, or give the prompt as an argument: hrns exec \"…\")"
+        );
+    }
 }
 
 /// Prints on stderr the diff a write or edit waiting for approval would make, reading the

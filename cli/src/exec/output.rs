@@ -109,6 +109,17 @@ pub(crate) fn count(n: usize, noun: &str) -> String {
     }
 }
 
+/// How a call is named above its result when other lines came between them: the tool and a
+/// short form of its arguments (`read_file {"path": "a.rs"}`), or its id when it has none.
+fn call_label(id: &str, name: &str, arguments: &str) -> String {
+    let args = one_line(&safe(arguments), 40);
+    let args = match args.as_str() {
+        "" | "{}" => format!("(call {})", one_line(&safe(id), 24)),
+        _ => args,
+    };
+    format!("{} {args}", safe(&tool_label(name)))
+}
+
 /// Shortens one line of text to `max` characters for a status line.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -131,6 +142,13 @@ pub(crate) struct HumanPrinter {
     /// Whether the last thing written to stdout ended a line.
     at_line_start: bool,
     in_reasoning: bool,
+    /// The calls printed whose results have not come yet: id → how the call is named in its
+    /// result's line (its tool and a short form of its arguments).
+    open_calls: std::collections::HashMap<String, String>,
+    /// The call whose line was the last thing printed: its result, printed right under it,
+    /// needs no label. Any other result names its call, so that the results of parallel
+    /// calls can be told apart.
+    last_call: Option<String>,
 }
 
 impl HumanPrinter {
@@ -142,6 +160,8 @@ impl HumanPrinter {
             reasoning_filter: Sanitizer::new(),
             at_line_start: true,
             in_reasoning: false,
+            open_calls: Default::default(),
+            last_call: None,
         }
     }
 
@@ -162,6 +182,7 @@ impl HumanPrinter {
     /// Prints the answer text of a text or refusal delta into `to`: what [`HumanPrinter::print`]
     /// does with one, without looking at the event again (most events of a stream are these).
     pub(crate) fn print_text<O: Write, E: Write>(&mut self, text: &str, to: &mut Batch<O, E>) {
+        self.last_call = None;
         self.end_reasoning(to);
         let out = to.out();
         match &mut self.out_filter {
@@ -179,6 +200,8 @@ impl HumanPrinter {
         let s = self.err;
         let redacted = redacted_event(event);
         let event = redacted.as_ref().unwrap_or(event);
+        // Only a call's own line keeps the place right above its result.
+        let last_call = self.last_call.take();
         match event {
             Event::TextDelta { text } | Event::RefusalDelta { text } => self.print_text(text, to),
             Event::ReasoningDelta { text } => {
@@ -189,7 +212,9 @@ impl HumanPrinter {
                 let _ = write!(to.err(), "{}", s.dim(&self.reasoning_filter.filter(text)));
             }
             Event::ToolCall {
-                name, arguments, ..
+                id,
+                name,
+                arguments,
             } => {
                 self.end_reasoning(to);
                 self.end_text(to);
@@ -200,8 +225,23 @@ impl HumanPrinter {
                     s.tool(&safe(&tool_label(name))),
                     s.args(&one_line(&safe(arguments), 100))
                 );
+                self.open_calls
+                    .insert(id.clone(), call_label(id, name, arguments));
+                self.last_call = Some(id.clone());
             }
-            Event::ToolResult { status, output, .. } => {
+            Event::ToolResult {
+                id,
+                name,
+                status,
+                output,
+            } => {
+                let label = self.open_calls.remove(id);
+                let label = if last_call.as_deref() == Some(id.as_str()) {
+                    String::new()
+                } else {
+                    let label = label.unwrap_or_else(|| call_label(id, name, ""));
+                    format!("{} · ", s.tool(&label))
+                };
                 let first = output.content.lines().next().unwrap_or("");
                 let lines = output.content.lines().count();
                 // Images are counted, never shown (their placeholders are in the text).
@@ -227,7 +267,11 @@ impl HumanPrinter {
                     _ => s.error(&name),
                 };
                 let sep = if mark.is_empty() { "" } else { ": " };
-                let _ = writeln!(to.err(), "  {} {mark}{sep}{first}{more}", s.harness("⎿"));
+                let _ = writeln!(
+                    to.err(),
+                    "  {} {label}{mark}{sep}{first}{more}",
+                    s.harness("⎿")
+                );
             }
             Event::Retry {
                 attempt,
@@ -574,6 +618,8 @@ mod tests {
             reasoning_filter: Sanitizer::new(),
             at_line_start: true,
             in_reasoning: false,
+            open_calls: Default::default(),
+            last_call: None,
         };
         let mut to = Batch::new(Vec::new(), Vec::new());
         for e in [
@@ -600,6 +646,58 @@ mod tests {
         assert!(err.contains("thinking: hmm\n"));
         assert!(err.contains("● read_file {\"path\": \"a\"}"), "{err}");
         assert!(err.contains("⎿ denied by policy: no (+1 line)"), "{err}");
+    }
+
+    #[test]
+    fn results_of_parallel_calls_name_their_calls() {
+        let mut p = HumanPrinter {
+            err: Style::plain(),
+            out_filter: None,
+            reasoning_filter: Sanitizer::new(),
+            at_line_start: true,
+            in_reasoning: false,
+            open_calls: Default::default(),
+            last_call: None,
+        };
+        let call = |id: &str, args: &str| Event::ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: args.into(),
+        };
+        let result = |id: &str, text: &str| Event::ToolResult {
+            id: id.into(),
+            name: "read_file".into(),
+            status: ToolStatus::Ok,
+            output: ToolOutput::ok(text),
+        };
+        let mut to = Batch::new(Vec::new(), Vec::new());
+        for e in [
+            call("c1", r#"{"path": "a.rs"}"#),
+            call("c2", r#"{"path": "b.rs"}"#),
+            call("c3", "{}"),
+            result("c2", "B"),
+            result("c1", "A"),
+            result("c3", "C"),
+            // A lone call: its result stays right under it, unlabelled.
+            call("c4", r#"{"path": "d.rs"}"#),
+            result("c4", "D"),
+        ] {
+            p.print(&e, &mut to);
+        }
+        let (_, err) = to.into_parts();
+        let err = String::from_utf8(err).unwrap();
+        let results: Vec<&str> = err.lines().filter(|l| l.contains('⎿')).collect();
+        assert_eq!(
+            results,
+            [
+                r#"  ⎿ read_file {"path": "b.rs"} · ok: B"#,
+                r#"  ⎿ read_file {"path": "a.rs"} · ok: A"#,
+                "  ⎿ read_file (call c3) · ok: C",
+                "  ⎿ ok: D",
+            ],
+            "{err}"
+        );
+        assert!(p.open_calls.is_empty(), "nothing kept once answered");
     }
 
     /// A writer that logs each `write` call, tagged with its stream, into a log shared by
@@ -653,6 +751,8 @@ mod tests {
             reasoning_filter: Sanitizer::new(),
             at_line_start: true,
             in_reasoning: false,
+            open_calls: Default::default(),
+            last_call: None,
         };
         for batch in events.chunks(size) {
             for e in batch {

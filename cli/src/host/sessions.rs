@@ -5,6 +5,12 @@
 //! is the sequence of its `message` events; a run that was killed mid-turn is repaired on load
 //! the way cancellation repairs it. Each line is written with one `write` call and flushed, so
 //! a crash loses at most the line being written, and a torn last line is skipped on load.
+//!
+//! One writer per session: the run that writes a session holds an exclusive advisory lock
+//! (`flock`) on its file for as long as it runs. The kernel drops the lock when that process
+//! ends, however it ends (`kill -9` included), so a lock is never stale. A second run that
+//! wants to continue the session ([`claim`]) waits a little for the first one, then starts a
+//! new session instead; the two never interleave their turns in one file.
 
 use hrns_blocking::SafeReadError;
 use hrns_core::file_refusal::{FileRefusal, SESSION_CAP};
@@ -15,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 /// The version of the session file format.
 pub(crate) const SESSION_VERSION: u32 = 1;
@@ -118,6 +124,10 @@ impl SessionLog {
                 .open(&path)
             {
                 Ok(file) => {
+                    // Locked before the header is written: a run that finds this session
+                    // (the header names its directory) always finds it locked while we run.
+                    // A file system without locks (`ENOLCK`) leaves it unlocked.
+                    let _ = try_lock(&file);
                     header.id = id.clone();
                     let mut log = SessionLog {
                         file,
@@ -135,14 +145,15 @@ impl SessionLog {
         Err(io::Error::other("could not pick a free session file name"))
     }
 
-    /// Opens an existing session file to append to it (a resumed session).
-    pub(crate) fn append_to(path: &Path, id: &str) -> io::Result<SessionLog> {
-        let file = OpenOptions::new().append(true).open(path)?;
+    /// Continues a saved session, through the lock [`claim`] took on it.
+    pub(crate) fn append_to(claimed: Claimed, id: &str) -> io::Result<SessionLog> {
         // A file saved by an older hrns may be 0644.
-        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+        claimed
+            .file
+            .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
         Ok(SessionLog {
-            file,
-            path: path.to_owned(),
+            file: claimed.file,
+            path: claimed.path,
             id: id.to_owned(),
             origin: Origin::Resumed,
         })
@@ -205,6 +216,152 @@ impl SessionLog {
         line.push('\n');
         self.file.write_all(line.as_bytes())?;
         self.file.flush()
+    }
+}
+
+/// A saved session this run may append to: its file, opened for appending, under an exclusive
+/// lock that lasts as long as the file stays open (see the module's documentation).
+#[derive(Debug)]
+pub(crate) struct Claimed {
+    file: File,
+    path: PathBuf,
+    /// Set when the file system refused the lock (`ENOLCK` on some network file systems): the
+    /// session is continued unlocked, and the caller says so.
+    pub(crate) unlocked: Option<io::Error>,
+}
+
+impl Claimed {
+    /// The session file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// What [`claim`] found.
+#[derive(Debug)]
+pub(crate) enum Claim {
+    /// This run is now the session's only writer.
+    Claimed(Claimed),
+    /// Another hrns still writes the session after the wait.
+    Busy,
+    /// The run that held the session deleted it as it ended (it never got an answer).
+    Removed,
+}
+
+/// How long a second run waits for the one writing a session: `HRNS_SESSION_WAIT` seconds,
+/// else 10. `0` does not wait.
+pub(crate) fn wait_for_writer() -> Result<Duration, String> {
+    const DEFAULT: Duration = Duration::from_secs(10);
+    match std::env::var("HRNS_SESSION_WAIT") {
+        Err(_) => Ok(DEFAULT),
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .map(Duration::from_secs)
+            .map_err(|_| {
+                format!(
+                    "HRNS_SESSION_WAIT is `{v}`, not a number of seconds; waiting {} s",
+                    DEFAULT.as_secs()
+                )
+            }),
+    }
+}
+
+/// The short id in a session file's name (`…_1a2b3c.jsonl`), for messages written before the
+/// file is read.
+pub(crate) fn short_id(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    stem.rsplit('_').next().unwrap_or(&stem).to_owned()
+}
+
+/// Takes the session at `path` for this run: opens it for appending and locks it. When another
+/// hrns holds it, calls `on_wait` once and retries until `wait` has passed; a process that dies
+/// releases its lock, so only a live writer makes this wait. Errors are those of opening the
+/// file.
+pub(crate) fn claim(path: &Path, wait: Duration, on_wait: impl FnOnce()) -> io::Result<Claim> {
+    let file = OpenOptions::new().append(true).open(path)?;
+    let mut on_wait = Some(on_wait);
+    let deadline = Instant::now() + wait;
+    let unlocked = loop {
+        match try_lock(&file) {
+            Ok(()) => break None,
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+                if Instant::now() >= deadline {
+                    return Ok(Claim::Busy);
+                }
+                if let Some(f) = on_wait.take() {
+                    f();
+                }
+                std::thread::sleep(Duration::from_millis(50).min(wait));
+            }
+            Err(e) => break Some(e.into()),
+        }
+    };
+    // The writer we waited for may have deleted the file (a session that never got an
+    // answer is not kept); the name would then lead nowhere.
+    if std::os::unix::fs::MetadataExt::nlink(&file.metadata()?) == 0 {
+        return Ok(Claim::Removed);
+    }
+    Ok(Claim::Claimed(Claimed {
+        file,
+        path: path.to_owned(),
+        unlocked,
+    }))
+}
+
+/// Takes the exclusive advisory lock on `file` without waiting (`flock(LOCK_EX | LOCK_NB)`):
+/// `WOULDBLOCK` when another open file holds it.
+fn try_lock(file: &File) -> rustix::io::Result<()> {
+    rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+}
+
+/// [`claim`] for `exec --continue` and the TUI's `--continue`/`--resume`, before the TUI takes
+/// the terminal: waits for another writer ([`wait_for_writer`]) and says on stderr what it
+/// does. `Some` to continue the session, `None` to start a new one. Errors say why the file
+/// cannot be opened.
+pub(crate) fn claim_on_stderr(path: &Path) -> Result<Option<Claimed>, String> {
+    let id = short_id(path);
+    let wait = wait_for_writer().unwrap_or_else(|warning| {
+        eprintln!("hrns: warning: {warning}");
+        Duration::from_secs(10)
+    });
+    let mut waited = false;
+    let claim = claim(path, wait, || {
+        waited = true;
+        eprintln!(
+            "hrns: session {id} is being written by another hrns; waiting up to {} s for it to finish…",
+            wait.as_secs()
+        );
+    })
+    .map_err(|e| format!("cannot open the session {}: {e}", path.display()))?;
+    match claim {
+        Claim::Claimed(claimed) => {
+            if let Some(e) = &claimed.unlocked {
+                eprintln!(
+                    "hrns: warning: cannot lock {} ({e}); another hrns continuing it at the same time would mix its turns in",
+                    path.display()
+                );
+            }
+            if waited {
+                eprintln!("hrns: the other hrns finished; continuing session {id}");
+            }
+            Ok(Some(claimed))
+        }
+        Claim::Busy => {
+            eprintln!(
+                "hrns: session {id} is being written by another hrns; starting a new session instead, without its history"
+            );
+            Ok(None)
+        }
+        Claim::Removed => {
+            eprintln!(
+                "hrns: session {id} was removed by the hrns that wrote it (it got no answer); starting a new session"
+            );
+            Ok(None)
+        }
     }
 }
 

@@ -251,8 +251,12 @@ fn approve(workspace: &Path) -> Result<u8, CliError> {
     let path = workspace.join(PROJECT_FILE);
     let text = hrns_blocking::read_text(&path, MCP_CONFIG_CAP)
         .map_err(|e| CliError::usage(format!("cannot read {e}")))?;
-    serde_json::from_str::<serde_json::Value>(&text)
+    let value = serde_json::from_str::<serde_json::Value>(&text)
         .map_err(|e| CliError::usage(format!("{} is not valid JSON: {e}", path.display())))?;
+    // What is approved, said before it is: the servers and what each one runs or reaches.
+    for line in approval_lines(&path, &value) {
+        println!("{line}");
+    }
     let target = approvals_path().ok_or_else(|| {
         CliError::usage("cannot find the state directory; set HOME or XDG_STATE_HOME")
     })?;
@@ -271,6 +275,86 @@ fn approve(workspace: &Path) -> Result<u8, CliError> {
         path.display()
     );
     Ok(0)
+}
+
+/// What `hrns mcp approve` approves in the project file at `path` holding `value`: each server
+/// with the command line it runs (or the URL it reaches), the names of the variables and
+/// headers it sets (never their values), its working directory and sandbox, and the entries
+/// that are not valid. Redacted and stripped of control sequences.
+fn approval_lines(path: &Path, value: &serde_json::Value) -> Vec<String> {
+    let servers = value.get("mcpServers").cloned().unwrap_or_default();
+    let (servers, errors) = parse_servers(&servers);
+    for server in &servers {
+        crate::host::redact::remember(&server.secret_set());
+    }
+    let mut lines = vec![match servers.len() {
+        0 => format!("{} names no MCP servers", path.display()),
+        n => format!(
+            "{} starts {}:",
+            path.display(),
+            crate::exec::output::count(n, "MCP server")
+        ),
+    }];
+    for server in &servers {
+        let names = |map: &BTreeMap<String, String>| {
+            map.keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut line = match &server.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut line = format!(
+                    "  {}: runs {}",
+                    server.name,
+                    shell_words::join(std::iter::once(command).chain(args))
+                );
+                if !env.is_empty() {
+                    line.push_str(&format!(" (sets {})", names(env)));
+                }
+                if let Some(cwd) = cwd {
+                    line.push_str(&format!(" in {cwd}"));
+                }
+                line
+            }
+            Transport::Http { url, headers } => {
+                let mut line = format!(
+                    "  {}: connects to {}",
+                    server.name,
+                    hrns_core::url_secrets::hide_url_secrets(url)
+                );
+                if !headers.is_empty() {
+                    line.push_str(&format!(" (headers {})", names(headers)));
+                }
+                line
+            }
+        };
+        match server.sandbox {
+            Some(SandboxMode::ReadOnly) => line.push_str(", sandbox read-only"),
+            Some(mode) => line.push_str(&format!(
+                ", sandbox {mode} ignored (a project file cannot loosen its sandbox)"
+            )),
+            None => {}
+        }
+        if server.disabled {
+            line.push_str(", disabled");
+        }
+        lines.push(line);
+    }
+    lines.extend(
+        errors
+            .iter()
+            .map(|e| format!("  not valid, so never started: {e}")),
+    );
+    lines
+        .into_iter()
+        .map(|l| crate::host::redact::redact(&safe(&l)).into_owned())
+        .collect()
 }
 
 fn list(file: &ConfigFile, workspace: &Path, json: bool) -> Result<u8, CliError> {

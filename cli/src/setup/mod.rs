@@ -104,6 +104,16 @@ impl ConfigFile {
         }
     }
 
+    /// `message` with this file's path in front when `about_the_file` and the file exists
+    /// (the defaults of a missing file are no file's fault).
+    pub(crate) fn name_in(&self, message: &impl std::fmt::Display, about_the_file: bool) -> String {
+        if about_the_file && self.path.exists() {
+            format!("{}: {message}", self.path.display())
+        } else {
+            message.to_string()
+        }
+    }
+
     /// Saves the config atomically (a temporary file renamed over it) with mode 0600, keeping
     /// keys hrns does not know.
     pub(crate) fn save(&self) -> Result<(), CliError> {
@@ -182,10 +192,10 @@ impl Discovered {
         d
     }
 
-    /// Finds the project instruction files for `cwd` with the settings of `config`.
-    pub(crate) fn load_instructions(&mut self, cwd: &Path, config: &Config) {
-        let settings = InstructionSettings::from_config(config).unwrap_or_else(|e| {
-            self.warnings.push(e);
+    /// Finds the project instruction files for `cwd` with the settings of the config `file`.
+    pub(crate) fn load_instructions(&mut self, cwd: &Path, file: &ConfigFile) {
+        let settings = InstructionSettings::from_config(&file.config).unwrap_or_else(|e| {
+            self.warnings.push(format!("{}: {e}", file.path.display()));
             InstructionSettings::default()
         });
         let global = paths::config_dir().ok();
@@ -295,7 +305,7 @@ impl Setup {
         let provider = file
             .config
             .resolve(&selection, &env_var)
-            .map_err(|e| CliError::usage(format!("{e}")))?;
+            .map_err(|e| CliError::usage(file.name_in(&e, e.concerns_config_file())))?;
         crate::host::redact::remember(&hrns_core::secrets::Secrets::of_provider(
             &provider.to_provider(),
         ));
@@ -303,7 +313,7 @@ impl Setup {
             .and_then(|d| d.canonicalize())
             .map_err(|e| CliError::usage(format!("cannot use the current directory: {e}")))?;
         let mut discovered = Discovered::scan(&workspace, paths::home().as_deref());
-        discovered.load_instructions(&workspace, &file.config);
+        discovered.load_instructions(&workspace, &file);
         if global.agent.is_none() {
             let names: Vec<String> = discovered.agents.iter().map(|a| a.name.clone()).collect();
             repaired.extend(file.config.repair_current_agent(&names, DEFAULT_AGENT));
@@ -311,7 +321,7 @@ impl Setup {
         if !repaired.is_empty() {
             let s = crate::term::style::Style::stderr();
             for r in &repaired {
-                eprintln!("{} {r}", s.harness("hrns: warning:"));
+                eprintln!("{} {}", s.harness("hrns: warning:"), file.name_in(r, true));
             }
             if let Err(e) = file.save() {
                 eprintln!("{} {}", s.harness("hrns: warning:"), e.message);
@@ -336,6 +346,14 @@ impl Setup {
             .providers
             .get(&provider.name)
             .and_then(|entry| entry.key_env.clone());
+        for dir in hrns_core::sandbox::relative_project_dirs(&file.config.extra) {
+            eprintln!(
+                "{} {}: the projects key `{}` is not an absolute path, so it never applies; write the directory's absolute path (`~` is not expanded)",
+                crate::term::style::Style::stderr().harness("hrns: warning:"),
+                file.path.display(),
+                crate::term::safe_text::safe(&dir)
+            );
+        }
         let sandbox = crate::sandbox::for_run(
             global.sandbox,
             &file.path,

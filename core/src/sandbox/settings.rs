@@ -169,3 +169,20 @@ fn strings(v: &Value) -> Option<Vec<String>> {
         .map(|s| s.as_str().map(str::to_owned))
         .collect()
 }
+
+/// The keys of the config's `projects` that are not absolute paths (`src/site`, `~/site`):
+/// a workspace is always an absolute path, so such an entry never applies. The caller warns,
+/// naming the key and the file; `~` is not expanded.
+pub fn relative_project_dirs(extra: &Extra) -> Vec<String> {
+    extra
+        .get("projects")
+        .and_then(Value::as_object)
+        .map(|projects| {
+            projects
+                .keys()
+                .filter(|dir| !Path::new(dir).is_absolute())
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -287,11 +287,15 @@ impl SessionConfig {
     }
 }
 
-/// `base_url` joined with `path`, with exactly one slash between them.
+/// `base_url` joined with `path`, with exactly one slash between them. A query string (Azure's
+/// `?api-version=…`) or fragment in the base URL stays at the end, after the joined path:
+/// `https://x/openai/deployments/d?api-version=1` gives
+/// `https://x/openai/deployments/d/chat/completions?api-version=1`.
 pub fn endpoint(base_url: &str, path: &str) -> String {
+    let (base, tail) = base_url.split_at(base_url.find(['?', '#']).unwrap_or(base_url.len()));
     format!(
-        "{}/{}",
-        base_url.trim_end_matches('/'),
+        "{}/{}{tail}",
+        base.trim_end_matches('/'),
         path.trim_start_matches('/')
     )
 }
@@ -323,4 +327,42 @@ pub(crate) fn headers(provider: &Provider, json_body: bool) -> Vec<(String, Head
         headers.push((name.clone(), value));
     }
     headers
+}
+
+#[cfg(test)]
+mod endpoint_tests {
+    use super::endpoint;
+
+    #[test]
+    fn the_path_goes_before_the_query_string() {
+        let vectors = [
+            (
+                "https://a/v1",
+                "chat/completions",
+                "https://a/v1/chat/completions",
+            ),
+            ("https://a/v1/", "/models", "https://a/v1/models"),
+            (
+                "https://x.openai.azure.com/openai/deployments/d?api-version=2024-06-01",
+                "chat/completions",
+                "https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-06-01",
+            ),
+            (
+                "https://x/openai/deployments/d/?api-version=1&b=2",
+                "models",
+                "https://x/openai/deployments/d/models?api-version=1&b=2",
+            ),
+            ("https://a/v1?", "models", "https://a/v1/models?"),
+            ("https://a/v1#frag", "models", "https://a/v1/models#frag"),
+            // A `?` or `#` in the query itself is not a second split point.
+            (
+                "https://a/v1?x=1?2#3",
+                "models",
+                "https://a/v1/models?x=1?2#3",
+            ),
+        ];
+        for (base, path, want) in vectors {
+            assert_eq!(endpoint(base, path), want, "{base} + {path}");
+        }
+    }
 }

@@ -143,6 +143,9 @@ impl Session {
         if s.history.is_empty() {
             return Err(SessionError::NothingToCompact);
         }
+        if let Some(tokens) = s.too_short_to_compact() {
+            return Err(SessionError::NothingWorthCompacting { tokens });
+        }
         s.turns += 1;
         s.emit(Event::TurnStarted { turn: s.turns });
         let tokens_before = s.context_usage().tokens;
@@ -251,6 +254,20 @@ impl Shared {
             system_bytes,
             room: room as usize,
         })
+    }
+
+    /// The history's estimated tokens when a requested compaction could not make it shorter:
+    /// the user's latest message (kept verbatim) and the summary's header alone take half of
+    /// it, the most a requested compaction may leave.
+    fn too_short_to_compact(&self) -> Option<u64> {
+        let half = self.context.history_bytes / 2;
+        let latest = self
+            .history
+            .iter()
+            .rfind(|m| context::is_users(m))
+            .map_or(0, context::message_bytes);
+        let kept = (latest + context::SUMMARY_HEADER.len()) as u64;
+        (kept > half).then(|| self.context.meter.estimate(self.context.history_bytes))
     }
 
     fn threshold(&self) -> Option<u64> {
@@ -396,15 +413,51 @@ impl Turn {
     }
 
     /// The summary arrived: the history is rebuilt around it, or the turn fails when that
-    /// cannot get under the threshold.
-    pub(super) fn summary_done(&mut self, s: &mut Shared, compaction: Compaction, summary: String) {
+    /// cannot get under the threshold. `called` names the tools the model called instead of
+    /// (or besides) answering: the summary request offers none, yet some models call one.
+    pub(super) fn summary_done(
+        &mut self,
+        s: &mut Shared,
+        compaction: Compaction,
+        summary: String,
+        called: Vec<String>,
+    ) {
         if summary.trim().is_empty() {
-            let reason = "the model's summary was empty".to_owned();
-            return self.fail(s, TurnError::CompactionFailed { reason });
+            let reason = if called.is_empty() {
+                "the model's summary was empty".to_owned()
+            } else {
+                let names: Vec<String> = called
+                    .iter()
+                    .map(|n| format!("`{}`", crate::text::shorten(n, 64)))
+                    .collect();
+                format!(
+                    "the model answered the summary request with a tool call ({}) instead of a summary; the request offers no tools, so try again, or use a model that follows it",
+                    names.join(", ")
+                )
+            };
+            let error = match compaction.reason {
+                CompactReason::Requested => TurnError::NotCompacted { reason },
+                CompactReason::Threshold | CompactReason::Overflow => {
+                    TurnError::CompactionFailed { reason }
+                }
+            };
+            return self.fail(s, error);
         }
         let budget = s.compacted_budget(&compaction);
         let compacted = match context::compacted_history(&s.history, &summary, budget as usize) {
             Ok(c) => c,
+            // Asked for, and the budget is half the history: the summary is as long as what
+            // it would replace. That is no window problem; say what it is.
+            Err(context::CompactError::CannotShrink { .. })
+                if compaction.reason == CompactReason::Requested
+                    && budget >= s.context.history_bytes / 2 =>
+            {
+                let tokens = s.context.meter.estimate(s.context.history_bytes);
+                let reason = format!(
+                    "the model's summary is about as long as the conversation it would replace (about {tokens} tokens), so there is nothing worth compacting; the conversation is kept as it was"
+                );
+                return self.fail(s, TurnError::NotCompacted { reason });
+            }
             Err(e) => {
                 let reason = match &e {
                     context::CompactError::CannotShrink { bytes, .. } => s

@@ -566,3 +566,72 @@ fn tools_that_fill_the_window_are_named_with_each_servers_share() {
     assert!(!text.contains("over the 0 bytes"), "{text}");
     assert!(sim.requests.is_empty(), "nothing that cannot fit is sent");
 }
+
+/// The failure that ends the last turn (a `/compact` that did not happen), as text.
+fn failure(sim: &Sim) -> String {
+    let Event::TurnFailed { error } = sim.last_final() else {
+        panic!("{:?}", sim.last_final())
+    };
+    assert!(matches!(error, TurnError::NotCompacted { .. }), "{error}");
+    error.to_string()
+}
+
+#[test]
+fn a_summary_answered_with_a_tool_call_says_so() {
+    let mut sim = Sim::new(config(Some(100_000)));
+    sim.s.submit(TASK).unwrap();
+    sim.drive(&mut tool_heavy_provider(100_000, 3), &mut big_file);
+    let before = sim.s.messages().to_vec();
+    sim.s.compact(None).unwrap();
+    sim.drive(
+        &mut |req, tokens| {
+            assert!(is_summary_request(req));
+            (200, call("c9", "read_file", r#"{"path":"x"}"#, tokens))
+        },
+        &mut |_| panic!("no tool runs for a summary request"),
+    );
+    let error = failure(&sim);
+    assert!(
+        error.contains("answered the summary request with a tool call (`read_file`)"),
+        "{error}"
+    );
+    assert!(!error.contains("empty"), "{error}");
+    assert_eq!(sim.s.messages(), before.as_slice(), "the history is kept");
+}
+
+#[test]
+fn compacting_a_short_chat_says_there_is_nothing_worth_compacting() {
+    let mut sim = Sim::new(config(Some(100_000)));
+    sim.s.submit("hi").unwrap();
+    sim.drive(
+        &mut |_, tokens| (200, text("Hello! How can I help?", tokens)),
+        &mut big_file,
+    );
+    let events = sim.events.len();
+    let Err(e @ SessionError::NothingWorthCompacting { .. }) = sim.s.compact(None) else {
+        panic!("a two-message chat is not worth compacting");
+    };
+    let text = e.to_string();
+    assert!(text.contains("nothing worth compacting"), "{text}");
+    assert!(!text.contains("window"), "{text}");
+    // Nothing was sent or emitted, and the session goes on.
+    assert!(sim.s.poll().is_none());
+    assert_eq!(sim.events.len(), events);
+    assert!(sim.s.is_idle());
+    sim.s.submit("and now?").unwrap();
+}
+
+#[test]
+fn a_summary_as_long_as_the_chat_keeps_it_and_says_why() {
+    let mut sim = Sim::new(config(Some(100_000)));
+    sim.s.submit(TASK).unwrap();
+    sim.drive(&mut tool_heavy_provider(100_000, 3), &mut big_file);
+    let before = sim.s.messages().to_vec();
+    let long = "Summary. ".repeat(4_000);
+    sim.s.compact(None).unwrap();
+    sim.drive(&mut |_, tokens| (200, text(&long, tokens)), &mut big_file);
+    let error = failure(&sim);
+    assert!(error.contains("nothing worth compacting"), "{error}");
+    assert!(!error.contains("window"), "{error}");
+    assert_eq!(sim.s.messages(), before.as_slice(), "the history is kept");
+}

@@ -415,6 +415,14 @@ pub enum TurnError {
         /// Why.
         reason: String,
     },
+    /// A compaction asked for (`/compact`) did not happen: the model's summary was empty, a
+    /// tool call, or no shorter than the conversation. The history is kept as it was and the
+    /// session goes on; nothing is wrong with the window.
+    #[error("the conversation was not compacted: {reason}")]
+    NotCompacted {
+        /// Why.
+        reason: String,
+    },
     /// The turn made as many model requests as allowed; the model kept calling tools.
     #[error(
         "stopped after {limit} model requests in one turn (the step limit); send a message to continue"

@@ -132,6 +132,16 @@ pub enum SessionError {
     /// `compact` with an empty history.
     #[error("there is nothing to compact yet")]
     NothingToCompact,
+    /// `compact` of a conversation too short to shrink: the summary and the user's latest
+    /// message, which a compaction keeps verbatim, would take about as much room as the whole
+    /// history. Nothing was sent and the history is unchanged.
+    #[error(
+        "there is nothing worth compacting: the conversation is short (about {tokens} tokens), and a summary with your latest message would not be shorter"
+    )]
+    NothingWorthCompacting {
+        /// The estimated size of the history.
+        tokens: u64,
+    },
     /// A resumed history is not a valid conversation.
     #[error("invalid history: {0}")]
     InvalidHistory(#[from] HistoryError),

@@ -398,7 +398,8 @@ impl Turn {
             return self.fail(s, TurnError::NoChoices);
         };
         if let Some(compaction) = self.compaction.take() {
-            return self.summary_done(s, compaction, choice.content.clone());
+            let called: Vec<String> = choice.tool_calls.iter().map(|c| c.name.clone()).collect();
+            return self.summary_done(s, compaction, choice.content.clone(), called);
         }
         self.overflow_tried = None;
         if let Some(tokens) = completion.usage.as_ref().and_then(|u| u.prompt_tokens) {

@@ -221,3 +221,68 @@ fn concurrent_logs_get_separate_files() {
     let unique: std::collections::HashSet<_> = paths.iter().collect();
     assert_eq!(unique.len(), 8);
 }
+
+#[test]
+fn a_session_has_one_writer_and_a_dead_one_leaves_no_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = SessionLog::create(dir.path(), header()).unwrap();
+    let path = log.path().to_owned();
+    // The creating run holds it: another writer (another open file, as another process has)
+    // is refused once the wait is over, and told to wait first when there is one.
+    assert!(matches!(
+        claim(&path, Duration::ZERO, || panic!("no wait asked")),
+        Ok(Claim::Busy)
+    ));
+    let mut told = false;
+    assert!(matches!(
+        claim(&path, Duration::from_millis(1), || told = true),
+        Ok(Claim::Busy)
+    ));
+    assert!(told);
+    drop(log);
+    let Ok(Claim::Claimed(claimed)) = claim(&path, Duration::ZERO, || {}) else {
+        panic!("a closed log leaves the session free");
+    };
+    assert!(claimed.unlocked.is_none());
+    assert!(matches!(
+        claim(&path, Duration::ZERO, || {}),
+        Ok(Claim::Busy)
+    ));
+    // A resumed log keeps the claim's lock.
+    let log = SessionLog::append_to(claimed, "x").unwrap();
+    assert!(matches!(
+        claim(&path, Duration::ZERO, || {}),
+        Ok(Claim::Busy)
+    ));
+    drop(log);
+    assert!(matches!(
+        claim(&path, Duration::ZERO, || {}),
+        Ok(Claim::Claimed(_))
+    ));
+}
+
+#[test]
+fn a_session_deleted_by_the_writer_waited_for_is_not_claimed() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = SessionLog::create(dir.path(), header()).unwrap();
+    let path = log.path().to_owned();
+    let (waiting, told) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        claim(&path, Duration::from_secs(600), move || {
+            waiting.send(()).unwrap();
+        })
+    });
+    told.recv().unwrap();
+    // The writer got no answer: its session is deleted as it closes, lock and all.
+    assert!(log.keep_if_answered(&[]).is_none());
+    assert!(matches!(waiter.join().unwrap(), Ok(Claim::Removed)));
+}
+
+#[test]
+fn short_ids_come_from_the_file_name() {
+    assert_eq!(
+        short_id(Path::new("/s/2026-01-02T03-04-05_1a2b3c.jsonl")),
+        "1a2b3c"
+    );
+    assert_eq!(short_id(Path::new("plain.jsonl")), "plain");
+}

@@ -138,9 +138,11 @@ impl App {
         self.log.is_some()
     }
 
-    pub(super) fn resume(&mut self, path: &std::path::Path) {
+    /// Continues the saved session `claimed` (locked by this run) in place of the current one.
+    pub(super) fn resume(&mut self, claimed: sessions::Claimed) {
         self.close_log();
-        let loaded = match sessions::load(path) {
+        let path = claimed.path().to_owned();
+        let loaded = match sessions::load(&path) {
             Ok(l) => l,
             Err(e) => {
                 self.error(&e.to_string());
@@ -190,6 +192,9 @@ impl App {
             crate::exec::output::count(loaded.messages.len(), "message")
         ));
         self.rebuild(loaded.messages);
-        self.log = SessionLog::append_to(path, &loaded.header.id).ok();
+        match SessionLog::append_to(claimed, &loaded.header.id) {
+            Ok(log) => self.log = Some(log),
+            Err(e) => self.error(&format!("this session is not saved: {e}")),
+        }
     }
 }

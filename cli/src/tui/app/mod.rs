@@ -82,12 +82,12 @@ enum Asker {
 }
 
 /// Options the UI was started with.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Options {
     /// The approval policy (the UI asks by default).
     pub(crate) approval: Option<ApprovalPolicy>,
-    /// A saved session to continue.
-    pub(crate) resume: Option<std::path::PathBuf>,
+    /// A saved session to continue, already locked for this run.
+    pub(crate) resume: Option<crate::host::sessions::Claimed>,
 }
 
 /// The UI.
@@ -262,7 +262,7 @@ impl App {
         }
         app.rebuild(Vec::new());
         match options.resume {
-            Some(path) => app.resume(&path),
+            Some(claimed) => app.resume(claimed),
             None => app.new_log(),
         }
         Ok(app)

@@ -57,6 +57,9 @@ impl App {
                     Err(hrns_core::session::SessionError::NothingToCompact) => {
                         self.info("nothing to compact yet");
                     }
+                    Err(e @ hrns_core::session::SessionError::NothingWorthCompacting { .. }) => {
+                        self.info(&e.to_string());
+                    }
                     Err(e) => self.error(&format!("cannot compact now: {e}")),
                 }
             }
@@ -244,9 +247,22 @@ impl App {
                 let Ok(state) = crate::setup::paths::state_dir() else {
                     return;
                 };
-                match sessions::find(&state.join("sessions"), &id) {
-                    Ok(path) => self.resume(&path),
-                    Err(e) => self.error(&e),
+                let path = match sessions::find(&state.join("sessions"), &id) {
+                    Ok(path) => path,
+                    Err(e) => return self.error(&e),
+                };
+                // The UI does not wait: a session another hrns writes is left to it.
+                match sessions::claim(&path, std::time::Duration::ZERO, || {}) {
+                    Ok(sessions::Claim::Claimed(claimed)) => self.resume(claimed),
+                    Ok(sessions::Claim::Busy) => self.error(&format!(
+                        "session {} is being written by another hrns; resume it when that one ends",
+                        sessions::short_id(&path)
+                    )),
+                    Ok(sessions::Claim::Removed) => self.error(&format!(
+                        "session {} was removed by the hrns that wrote it",
+                        sessions::short_id(&path)
+                    )),
+                    Err(e) => self.error(&format!("cannot open {}: {e}", path.display())),
                 }
             }
             CommandId::Quit => self.quit = true,

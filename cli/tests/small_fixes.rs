@@ -1,0 +1,225 @@
+//! Smaller behaviours of `hrns`, end to end against the mock provider: each test here failed
+//! before its fix (issue 31, "the smaller ones").
+
+mod common;
+
+use common::{Env, stderr, stdout};
+use hrns_blocking::mock::{MockProvider, Reply};
+
+#[test]
+fn a_base_url_with_a_query_string_keeps_it_after_the_path() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("hi from azure")]).unwrap();
+    let base = format!("{}?api-version=2024-06-01", mock.base_url());
+    let out = env
+        .cmd(Some(&mock))
+        .env("OPENAI_BASE_URL", &base)
+        .args(["exec", "hello"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("hi from azure"));
+    let chat: Vec<String> = mock
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(chat, ["/v1/chat/completions?api-version=2024-06-01"]);
+    let out = env
+        .cmd(Some(&mock))
+        .env("OPENAI_BASE_URL", &base)
+        .arg("models")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let models: Vec<String> = mock.model_requests().into_iter().map(|r| r.path).collect();
+    assert!(!models.is_empty());
+    for path in models {
+        assert_eq!(path, "/v1/models?api-version=2024-06-01");
+    }
+}
+
+#[test]
+fn mcp_approve_shows_what_it_approves_without_secrets() {
+    let env = Env::new();
+    let project = serde_json::json!({"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "@acme/files server", "--root=."],
+                  "env": {"ACME_TOKEN": "tok-NEVERSHOWN-123"}},
+        "search": {"url": "https://user:pa55-NEVERSHOWN@search.example/mcp?key=k-NEVERSHOWN",
+                   "headers": {"Authorization": "Bearer NEVERSHOWN-bearer"}},
+        "broken": {"args": ["x"]}
+    }});
+    env.write("work/.mcp.json", &project.to_string());
+    let out = env.run(None, &["mcp", "approve"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(text.contains(".mcp.json starts 2 MCP servers:"), "{text}");
+    assert!(
+        text.contains("  files: runs npx -y '@acme/files server' '--root=.' (sets ACME_TOKEN)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  search: connects to https://")
+            && text.contains("search.example/mcp")
+            && text.contains("(headers Authorization)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not valid, so never started") && text.contains("broken"),
+        "{text}"
+    );
+    assert!(text.contains("approved "), "{text}");
+    assert!(
+        !text.contains("NEVERSHOWN") && !stderr(&out).contains("NEVERSHOWN"),
+        "{text}"
+    );
+}
+
+/// Writes `config` as the config file and runs `hrns exec hi` with no provider behind it.
+fn exec_with_config(env: &Env, config: &str) -> std::process::Output {
+    env.write("config/hrns/config.json", config);
+    env.run(None, &["exec", "hi"])
+}
+
+#[test]
+fn config_errors_and_warnings_name_the_file() {
+    let env = Env::new();
+    let file = env.config_file().display().to_string();
+    let url = r#""url": "http://127.0.0.1:9/v1", "model": "m""#;
+    let cases = [
+        (
+            format!(r#"{{"providers": {{"p": {{{url}}}}}, "sandbox": 5}}"#),
+            "sandbox in the config must be a string",
+        ),
+        (
+            r#"{"providers": {"p": {"model": "m"}}}"#.to_owned(),
+            "provider `p` has no url",
+        ),
+        (
+            r#"{"providers": {"p": {"url": "ftp://x", "model": "m"}}}"#.to_owned(),
+            "the base URL `ftp://x` of provider `p` is not an http:// or https:// URL",
+        ),
+        (
+            format!(r#"{{"providers": {{"p": {{{url}, "keyEnv": "HRNS_TEST_UNSET"}}}}}}"#),
+            "provider `p` takes its API key from the environment variable HRNS_TEST_UNSET",
+        ),
+        (
+            format!(
+                r#"{{"providers": {{"p": {{{url}}}}}, "retryAttempts": 1, "instructions": 5}}"#
+            ),
+            "the config's `instructions` is not valid",
+        ),
+        (
+            format!(
+                r#"{{"providers": {{"p": {{{url}}}}}, "retryAttempts": 1, "currentProvider": "gone"}}"#
+            ),
+            "the config's currentProvider `gone` is not a known provider",
+        ),
+    ];
+    for (config, said) in cases {
+        let out = exec_with_config(&env, &config);
+        let err = stderr(&out);
+        assert!(err.contains(&format!("{file}: {said}")), "{config}\n{err}");
+    }
+}
+
+#[test]
+fn a_relative_projects_key_warns_naming_the_key_and_the_file() {
+    let env = Env::new();
+    let file = env.config_file().display().to_string();
+    let work = env.work().display().to_string();
+    let config = serde_json::json!({
+        "providers": {"p": {"url": "http://127.0.0.1:9/v1", "model": "m"}},
+        "retryAttempts": 1,
+        "projects": {"work": {"sandbox": "read-only"}, "~/src": {}, work.as_str(): {}}
+    });
+    let out = exec_with_config(&env, &config.to_string());
+    let err = stderr(&out);
+    for key in ["work", "~/src"] {
+        assert!(
+            err.contains(&format!(
+                "hrns: warning: {file}: the projects key `{key}` is not an absolute path, so it never applies"
+            )),
+            "{err}"
+        );
+    }
+    assert!(
+        !err.contains(&format!("`{work}`")),
+        "an absolute key is fine: {err}"
+    );
+}
+
+mod pty;
+
+#[test]
+fn exec_reading_a_silent_stdin_says_so_on_a_terminal() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("prompt received")]).unwrap();
+    let mut vars = common::pty_vars_for(&env, &mock);
+    vars.push(("HRNS_BIN", env!("CARGO_BIN_EXE_hrns").to_owned()));
+    // stdin is a pipe whose writer waits for a line from the terminal; stderr is the terminal.
+    let script = r#"(read go; printf 'the prompt') | "$HRNS_BIN" exec"#;
+    let t = std::time::Duration::from_secs(30);
+    let mut p = pty::Pty::spawn("sh", &["-c", script], &env.work(), &vars, 24, 120);
+    p.expect("reading the prompt from stdin…", t);
+    p.send("go\r");
+    p.expect("prompt received", t);
+    assert_eq!(p.wait(t), 0);
+    let sent = mock.chat_requests()[0].json();
+    assert!(sent["messages"].to_string().contains("the prompt"));
+
+    // Stdin that has its prompt ready gets no hint (a file here: ready for sure, as a pipe
+    // that was written at once is).
+    env.write("work/prompt.txt", "piped");
+    let mock = MockProvider::start([Reply::text_answer("piped answer")]).unwrap();
+    let mut vars = common::pty_vars_for(&env, &mock);
+    vars.push(("HRNS_BIN", env!("CARGO_BIN_EXE_hrns").to_owned()));
+    let script = r#""$HRNS_BIN" exec < prompt.txt"#;
+    let mut p = pty::Pty::spawn("sh", &["-c", script], &env.work(), &vars, 24, 120);
+    p.expect("piped answer", t);
+    assert_eq!(p.wait(t), 0);
+    assert!(!p.output().contains("reading the prompt"), "{}", p.output());
+}
+
+#[test]
+fn exec_names_the_call_of_each_parallel_result() {
+    let env = Env::new();
+    env.write("work/a.txt", "alpha\n");
+    env.write("work/b.txt", "beta\n");
+    let calls = [
+        ("call_a", "read_file", r#"{"path": "a.txt"}"#),
+        ("call_b", "read_file", r#"{"path": "b.txt"}"#),
+    ];
+    let mock = MockProvider::start([
+        Reply::tool_calls(&calls),
+        Reply::text_answer("both read"),
+        Reply::tool_calls(&calls),
+        Reply::text_answer("both read"),
+    ])
+    .unwrap();
+    let out = env.run(Some(&mock), &["exec", "read both"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let results: Vec<&str> = err.lines().filter(|l| l.contains('⎿')).collect();
+    assert_eq!(results.len(), 2, "{err}");
+    for file in ["a.txt", "b.txt"] {
+        assert!(
+            results
+                .iter()
+                .any(|l| l.contains(&format!(r#"read_file {{"path": "{file}"}} · ok"#))),
+            "{err}"
+        );
+    }
+    // --json carries the call id on each result.
+    let out = env.run(Some(&mock), &["exec", "--json", "read both"]);
+    let ids: Vec<String> = stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "tool_result")
+        .map(|v| v["id"].as_str().unwrap().to_owned())
+        .collect();
+    let mut ids = ids;
+    ids.sort();
+    assert_eq!(ids, ["call_a", "call_b"]);
+}
