@@ -165,7 +165,7 @@ impl App {
                     None => view::user_message(&m.text(), width),
                 },
                 Role::Assistant => {
-                    let mut lines = MarkdownRenderer::render(&m.text(), width);
+                    let mut lines = MarkdownRenderer::render(&m.text(), width, self.highlight);
                     for c in &m.tool_calls {
                         lines.push(view::tool_call_line(
                             &c.function.name,

@@ -28,7 +28,7 @@ impl App {
         self.printed += lines.len();
         self.print(&lines);
         if finish {
-            self.md = MarkdownRenderer::new(self.screen.wrap_width());
+            self.md = MarkdownRenderer::new(self.screen.wrap_width(), self.highlight);
             self.printed = 0;
         }
     }
