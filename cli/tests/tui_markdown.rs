@@ -23,14 +23,24 @@ fn answer_in_pieces(text: &str, size: usize) -> Reply {
 }
 
 /// Starts the UI against `mock` with `extra` variables in its environment.
-fn start(root: &tempfile::TempDir, mock: &MockProvider, extra: &[(&'static str, &str)]) -> pty::Pty {
+fn start(
+    root: &tempfile::TempDir,
+    mock: &MockProvider,
+    extra: &[(&'static str, &str)],
+) -> pty::Pty {
     for d in ["home", "config", "state", "work"] {
         std::fs::create_dir_all(root.path().join(d)).unwrap();
     }
     let mut env = vec![
         ("HOME", root.path().join("home").display().to_string()),
-        ("XDG_CONFIG_HOME", root.path().join("config").display().to_string()),
-        ("XDG_STATE_HOME", root.path().join("state").display().to_string()),
+        (
+            "XDG_CONFIG_HOME",
+            root.path().join("config").display().to_string(),
+        ),
+        (
+            "XDG_STATE_HOME",
+            root.path().join("state").display().to_string(),
+        ),
         ("PATH", std::env::var("PATH").unwrap_or_default()),
         ("OPENAI_BASE_URL", mock.base_url()),
         ("OPENAI_API_KEY", "sk-tui-SECRET".to_owned()),
@@ -52,7 +62,10 @@ fn start(root: &tempfile::TempDir, mock: &MockProvider, extra: &[(&'static str, 
 /// Whether `raw` sets a colour or style: an `ESC [ … m` sequence.
 fn has_sgr(raw: &str) -> bool {
     raw.split("\x1b[").skip(1).any(|rest| {
-        let params = rest.bytes().take_while(|b| b.is_ascii_digit() || *b == b';').count();
+        let params = rest
+            .bytes()
+            .take_while(|b| b.is_ascii_digit() || *b == b';')
+            .count();
         rest.as_bytes().get(params) == Some(&b'm')
     })
 }
@@ -73,8 +86,14 @@ fn a_table_answer_is_a_grid_without_raw_delimiter_rows() {
     p.expect("That is all.", T);
     p.expect_screen("the table's last border", T, |s| s.contains("└"));
     let screen = p.screen();
-    assert!(screen.contains("│ File    │ Bytes │ 説明     │"), "{screen}");
-    assert!(screen.contains("│ main.rs │  1200 │ entry 🚀 │"), "{screen}");
+    assert!(
+        screen.contains("│ File    │ Bytes │ 説明     │"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("│ main.rs │  1200 │ entry 🚀 │"),
+        "{screen}"
+    );
     // Neither the screen nor anything written on the way (the table was streamed one
     // character at a time) shows the delimiter row as text.
     for text in [screen, p.output()] {
@@ -98,7 +117,8 @@ fn a_rust_code_block_is_coloured() {
     let coloured = |word: &str| {
         raw.match_indices(word).any(|(at, _)| {
             let before = &raw[..at];
-            before.ends_with('m') && before[before.len().saturating_sub(24)..].contains("\x1b[38;2;")
+            before.ends_with('m')
+                && before[before.len().saturating_sub(24)..].contains("\x1b[38;2;")
         })
     };
     assert!(coloured("fn"), "{raw:?}");
@@ -111,7 +131,11 @@ fn a_rust_code_block_is_coloured() {
 fn no_color_leaves_code_plain() {
     let mock = MockProvider::start([answer_in_pieces(RUST, 3)]).unwrap();
     let root = tempfile::tempdir().unwrap();
-    let mut p = start(&root, &mock, &[("NO_COLOR", "1"), ("COLORTERM", "truecolor")]);
+    let mut p = start(
+        &root,
+        &mock,
+        &[("NO_COLOR", "1"), ("COLORTERM", "truecolor")],
+    );
     p.send("code?\r");
     p.expect("Done.", T);
     let raw = String::from_utf8_lossy(&p.raw()).into_owned();

@@ -197,6 +197,11 @@ impl Session {
         &self.shared.history
     }
 
+    /// The plan the model last sent with `update_plan`, if any (it survives compaction).
+    pub fn plan(&self) -> Option<&crate::plan::Plan> {
+        self.shared.plan.as_ref()
+    }
+
     /// The configuration.
     pub fn config(&self) -> &SessionConfig {
         &self.shared.config

@@ -45,6 +45,8 @@ pub(super) struct Shared {
     /// The provider's secrets and the configured extra ones, redacted from everything that
     /// leaves the session.
     pub(super) secrets: Secrets,
+    /// The plan the model last sent with `update_plan`; kept across a compaction.
+    pub(super) plan: Option<crate::plan::Plan>,
 }
 
 impl Shared {
@@ -66,6 +68,7 @@ impl Shared {
             last_call: None,
             issued_calls: HashSet::new(),
             stuck: None,
+            plan: None,
         }
     }
 

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use syntect::highlighting::{
     FontStyle, HighlightIterator, HighlightState, Highlighter, Theme as SyntectTheme, ThemeSet,
 };
-use syntect::parsing::{ParseState, ScopeStack, SyntaxSet};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 
 /// The colours of code, chosen for the terminal's background.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +89,7 @@ struct State {
     highlighter: &'static Highlighter<'static>,
     parse: ParseState,
     highlight: HighlightState,
+    syntax: &'static SyntaxReference,
 }
 
 impl std::fmt::Debug for CodeHighlighter {
@@ -127,8 +128,25 @@ impl CodeHighlighter {
                 highlighter,
                 parse: ParseState::new(syntax),
                 highlight: HighlightState::new(highlighter, ScopeStack::new()),
+                syntax,
             }),
         }
+    }
+
+    /// Whether this highlighter colours anything (a known language, colours on).
+    pub(crate) fn is_on(&self) -> bool {
+        self.state.is_some()
+    }
+
+    /// The same language and theme, parsing afresh (for a diff hunk that starts mid-file).
+    pub(crate) fn restarted(&self) -> CodeHighlighter {
+        let state = self.state.as_ref().map(|s| State {
+            highlighter: s.highlighter,
+            parse: ParseState::new(s.syntax),
+            highlight: HighlightState::new(s.highlighter, ScopeStack::new()),
+            syntax: s.syntax,
+        });
+        CodeHighlighter { state }
     }
 
     /// One line of code (without its line end) as coloured spans.
