@@ -28,10 +28,17 @@ pub(crate) fn parent_specs(setup: &Setup, toolbox: &Toolbox) -> Vec<hrns_core::t
     if enabled(setup) {
         specs.push(task::task_spec(&setup.discovered.agents));
     }
-    if setup.agent.tools.allows(hrns_core::plan::UPDATE_PLAN) {
-        specs.push(hrns_core::plan::update_plan_spec());
-    }
+    specs.extend(plan_spec(setup));
     specs
+}
+
+/// `update_plan`, when the run's agent allows it.
+pub(crate) fn plan_spec(setup: &Setup) -> Option<hrns_core::tool::ToolSpec> {
+    setup
+        .agent
+        .tools
+        .allows(hrns_core::plan::UPDATE_PLAN)
+        .then(hrns_core::plan::update_plan_spec)
 }
 
 /// The tools a child may get (before its agent's filter and the policy): every built-in and

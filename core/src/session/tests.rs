@@ -1178,4 +1178,7 @@ fn update_plan_is_answered_by_the_session_and_told_to_the_ui() {
     // The kept plan is the good one, and the turn goes on to the next request.
     assert_eq!(h.s.plan().unwrap().plan[0].step, "a");
     assert_eq!(h.sent.len(), 2);
+    // A driver's new set of tools (an MCP server changed) does not drop it.
+    h.s.set_tools(builtin_specs(), "MCP server x changed its tools");
+    assert!(h.s.config().tools.iter().any(|t| t.name == "update_plan"));
 }

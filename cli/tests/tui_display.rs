@@ -1,5 +1,5 @@
-//! Markdown answers in the interactive UI, in a real pseudo-terminal: tables drawn as grids,
-//! code coloured by its language, and plain under `NO_COLOR`.
+//! What the interactive UI shows, in a real pseudo-terminal: Markdown tables drawn as grids,
+//! code coloured by its language (plain under `NO_COLOR`), and the model's plan.
 
 mod pty;
 
@@ -142,5 +142,35 @@ fn no_color_leaves_code_plain() {
     assert!(raw.contains("fn main() {"), "{raw:?}");
     assert!(!raw.contains("\x1b[38;"), "{raw:?}");
     assert!(!has_sgr(&raw), "no colour or style at all: {raw:?}");
+    quit(p);
+}
+
+#[test]
+fn a_plan_shows_as_a_checklist_and_changes() {
+    let first = r#"{"plan":[{"step":"write the parser","status":"in_progress"},{"step":"test it","status":"pending"}]}"#;
+    let second = r#"{"plan":[{"step":"write the parser","status":"completed"},{"step":"test it","status":"in_progress"}]}"#;
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("p1", "update_plan", first)]),
+        Reply::tool_calls(&[("p2", "update_plan", second)]),
+        Reply::text_answer("Parser written and tested."),
+    ])
+    .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut p = start(&root, &mock, &[]);
+    p.send("build a parser\r");
+    p.expect("Parser written and tested.", T);
+    let out = p.output();
+    let first_at = out.find("◐ write the parser").expect(&out);
+    let changed_at = out.find("☑ write the parser").expect(&out);
+    assert!(first_at < changed_at, "{out}");
+    assert!(out[first_at..].contains("☐ test it"), "{out}");
+    assert!(out[changed_at..].contains("◐ test it"), "{out}");
+    // The updates went to the scrollback: the last one is on the screen after the turn.
+    let screen = p.screen();
+    assert!(screen.contains("☑ write the parser"), "{screen}");
+    assert_eq!(
+        mock.chat_requests()[1].json()["messages"][3]["content"],
+        "Plan updated."
+    );
     quit(p);
 }
