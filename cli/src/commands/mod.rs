@@ -222,7 +222,13 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     let provider = hrns_core::session::Provider::new("http://replay.invalid/v1", None);
     let mut config = hrns_core::session::SessionConfig::new(provider, header.model.clone());
     config.system_prompt = header.system_prompt.clone();
-    config.tools = toolbox.specs();
+    // A recorded run that offered `update_plan` offers it again (the session answers it).
+    let plan = header
+        .tools
+        .iter()
+        .any(|t| t == hrns_core::plan::UPDATE_PLAN)
+        .then(hrns_core::plan::update_plan_spec);
+    config.tools = toolbox.specs().into_iter().chain(plan.clone()).collect();
     config.approval = policy;
     let replayer = Arc::new(recording.into_replayer());
     let transport: Arc<dyn Transport> = Arc::clone(&replayer) as Arc<dyn Transport>;
@@ -241,7 +247,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         );
         config.subagents = Some(task.subagents());
         toolbox.add(task);
-        config.tools = toolbox.specs();
+        config.tools = toolbox.specs().into_iter().chain(plan).collect();
     }
     let mut session = Session::new(config);
     let s = Style::stderr();
