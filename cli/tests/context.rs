@@ -173,9 +173,10 @@ fn an_overflow_without_a_known_window_is_recovered_once() {
     let env = Env::with_dirs(&["work/src"]);
     write_sources(&env.path("work/src"), 6);
     // The mock enforces a window but /models does not list it: only the error teaches it.
+    // (7 000 tokens: room for the system prompt and the tools, update_plan included.)
     let mock = MockProvider::start(reads(6))
         .unwrap()
-        .with_context_window(6_000)
+        .with_context_window(7_000)
         .with_summary_reply(summary())
         .with_models(Vec::<String>::new());
     let out = env.run(Some(&mock), &["exec", TASK]);
@@ -188,7 +189,7 @@ fn an_overflow_without_a_known_window_is_recovered_once() {
     let over = mock
         .chat_requests()
         .iter()
-        .filter(|r| tokens(&r.body) > 6_000)
+        .filter(|r| tokens(&r.body) > 7_000)
         .count();
     assert_eq!(
         over, 1,

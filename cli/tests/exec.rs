@@ -513,3 +513,47 @@ fn an_oversized_stdin_prompt_is_refused_not_cut() {
     );
     assert!(mock.requests().is_empty(), "nothing was sent");
 }
+
+#[test]
+fn a_plan_is_printed_on_stderr_and_is_a_plan_updated_event() {
+    let plan = r#"{"explanation":"two steps","plan":[{"step":"read notes","status":"completed"},{"step":"answer","status":"in_progress"}]}"#;
+    let script = || {
+        [
+            Reply::tool_calls(&[("p1", "update_plan", plan)]),
+            Reply::text_answer("Done."),
+        ]
+    };
+    let env = Env::new();
+    let mock = MockProvider::start(script()).unwrap();
+    let out = env.run(Some(&mock), &["exec", "plan it"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Done.\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("plan:\n  two steps\n  [x] read notes\n  [~] answer\n"),
+        "{err}"
+    );
+    // The tool is offered, and its result went back to the model without a driver running it.
+    assert!(tool_names(&mock.chat_requests()[0].json()).contains(&"update_plan".to_owned()));
+    let second = mock.chat_requests()[1].json();
+    assert_eq!(second["messages"][3]["content"], "Plan updated.");
+
+    let mock = MockProvider::start(script()).unwrap();
+    let out = env.run(Some(&mock), &["exec", "--json", "plan it"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let updates: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "plan_updated")
+        .collect();
+    assert_eq!(updates.len(), 1);
+    assert_eq!(
+        *updates[0],
+        json!({"type": "plan_updated", "explanation": "two steps", "plan": [
+            {"step": "read notes", "status": "completed"},
+            {"step": "answer", "status": "in_progress"}]})
+    );
+}

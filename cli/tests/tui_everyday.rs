@@ -244,9 +244,10 @@ fn writes_that_ran_without_asking_show_their_diff_after_the_result() {
     // Each after its call's result, in the order the calls ran.
     let first_result = out.find("⎿").expect(&out);
     assert!(first_result < edit_diff && edit_diff < new_diff, "{out}");
-    // Coloured: additions green, removals red.
+    // Coloured: additions green (their `+`; the text in the file's syntax colours, here the
+    // plain text's), removals red.
     let raw = String::from_utf8_lossy(&ui.p.raw()).into_owned();
-    assert!(raw.contains("\x1b[32m+final"), "{raw:?}");
+    assert!(raw.contains("\x1b[1;32m+\x1b[0m\x1b[38;5;"), "{raw:?}");
     assert!(raw.contains("\x1b[31m-draft"), "{raw:?}");
     assert_eq!(
         std::fs::read_to_string(ui.work.join("new.txt")).unwrap(),

@@ -133,6 +133,7 @@ pub mod http;
 pub mod instructions;
 pub mod mcp;
 pub mod mention;
+pub mod plan;
 pub mod probe;
 pub mod prompt;
 #[cfg(test)]

@@ -63,6 +63,13 @@ const SKILLS_INTRO: &str = "# Skills\n\
 Skills are instructions for particular tasks. When a task matches a skill's description, call \
 `load_skill` with the skill's name to read its instructions before you start, and follow them.\n";
 
+/// The section on plans, when `update_plan` is offered.
+const PLANS: &str = "# Plans\n\
+For a task of several steps (a change across files, a feature, a long investigation), call \
+`update_plan` first with the steps, then again whenever a step starts or is done: one step \
+in_progress at a time, each finished step completed. The user watches this plan. Skip it for \
+a simple question or a one-step change.\n";
+
 /// Composes the system prompt for `ctx`; see the [module documentation](self) for its shape.
 pub fn compose_system_prompt(ctx: &PromptContext<'_>) -> String {
     let mut out = String::new();
@@ -105,6 +112,11 @@ pub fn compose_system_prompt(ctx: &PromptContext<'_>) -> String {
                 one_line(&skill.description)
             );
         }
+    }
+
+    if ctx.tools.iter().any(|t| t == crate::plan::UPDATE_PLAN) {
+        out.push('\n');
+        out.push_str(PLANS);
     }
 
     let trimmed = out.trim_end().len();

@@ -5,8 +5,8 @@ use super::*;
 /// The last words of the TUI benchmark's answer.
 pub(crate) const ANSWER_END: &str = "End of the benchmark answer.";
 
-/// A Markdown answer of about 400 KB (headings, emphasis, code, links, lists, quotes and
-/// fenced code) in deltas of 6 and 7 bytes alternately (about 61 000), as a fast provider
+/// A Markdown answer of about 400 KB (headings, emphasis, code, links, lists, quotes, tables
+/// and fenced code in two languages) in deltas of 6 and 7 bytes alternately (about 61 000), as a fast provider
 /// streams it.
 pub(crate) fn markdown_deltas() -> Vec<String> {
     let mut text = String::new();
@@ -19,7 +19,10 @@ pub(crate) fn markdown_deltas() -> Vec<String> {
              ordinary terminal of one hundred columns, café included.\n\n\
              - a bullet with **emphasis**\n- a second bullet\n  - a nested one\n\
              1. first step\n2. second step\n\n> a quoted line of text\n\n\
-             ```rust\nfn section_{n}() {{\n    println!(\"{n}\");\n}}\n```\n\n"
+             ```rust\nfn section_{n}() {{\n    println!(\"{n}\");\n}}\n```\n\n\
+             | Name | Size | Notes |\n|:---|---:|---|\n| item {n} | {n} KB | a cell long enough \
+             to need some room |\n| 日本語 | 2 | ✅ done |\n\n\
+             ```python\ndef section_{n}():\n    return \"{n}\"  # a comment\n```\n\n"
         ));
     }
     text.push_str(ANSWER_END);

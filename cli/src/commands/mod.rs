@@ -226,7 +226,13 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     // `[redacted]`: the session and everything printed redact the secrets known here.
     config.secrets = replay_secrets(global, &file, &cwd);
     config.system_prompt = header.system_prompt.clone();
-    config.tools = toolbox.specs();
+    // A recorded run that offered `update_plan` offers it again (the session answers it).
+    let plan = header
+        .tools
+        .iter()
+        .any(|t| t == hrns_core::plan::UPDATE_PLAN)
+        .then(hrns_core::plan::update_plan_spec);
+    config.tools = toolbox.specs().into_iter().chain(plan.clone()).collect();
     config.approval = policy;
     let file = crate::setup::ConfigFile::load(global.config.as_deref())?;
     let sandbox = crate::sandbox::for_run(global.sandbox, &file.path, &file.config, &cwd, None)?;
@@ -249,7 +255,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         );
         config.subagents = Some(task.subagents());
         toolbox.add(task);
-        config.tools = toolbox.specs();
+        config.tools = toolbox.specs().into_iter().chain(plan).collect();
     }
     let mut session = Session::new(config);
     let s = Style::stderr();

@@ -3,6 +3,7 @@
 use crate::exec::batch::Batch;
 use crate::term::safe_text::{Sanitizer, safe};
 use crate::term::style::Style;
+use hrns_core::plan::StepStatus;
 use hrns_core::session::{CompactMethod, CompactReason, Event, ToolStatus};
 use std::io::Write;
 
@@ -298,6 +299,27 @@ impl HumanPrinter {
                     let _ = writeln!(to.err(), "{}", s.harness(&safe(&line)));
                 }
             }
+            Event::PlanUpdated { explanation, plan } => {
+                self.end_reasoning(to);
+                self.end_text(to);
+                let _ = writeln!(to.err(), "{}", s.harness("plan:"));
+                if let Some(e) = explanation {
+                    let _ = writeln!(to.err(), "  {}", s.dim(&safe(&one_line(e, 200))));
+                }
+                for step in plan {
+                    let line = format!(
+                        "{} {}",
+                        step.status.checkbox(),
+                        safe(&one_line(&step.step, 200))
+                    );
+                    let line = match step.status {
+                        StepStatus::Completed => s.dim(&line),
+                        StepStatus::InProgress => s.tool(&line),
+                        StepStatus::Pending => line,
+                    };
+                    let _ = writeln!(to.err(), "  {line}");
+                }
+            }
             Event::OptionDropped { field, .. } => {
                 let _ = writeln!(
                     to.err(),
@@ -361,6 +383,7 @@ fn shown(event: &Event) -> bool {
             | Event::ContextCompacted { .. }
             | Event::OptionDropped { .. }
             | Event::ToolsChanged { .. }
+            | Event::PlanUpdated { .. }
             | Event::TurnFinished { .. }
             | Event::TurnFailed { .. }
             | Event::TurnCancelled

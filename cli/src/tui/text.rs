@@ -20,20 +20,47 @@ pub(crate) enum Color {
     Magenta,
     Cyan,
     Grey,
+    /// A colour of a highlighting theme: 24-bit where the terminal says it has it
+    /// (`COLORTERM=truecolor` or `24bit`), else the nearest of the 256-colour cube.
+    Rgb(u8, u8, u8),
 }
 
 impl Color {
-    fn sgr(self) -> &'static str {
+    fn sgr(self) -> std::borrow::Cow<'static, str> {
         match self {
-            Color::Red => "31",
-            Color::Green => "32",
-            Color::Yellow => "33",
-            Color::Blue => "34",
-            Color::Magenta => "35",
-            Color::Cyan => "36",
-            Color::Grey => "90",
+            Color::Red => "31".into(),
+            Color::Green => "32".into(),
+            Color::Yellow => "33".into(),
+            Color::Blue => "34".into(),
+            Color::Magenta => "35".into(),
+            Color::Cyan => "36".into(),
+            Color::Grey => "90".into(),
+            Color::Rgb(r, g, b) if truecolor() => format!("38;2;{r};{g};{b}").into(),
+            Color::Rgb(r, g, b) => format!("38;5;{}", cube_index(r, g, b)).into(),
         }
     }
+}
+
+/// Whether the terminal takes 24-bit colours, as `COLORTERM` tells (read once).
+fn truecolor() -> bool {
+    static TRUECOLOR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRUECOLOR
+        .get_or_init(|| std::env::var("COLORTERM").is_ok_and(|v| v == "truecolor" || v == "24bit"))
+}
+
+/// The index of the nearest colour of xterm's 6×6×6 cube (16–231).
+fn cube_index(r: u8, g: u8, b: u8) -> u8 {
+    // The cube's levels are 0, 95, 135, 175, 215, 255.
+    let level = |c: u8| -> u8 {
+        if c < 48 {
+            0
+        } else if c < 115 {
+            1
+        } else {
+            (c - 35) / 40
+        }
+    };
+    16 + 36 * level(r) + 6 * level(g) + level(b)
 }
 
 /// How a span looks. The default is plain text.
@@ -44,6 +71,7 @@ pub(crate) struct SpanStyle {
     pub(crate) dim: bool,
     pub(crate) italic: bool,
     pub(crate) underline: bool,
+    pub(crate) strike: bool,
 }
 
 impl SpanStyle {
@@ -54,6 +82,7 @@ impl SpanStyle {
         dim: false,
         italic: false,
         underline: false,
+        strike: false,
     };
 
     /// Plain text in `color`.
@@ -98,20 +127,31 @@ impl SpanStyle {
         }
     }
 
+    /// This style, struck through.
+    pub(crate) const fn strike(self) -> SpanStyle {
+        SpanStyle {
+            strike: true,
+            ..self
+        }
+    }
+
     /// The SGR parameters of this style, such as `1;31`; empty for plain text.
     fn sgr(self) -> String {
-        let mut codes: Vec<&str> = Vec::new();
+        let mut codes: Vec<std::borrow::Cow<'static, str>> = Vec::new();
         if self.bold {
-            codes.push("1");
+            codes.push("1".into());
         }
         if self.dim {
-            codes.push("2");
+            codes.push("2".into());
         }
         if self.italic {
-            codes.push("3");
+            codes.push("3".into());
         }
         if self.underline {
-            codes.push("4");
+            codes.push("4".into());
+        }
+        if self.strike {
+            codes.push("9".into());
         }
         if let Some(c) = self.fg {
             codes.push(c.sgr());

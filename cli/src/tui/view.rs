@@ -355,6 +355,37 @@ pub(crate) fn retry_line(attempt: u32, delay_ms: u64, reason: &str) -> Line {
 }
 
 /// A message from the harness itself (a switched model, a cancelled turn).
+/// The model's plan as a checklist: `☑` done (dimmed), `◐` in progress (bold), `☐` to do.
+pub(crate) fn plan_lines(
+    explanation: Option<&str>,
+    plan: &[hrns_core::plan::PlanStep],
+    width: usize,
+) -> Vec<Line> {
+    use hrns_core::plan::StepStatus;
+    let mut out = vec![text::truncate(&Line::styled("Plan", HARNESS.bold()), width)];
+    if let Some(e) = explanation.map(str::trim).filter(|e| !e.is_empty()) {
+        let l = Line::styled(e, SpanStyle::PLAIN.dim());
+        out.extend(text::wrap_prefixed(
+            &l,
+            width,
+            &Line::plain("  "),
+            &Line::plain("  "),
+        ));
+    }
+    for step in plan {
+        let (mark, style) = match step.status {
+            StepStatus::Completed => ("☑ ", SpanStyle::PLAIN.dim()),
+            StepStatus::InProgress => ("◐ ", SpanStyle::PLAIN.bold()),
+            StepStatus::Pending => ("☐ ", SpanStyle::PLAIN),
+        };
+        let mut first = Line::plain("  ");
+        first.push(mark, style);
+        let l = Line::styled(step.step.trim(), style);
+        out.extend(text::wrap_prefixed(&l, width, &first, &Line::plain("    ")));
+    }
+    out
+}
+
 pub(crate) fn info_line(message: &str) -> Line {
     Line::styled(message, HARNESS)
 }

@@ -157,3 +157,23 @@ fn instructions_come_after_the_environment_each_under_its_path() {
     assert!(prompt.starts_with(&expected), "{prompt}");
     assert!(prompt.ends_with("- pdf: Reads PDFs."));
 }
+
+#[test]
+fn the_plans_section_comes_with_update_plan() {
+    let agent = agent("A.");
+    let without = tools(&["read_file"]);
+    let with = tools(&["read_file", "update_plan"]);
+    let ctx = |tools| PromptContext {
+        agent: &agent,
+        skills: &[],
+        cwd: "/w",
+        os: "linux",
+        date: None,
+        tools,
+        instructions: &[],
+    };
+    assert!(!compose_system_prompt(&ctx(&without)).contains("update_plan"));
+    let prompt = compose_system_prompt(&ctx(&with));
+    assert!(prompt.ends_with(PLANS.trim_end()), "{prompt}");
+    assert!(prompt.contains("call `update_plan` first"));
+}

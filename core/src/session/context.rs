@@ -444,6 +444,16 @@ impl Turn {
             return self.fail(s, error);
         }
         let budget = s.compacted_budget(&compaction);
+        // The plan is kept as it is, not as the model's summary may tell it.
+        let summary = match &s.plan {
+            Some(plan) => format!(
+                "{}\n\n{}{}",
+                summary.trim(),
+                crate::plan::PLAN_KEPT,
+                plan.to_text()
+            ),
+            None => summary,
+        };
         let compacted = match context::compacted_history(&s.history, &summary, budget as usize) {
             Ok(c) => c,
             // Asked for, and the budget is half the history: the summary is as long as what

@@ -635,3 +635,50 @@ fn a_summary_as_long_as_the_chat_keeps_it_and_says_why() {
     assert!(!error.contains("window"), "{error}");
     assert_eq!(sim.s.messages(), before.as_slice(), "the history is kept");
 }
+
+#[test]
+fn the_plan_survives_compaction_as_it_was_sent() {
+    let mut c = config(Some(100_000));
+    c.tools.push(crate::plan::update_plan_spec());
+    let mut sim = Sim::new(c);
+    sim.s.submit(TASK).unwrap();
+    let plan = r#"{"plan":[{"step":"read the parser","status":"completed"},{"step":"split the lexer","status":"in_progress"}]}"#;
+    let mut step = 0;
+    sim.drive(
+        &mut |_req, tokens| {
+            step += 1;
+            match step {
+                1 => (200, call("p1", "update_plan", plan, tokens)),
+                2..=4 => {
+                    let args = format!(r#"{{"path":"src/f{step}.rs"}}"#);
+                    (200, call(&format!("c{step}"), "read_file", &args, tokens))
+                }
+                _ => (200, text("Working on it.", tokens)),
+            }
+        },
+        &mut |run| {
+            assert_eq!(
+                run.name, "read_file",
+                "the session answers update_plan itself"
+            );
+            big_file(run)
+        },
+    );
+    assert_eq!(sim.s.plan().unwrap().plan.len(), 2);
+    sim.s.submit("go on").unwrap();
+    sim.drive(
+        &mut |_req, tokens| (200, text("Still working.", tokens)),
+        &mut big_file,
+    );
+    sim.s.compact(None).unwrap();
+    sim.drive(
+        &mut |_req, tokens| (200, text("a summary that forgets the plan", tokens)),
+        &mut big_file,
+    );
+    let summary = sim.s.messages()[0].text();
+    assert!(
+        summary.contains("[x] read the parser\n[~] split the lexer"),
+        "{summary}"
+    );
+    assert_eq!(sim.s.plan().unwrap().plan.len(), 2);
+}

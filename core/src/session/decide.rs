@@ -2,7 +2,7 @@
 //! arguments not a JSON object, the same call repeated, then the approval policy.
 
 use super::calls::{CallState, done};
-use super::event::{ToolStatus, TurnError};
+use super::event::{Event, ToolStatus, TurnError};
 use super::shared::Shared;
 use super::{PolicyDecision, ToolRun};
 use crate::sandbox::WebFetchVerdict;
@@ -77,6 +77,24 @@ pub(super) fn decide(s: &mut Shared, id: &str, name: &str, arguments: &str) -> C
                 count - 1
             ),
         );
+    }
+    // `update_plan` is answered here: the session keeps the plan and tells the UI.
+    if name == crate::plan::UPDATE_PLAN {
+        let args: serde_json::Value = serde_json::from_str(&canonical).unwrap_or_default();
+        return match crate::plan::Plan::from_arguments(&args) {
+            Ok(plan) => {
+                s.emit(Event::PlanUpdated {
+                    explanation: plan.explanation.clone(),
+                    plan: plan.plan.clone(),
+                });
+                s.plan = Some(plan);
+                CallState::Done {
+                    status: ToolStatus::Ok,
+                    output: crate::tool::ToolOutput::ok(crate::plan::PLAN_UPDATED),
+                }
+            }
+            Err(text) => done(ToolStatus::InvalidArguments, text),
+        };
     }
     // A `task` call is approved as the read-only call it is (its child's calls are asked about
     // one by one) but ordered by what its child may do.

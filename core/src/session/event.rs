@@ -141,6 +141,14 @@ pub enum Event {
         /// How many messages the summary replaced (0 when only pruned).
         summarized_messages: usize,
     },
+    /// The model sent its plan with `update_plan` (the whole plan, each time).
+    PlanUpdated {
+        /// Why the plan is so, or what changed, when the model said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        explanation: Option<String>,
+        /// The steps in order, each with its status.
+        plan: Vec<crate::plan::PlanStep>,
+    },
     /// A message entered the history (the user's, the model's answer, a tool result).
     Message {
         /// The message as it will be sent back to the model.
@@ -226,6 +234,7 @@ impl Event {
             | Event::ApprovalRequested { .. }
             | Event::ToolResult { .. }
             | Event::Usage { .. }
+            | Event::PlanUpdated { .. }
             | Event::Retry { .. }
             | Event::OptionDropped { .. }
             | Event::ToolsChanged { .. }

@@ -212,6 +212,11 @@ impl Session {
         &self.shared.history
     }
 
+    /// The plan the model last sent with `update_plan`, if any (it survives compaction).
+    pub fn plan(&self) -> Option<&crate::plan::Plan> {
+        self.shared.plan.as_ref()
+    }
+
     /// The configuration.
     pub fn config(&self) -> &SessionConfig {
         &self.shared.config
@@ -301,9 +306,18 @@ impl Session {
     ///
     /// A driver calls it before it gives the session an input, so that the request that input
     /// may start (after the last tool result) already offers the new set.
-    pub fn set_tools(&mut self, tools: Vec<ToolSpec>, reason: impl Into<ToolsReason>) {
+    ///
+    /// `update_plan` is the session's own tool (no driver runs it, so a driver's set does not
+    /// hold it): while it is offered, it stays offered.
+    pub fn set_tools(&mut self, mut tools: Vec<ToolSpec>, reason: impl Into<ToolsReason>) {
         let reason = reason.into();
         let s = &mut self.shared;
+        let own = crate::plan::UPDATE_PLAN;
+        if !tools.iter().any(|t| t.name == own) {
+            if let Some(plan) = s.config.tools.iter().find(|t| t.name == own) {
+                tools.push(plan.clone());
+            }
+        }
         let by_name = |list: &[ToolSpec]| -> std::collections::HashMap<String, ToolSpec> {
             list.iter().map(|t| (t.name.clone(), t.clone())).collect()
         };

@@ -47,6 +47,8 @@ pub(super) struct Shared {
     pub(super) secrets: Secrets,
     /// The checkpoints of the running turn.
     pub(super) checkpoint: super::checkpoints::CheckpointState,
+    /// The plan the model last sent with `update_plan`; kept across a compaction.
+    pub(super) plan: Option<crate::plan::Plan>,
 }
 
 impl Shared {
@@ -69,6 +71,7 @@ impl Shared {
             issued_calls: HashSet::new(),
             stuck: None,
             checkpoint: super::checkpoints::CheckpointState::default(),
+            plan: None,
         }
     }
 

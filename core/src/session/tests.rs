@@ -1146,3 +1146,45 @@ proptest::proptest! {
 use crate::accumulate::FinishReason;
 use crate::stream::StreamError;
 use crate::wire::ApiError;
+
+#[test]
+fn update_plan_is_answered_by_the_session_and_told_to_the_ui() {
+    let mut c = config(ApprovalPolicy::ReadOnly);
+    c.tools.push(crate::plan::update_plan_spec());
+    let mut h = H::new(c);
+    h.submit("a long task");
+    let good = r#"{"explanation":"start","plan":[{"step":"a","status":"in_progress"},{"step":"b","status":"pending"}]}"#;
+    let bad = r#"{"plan":[{"step":"a","status":"doing"}]}"#;
+    h.sse(&tool_answer(&[
+        ("p1", "update_plan", good),
+        ("p2", "update_plan", bad),
+    ]));
+    assert!(h.runs.is_empty() && h.asks.is_empty(), "no driver runs it");
+    let results = h.results();
+    assert_eq!(results[0].1, ToolStatus::Ok);
+    assert_eq!(results[0].2, crate::plan::PLAN_UPDATED);
+    assert_eq!(results[1].1, ToolStatus::InvalidArguments);
+    assert!(
+        results[1].2.contains("unknown variant `doing`"),
+        "{}",
+        results[1].2
+    );
+    let updates: Vec<&Event> = h
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::PlanUpdated { .. }))
+        .collect();
+    assert_eq!(updates.len(), 1, "a refused plan is not shown");
+    let json = serde_json::to_value(updates[0]).unwrap();
+    assert_eq!(
+        json,
+        json!({"type": "plan_updated", "explanation": "start", "plan": [
+            {"step": "a", "status": "in_progress"}, {"step": "b", "status": "pending"}]})
+    );
+    // The kept plan is the good one, and the turn goes on to the next request.
+    assert_eq!(h.s.plan().unwrap().plan[0].step, "a");
+    assert_eq!(h.sent.len(), 2);
+    // A driver's new set of tools (an MCP server changed) does not drop it.
+    h.s.set_tools(builtin_specs(), "MCP server x changed its tools");
+    assert!(h.s.config().tools.iter().any(|t| t.name == "update_plan"));
+}

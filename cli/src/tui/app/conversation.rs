@@ -30,7 +30,9 @@ impl App {
         }
         self.diffs =
             crate::host::diff::WriteDiffs::new(crate::host::diff::wrap_async_writes(&mut toolbox));
-        let mut config: SessionConfig = self.setup.session_config_for(toolbox.specs(), self.policy);
+        let plan = crate::host::subagents::plan_spec(&self.setup);
+        let specs = toolbox.specs().into_iter().chain(plan.clone()).collect();
+        let mut config: SessionConfig = self.setup.session_config_for(specs, self.policy);
         config.secrets.extend(&self.mcp_secrets);
         if crate::host::subagents::enabled(&self.setup) {
             let tx = self.tx.clone();
@@ -55,7 +57,7 @@ impl App {
             });
             config.subagents = Some(task.subagents());
             toolbox.add(task);
-            config.tools = toolbox.specs();
+            config.tools = toolbox.specs().into_iter().chain(plan).collect();
         }
         let session = match Session::with_history(config.clone(), history) {
             Ok(s) => s,
@@ -168,7 +170,7 @@ impl App {
                     None => view::user_message(&m.text(), width),
                 },
                 Role::Assistant => {
-                    let mut lines = MarkdownRenderer::render(&m.text(), width);
+                    let mut lines = MarkdownRenderer::render(&m.text(), width, self.highlight);
                     for c in &m.tool_calls {
                         lines.push(view::tool_call_line(
                             &c.function.name,

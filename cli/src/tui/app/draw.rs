@@ -28,7 +28,7 @@ impl App {
         self.printed += lines.len();
         self.print(&lines);
         if finish {
-            self.md = MarkdownRenderer::new(self.screen.wrap_width());
+            self.md = MarkdownRenderer::new(self.screen.wrap_width(), self.highlight);
             self.printed = 0;
         }
     }
@@ -59,6 +59,12 @@ impl App {
             lines.push(view::reasoning_summary(&self.reasoning, width));
         }
         lines.extend(self.tasks.lines(std::time::Instant::now(), width));
+        // The plan stays in sight while the turn works on it.
+        if self.busy() {
+            if let Some(plan) = self.session.as_ref().and_then(|s| s.plan()) {
+                lines.extend(view::plan_lines(None, &plan.plan, width));
+            }
+        }
         if let Some(since) = self.waiting_since {
             let mut l = Line::new();
             l.push(

@@ -9,6 +9,7 @@
 use super::editor::Editor;
 use super::history::History;
 use super::markdown::MarkdownRenderer;
+use super::markdown::highlight::Highlight;
 use super::screen::Screen;
 use super::view;
 use crate::host::sessions::SessionLog;
@@ -97,6 +98,8 @@ pub(crate) struct App {
     screen: Screen,
     editor: Editor,
     md: MarkdownRenderer,
+    /// How code in answers is coloured (off under `NO_COLOR`).
+    highlight: Highlight,
     printed: usize,
     reasoning: String,
     show_reasoning: bool,
@@ -204,11 +207,20 @@ impl App {
             .unwrap_or_else(History::in_memory);
         let client = client_for(&setup);
         let width = screen.wrap_width();
+        let highlight = Highlight::detect(
+            setup
+                .file
+                .config
+                .extra
+                .get("theme")
+                .and_then(|t| t.as_str()),
+        );
         let mut app = App {
             policy,
             screen,
             editor: Editor::new(history),
-            md: MarkdownRenderer::new(width),
+            md: MarkdownRenderer::new(width, highlight),
+            highlight,
             printed: 0,
             reasoning: String::new(),
             show_reasoning: false,

@@ -98,7 +98,7 @@ impl App {
                 if let Some(diff) =
                     crate::host::diff::proposed(workspace, &run.name, &run.arguments)
                 {
-                    self.print(&crate::tui::diff_view::diff_lines(&diff));
+                    self.print(&crate::tui::diff_view::diff_lines(&diff, self.highlight));
                     self.diffs.shown(&run.call_id);
                 }
                 self.waiting_since = None;
@@ -231,7 +231,7 @@ impl App {
                 self.print(&lines);
                 // What a write that ran without asking changed (taken just before it ran).
                 if let Some(diff) = self.diffs.on_event(&event) {
-                    self.print(&crate::tui::diff_view::diff_lines(&diff));
+                    self.print(&crate::tui::diff_view::diff_lines(&diff, self.highlight));
                 }
                 self.waiting_since = Some(Instant::now());
             }
@@ -255,6 +255,13 @@ impl App {
                 if let Some(line) = crate::exec::output::tools_changed_text(&event) {
                     self.info(&line);
                 }
+            }
+            Event::PlanUpdated { explanation, plan } => {
+                self.flush_reasoning();
+                self.flush_markdown(true);
+                let width = self.screen.wrap_width();
+                let lines = view::plan_lines(explanation.as_deref(), plan, width);
+                self.print(&lines);
             }
             Event::OptionDropped { field, .. } => {
                 self.info(&format!(

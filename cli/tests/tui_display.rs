@@ -1,0 +1,176 @@
+//! What the interactive UI shows, in a real pseudo-terminal: Markdown tables drawn as grids,
+//! code coloured by its language (plain under `NO_COLOR`), and the model's plan.
+
+mod pty;
+
+use hrns_blocking::mock::{MockProvider, Reply, chunk};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(20);
+
+/// An answer streamed in pieces of `size` characters.
+fn answer_in_pieces(text: &str, size: usize) -> Reply {
+    let chars: Vec<char> = text.chars().collect();
+    let mut events = vec![chunk::role_chunk()];
+    events.extend(
+        chars
+            .chunks(size)
+            .map(|piece| chunk::text_chunk(&piece.iter().collect::<String>())),
+    );
+    events.push(chunk::finish_chunk("stop"));
+    events.push(chunk::usage_chunk(8, 40));
+    Reply::sse(events)
+}
+
+/// Starts the UI against `mock` with `extra` variables in its environment.
+fn start(
+    root: &tempfile::TempDir,
+    mock: &MockProvider,
+    extra: &[(&'static str, &str)],
+) -> pty::Pty {
+    for d in ["home", "config", "state", "work"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+    }
+    let mut env = vec![
+        ("HOME", root.path().join("home").display().to_string()),
+        (
+            "XDG_CONFIG_HOME",
+            root.path().join("config").display().to_string(),
+        ),
+        (
+            "XDG_STATE_HOME",
+            root.path().join("state").display().to_string(),
+        ),
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("OPENAI_BASE_URL", mock.base_url()),
+        ("OPENAI_API_KEY", "sk-tui-SECRET".to_owned()),
+        ("HRNS_MODEL", "mock-model".to_owned()),
+    ];
+    env.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
+    let p = pty::Pty::spawn(
+        env!("CARGO_BIN_EXE_hrns"),
+        &[],
+        &root.path().join("work"),
+        &env,
+        30,
+        100,
+    );
+    p.expect("mock-model", T);
+    p
+}
+
+/// Whether `raw` sets a colour or style: an `ESC [ … m` sequence.
+fn has_sgr(raw: &str) -> bool {
+    raw.split("\x1b[").skip(1).any(|rest| {
+        let params = rest
+            .bytes()
+            .take_while(|b| b.is_ascii_digit() || *b == b';')
+            .count();
+        rest.as_bytes().get(params) == Some(&b'm')
+    })
+}
+
+fn quit(mut p: pty::Pty) {
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+}
+
+#[test]
+fn a_table_answer_is_a_grid_without_raw_delimiter_rows() {
+    let answer = "Sizes:\n\n| File | Bytes | 説明 |\n|:---|---:|---|\n| main.rs | 1200 | entry 🚀 |\n\
+                  | lib.rs | 80 | 本体 |\n\nThat is all.";
+    let mock = MockProvider::start([answer_in_pieces(answer, 1)]).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut p = start(&root, &mock, &[]);
+    p.send("sizes?\r");
+    p.expect("That is all.", T);
+    p.expect_screen("the table's last border", T, |s| s.contains("└"));
+    let screen = p.screen();
+    assert!(
+        screen.contains("│ File    │ Bytes │ 説明     │"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("│ main.rs │  1200 │ entry 🚀 │"),
+        "{screen}"
+    );
+    // Neither the screen nor anything written on the way (the table was streamed one
+    // character at a time) shows the delimiter row as text.
+    for text in [screen, p.output()] {
+        assert!(!text.contains("|---"), "{text}");
+        assert!(!text.contains("| File"), "{text}");
+    }
+    quit(p);
+}
+
+const RUST: &str = "Here:\n\n```rust\nfn main() {\n    let answer = 42;\n}\n```\n\nDone.";
+
+#[test]
+fn a_rust_code_block_is_coloured() {
+    let mock = MockProvider::start([answer_in_pieces(RUST, 3)]).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut p = start(&root, &mock, &[("COLORTERM", "truecolor")]);
+    p.send("code?\r");
+    p.expect("Done.", T);
+    let raw = String::from_utf8_lossy(&p.raw()).into_owned();
+    // The keyword `fn` and the number are drawn in 24-bit theme colours.
+    let coloured = |word: &str| {
+        raw.match_indices(word).any(|(at, _)| {
+            let before = &raw[..at];
+            before.ends_with('m')
+                && before[before.len().saturating_sub(24)..].contains("\x1b[38;2;")
+        })
+    };
+    assert!(coloured("fn"), "{raw:?}");
+    assert!(coloured("42"), "{raw:?}");
+    assert!(has_sgr(&raw));
+    quit(p);
+}
+
+#[test]
+fn no_color_leaves_code_plain() {
+    let mock = MockProvider::start([answer_in_pieces(RUST, 3)]).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut p = start(
+        &root,
+        &mock,
+        &[("NO_COLOR", "1"), ("COLORTERM", "truecolor")],
+    );
+    p.send("code?\r");
+    p.expect("Done.", T);
+    let raw = String::from_utf8_lossy(&p.raw()).into_owned();
+    assert!(raw.contains("fn main() {"), "{raw:?}");
+    assert!(!raw.contains("\x1b[38;"), "{raw:?}");
+    assert!(!has_sgr(&raw), "no colour or style at all: {raw:?}");
+    quit(p);
+}
+
+#[test]
+fn a_plan_shows_as_a_checklist_and_changes() {
+    let first = r#"{"plan":[{"step":"write the parser","status":"in_progress"},{"step":"test it","status":"pending"}]}"#;
+    let second = r#"{"plan":[{"step":"write the parser","status":"completed"},{"step":"test it","status":"in_progress"}]}"#;
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("p1", "update_plan", first)]),
+        Reply::tool_calls(&[("p2", "update_plan", second)]),
+        Reply::text_answer("Parser written and tested."),
+    ])
+    .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut p = start(&root, &mock, &[]);
+    p.send("build a parser\r");
+    p.expect("Parser written and tested.", T);
+    let out = p.output();
+    let first_at = out.find("◐ write the parser").expect(&out);
+    let changed_at = out.find("☑ write the parser").expect(&out);
+    assert!(first_at < changed_at, "{out}");
+    assert!(out[first_at..].contains("☐ test it"), "{out}");
+    assert!(out[changed_at..].contains("◐ test it"), "{out}");
+    // The updates went to the scrollback: the last one is on the screen after the turn.
+    let screen = p.screen();
+    assert!(screen.contains("☑ write the parser"), "{screen}");
+    assert_eq!(
+        mock.chat_requests()[1].json()["messages"][3]["content"],
+        "Plan updated."
+    );
+    quit(p);
+}
