@@ -237,6 +237,12 @@ pub struct SessionConfig {
     pub subagents: Option<crate::task::Subagents>,
     /// Whether images from tools reach the model as image parts (default: the placeholder).
     pub images: ImageInputs,
+    /// A JSON Schema the final answer of every turn must match (`exec --output-schema`):
+    /// sent as `response_format` where the provider takes it, else described in the system
+    /// prompt; an answer that misses it is asked for once more with the errors, and a second
+    /// miss fails the turn ([`TurnError::OutputSchemaUnmet`](super::TurnError)). `None`
+    /// (the default) for free text.
+    pub output: Option<super::output::OutputSchema>,
 }
 
 impl SessionConfig {
@@ -262,6 +268,7 @@ impl SessionConfig {
             )),
             subagents: None,
             images: ImageInputs::Placeholder,
+            output: None,
         }
     }
 }

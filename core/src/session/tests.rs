@@ -11,6 +11,7 @@ use std::time::Duration;
 mod images;
 mod limits;
 mod ordering;
+mod output;
 mod tool_set;
 
 const KEY: &str = "sk-test-SECRET-0123456789";
@@ -227,7 +228,9 @@ fn text_turn_builds_the_request_and_finishes_once() {
         Event::TurnFinished {
             finish_reason,
             usage,
+            output,
         } => {
+            assert_eq!(output, &None);
             assert_eq!(finish_reason, &Some(FinishReason::Stop));
             assert_eq!(usage.as_ref().unwrap().total_tokens, Some(15));
         }
