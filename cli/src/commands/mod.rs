@@ -272,7 +272,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     }
     let file = crate::setup::ConfigFile::load(global.config.as_deref())?;
     let sandbox = crate::sandbox::for_run(global.sandbox, &file.path, &file.config, &cwd, None)?;
-    let message = crate::exec::with_attachments(&header.prompt, &cwd);
+    let message = crate::exec::with_attachments(&header.prompt, &cwd, &[])?;
     let ctx = ToolContext {
         workspace: cwd,
         cancel: Default::default(),
@@ -290,7 +290,9 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         None,
         None,
         None, // a replay starts no servers
-    );
+        crate::exec::Answer::Text,
+    )
+    .outcome;
     let (served, differences, left) = replayer.report();
     if differences.is_empty() && left == 0 {
         eprintln!(
