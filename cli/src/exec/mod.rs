@@ -314,9 +314,9 @@ fn finish_run(ended: &Ended, args: &ExecArgs) -> Result<u8, CliError> {
         let s = crate::term::style::Style::stderr();
         if ended.denied > 0 {
             eprintln!(
-                "{} the turn ended without an answer after {} denied; allow it with --approval auto, or ask for less",
+                "{} the turn ended without an answer after {}; allow it with --approval auto, or ask for less",
                 s.error("hrns:"),
-                crate::exec::output::count(ended.denied, "call")
+                crate::exec::output::count(ended.denied, "denied call")
             );
             return Ok(crate::exit::DENIED);
         }
