@@ -18,10 +18,17 @@ use setup::{mcp, onboarding, paths};
 use std::process::ExitCode;
 use term::{safe_text, signals, style};
 
-/// Exit codes: 0 done, 1 model or tool failure, 2 usage or config error, 130 interrupted.
+/// Exit codes: 0 done, 1 model or tool failure, 2 usage or config error, and for `exec` the
+/// codes of [`args::EXEC_EXIT_CODES`]; 130 interrupted.
 pub(crate) mod exit {
     pub(crate) const FAILURE: u8 = 1;
     pub(crate) const USAGE: u8 = 2;
+    /// `exec`: the step limit stopped the turn.
+    pub(crate) const STEP_LIMIT: u8 = 3;
+    /// `exec`: the answer did not match `--output-schema`, even when asked once more.
+    pub(crate) const OUTPUT_SCHEMA_UNMET: u8 = 4;
+    /// `exec`: a call was denied and the turn ended without an answer.
+    pub(crate) const DENIED: u8 = 5;
     pub(crate) const INTERRUPTED: u8 = 130;
     /// Stdout was closed by its reader (`hrns sessions | head`): 128 + SIGPIPE, what a program
     /// killed by the signal reports.

@@ -80,6 +80,7 @@ struct Quirks {
     refuse_max_tokens: bool,
     tools_only_with_auto: bool,
     no_tools: bool,
+    refuse_response_format: bool,
 }
 
 /// A provider that answers by what it is sent.
@@ -107,6 +108,13 @@ fn provider(q: Quirks) -> MockProvider {
                 "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
             ));
         }
+        let format = body.get("response_format").is_some();
+        if q.refuse_response_format && format {
+            return Some(Reply::error(
+                400,
+                "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+            ));
+        }
         let tools = body.get("tools").is_some();
         if tools && q.no_tools {
             return Some(Reply::error(400, "tools are not supported by this model"));
@@ -118,7 +126,14 @@ fn provider(q: Quirks) -> MockProvider {
             && !session
             && !(q.tools_only_with_auto && body.get("tool_choice").is_none());
         let prompt = body["messages"][0]["content"].as_str().unwrap_or("");
+        // Asked for JSON (in the request, or in the system prompt): a JSON answer.
+        let wants_json = format || (session && prompt.contains("JSON Schema"));
         Some(match (stream, calls) {
+            (false, false) if wants_json => Reply::json(
+                200,
+                json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"city\": \"Paris\"}"}, "finish_reason": "stop"}]}),
+            ),
+            (true, false) if wants_json => Reply::text_answer("{\"city\": \"Paris\"}"),
             (false, false) => Reply::json(
                 200,
                 json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "pong"}, "finish_reason": "stop"}]}),
@@ -170,6 +185,7 @@ fn a_well_behaved_provider_is_ok_on_every_line_and_stale_quirks_are_cleared() {
         "reasoning fields",
         "token limit field",
         "stream quirks",
+        "structured output",
     ] {
         assert_eq!(verdict(&table, title), "ok", "{title} in\n{table}");
     }
@@ -187,7 +203,7 @@ fn a_well_behaved_provider_is_ok_on_every_line_and_stale_quirks_are_cleared() {
     assert_eq!(config["theme"], "dark");
     assert_eq!(
         mock.requests().len() + mock.model_requests().len(),
-        7,
+        8,
         "the /models lookup is listed apart"
     );
 }
@@ -230,6 +246,48 @@ fn quirks_are_shown_saved_and_obeyed_by_later_sessions() {
     let first = sent[0].json();
     assert!(first.get("stream_options").is_none(), "{first}");
     assert_eq!(first["tool_choice"], "auto");
+}
+
+#[test]
+fn a_refused_response_format_is_saved_and_exec_puts_the_schema_into_the_prompt() {
+    let env = Env::new();
+    let mock = provider(Quirks {
+        refuse_response_format: true,
+        ..Quirks::default()
+    });
+    env.configure(&mock.base_url(), json!({}));
+    let out = env.run(&["doctor"]);
+    let (table, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{table}\n{stderr}");
+    assert_eq!(
+        verdict(&table, "structured output"),
+        "unsupported",
+        "{table}"
+    );
+    assert!(table.contains("into the prompt instead (saved)"), "{table}");
+    assert_eq!(env.config()["providers"]["local"]["responseFormat"], false);
+
+    // The next `exec --output-schema` pays no 400: the schema goes into the system prompt.
+    let schema = env.0.write(
+        "work/schema.json",
+        r#"{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}"#,
+    );
+    let before = mock.requests().len();
+    let out = env.run(&[
+        "exec",
+        "--output-schema",
+        schema.to_str().unwrap(),
+        "capital of France?",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(stdout, "{\"city\":\"Paris\"}\n");
+    let sent = &mock.requests()[before..];
+    assert_eq!(sent.len(), 1, "no 400 paid");
+    let body = sent[0].json();
+    assert!(body.get("response_format").is_none(), "{body}");
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("\"required\":[\"city\"]"), "{system}");
 }
 
 #[test]

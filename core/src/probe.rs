@@ -26,7 +26,8 @@
 //! `max_completion_tokens` if that is refused); a streamed chat with
 //! `stream_options.include_usage` (again without it if refused); a tool call not streamed with
 //! `tool_choice: "auto"`, streamed with it, and streamed without it (as sessions send it); and
-//! a request for two tool calls in one answer. A failed authentication or an unreachable
+//! a request for two tool calls in one answer; and a plain chat with
+//! `response_format: {"type": "json_schema"}`. A failed authentication or an unreachable
 //! server ends the probe early; later checks are reported as skipped.
 
 mod findings;
@@ -70,6 +71,7 @@ enum Step {
     ToolsStreamedAuto,
     ToolsStreamed,
     Parallel,
+    StructuredOutput,
 }
 
 /// A request handed out and not yet answered.
@@ -248,6 +250,12 @@ impl Probe {
                 Some(tool),
                 None,
             ),
+            Step::StructuredOutput => (
+                ask("Which city is the capital of France? Answer in JSON."),
+                false,
+                None,
+                None,
+            ),
         };
         let mut body = json!({"model": self.model, "messages": messages, "stream": stream});
         let obj = body.as_object_mut().expect("a JSON object");
@@ -271,8 +279,27 @@ impl Probe {
         } else if step == Step::Parallel {
             self.quirks.apply_to_body(obj);
         }
+        if step == Step::StructuredOutput {
+            obj.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {
+                    "name": crate::session::SCHEMA_NAME,
+                    "schema": structured_schema(),
+                }}),
+            );
+        }
         serde_json::to_vec(&body).expect("a JSON value always serializes")
     }
+}
+
+/// The schema of the structured-output check: `{"city": "…"}`.
+fn structured_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+        "additionalProperties": false,
+    })
 }
 
 fn step_streams(step: Step) -> bool {

@@ -7,7 +7,7 @@
 //!
 //! ```json
 //! { "url": "http://127.0.0.1:8080/v1", "streamOptions": false,
-//!   "maxTokensField": "max_completion_tokens", "toolChoice": "auto" }
+//!   "maxTokensField": "max_completion_tokens", "toolChoice": "auto", "responseFormat": false }
 //! ```
 
 use crate::wire::Extra;
@@ -19,6 +19,9 @@ pub const KEY_STREAM_OPTIONS: &str = "streamOptions";
 pub const KEY_MAX_TOKENS_FIELD: &str = "maxTokensField";
 /// The config key of [`ProviderQuirks::tool_choice`] (`"auto"`, or absent).
 pub const KEY_TOOL_CHOICE: &str = "toolChoice";
+
+/// The config key of [`ProviderQuirks::response_format`] (a boolean).
+pub const KEY_RESPONSE_FORMAT: &str = "responseFormat";
 
 /// Whether streamed requests ask for a usage chunk with `stream_options.include_usage`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -68,6 +71,17 @@ pub enum ToolChoice {
     Auto,
 }
 
+/// Whether a turn with an output schema sends it as `response_format: {"type": "json_schema"}`
+/// (OpenAI, vLLM, llama.cpp's server and LiteLLM take it, and then constrain the answer to it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ResponseFormat {
+    /// Send it (the default), and learn [`ResponseFormat::Omit`] from a 400 that names it.
+    #[default]
+    Send,
+    /// Leave it out: the provider rejects it. The schema goes into the system prompt instead.
+    Omit,
+}
+
 /// The deviations of one provider that requests must respect.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct ProviderQuirks {
@@ -77,6 +91,8 @@ pub struct ProviderQuirks {
     pub max_tokens_field: MaxTokensField,
     /// Whether to send `tool_choice: "auto"` with tools.
     pub tool_choice: ToolChoice,
+    /// Whether an output schema goes out as `response_format`.
+    pub response_format: ResponseFormat,
 }
 
 /// A config value for a quirk key that hrns cannot read.
@@ -139,6 +155,13 @@ impl ProviderQuirks {
                 other => return Err(bad(KEY_TOOL_CHOICE, "\"auto\"", other)),
             };
         }
+        if let Some(v) = extra.remove(KEY_RESPONSE_FORMAT) {
+            quirks.response_format = match v {
+                Value::Bool(true) | Value::Null => ResponseFormat::Send,
+                Value::Bool(false) => ResponseFormat::Omit,
+                other => return Err(bad(KEY_RESPONSE_FORMAT, "true or false", &other)),
+            };
+        }
         Ok(quirks)
     }
 
@@ -157,6 +180,9 @@ impl ProviderQuirks {
         if self.tool_choice == ToolChoice::Auto {
             keys.push((KEY_TOOL_CHOICE, Value::String("auto".to_owned())));
         }
+        if self.response_format == ResponseFormat::Omit {
+            keys.push((KEY_RESPONSE_FORMAT, Value::Bool(false)));
+        }
         keys
     }
 
@@ -168,6 +194,7 @@ impl ProviderQuirks {
         match field {
             "stream_options" => next.stream_options = StreamOptions::Omit,
             "max_tokens" => next.max_tokens_field = MaxTokensField::MaxCompletionTokens,
+            "response_format" => next.response_format = ResponseFormat::Omit,
             _ => return None,
         }
         (next != *self).then_some(next)
@@ -200,9 +227,33 @@ impl ProviderQuirks {
         None
     }
 
-    /// Applies the quirks to a chat request body (a JSON object): `stream_options` removed when
-    /// omitted, `max_tokens` renamed, `tool_choice` added when tools are offered.
+    /// [`ProviderQuirks::learn_rejection`] for a request that carried `response_format`: an
+    /// answer naming it (or its `json_schema`, or the grammar a server would build from it,
+    /// as llama.cpp's does) teaches [`ResponseFormat::Omit`]. Only asked when the request
+    /// carried it, so an unrelated error mentioning a schema teaches nothing.
+    pub fn learn_rejection_with_format(
+        &self,
+        text: &[&str],
+    ) -> Option<(&'static str, ProviderQuirks)> {
+        if let Some(learned) = self.learn_rejection(text) {
+            return Some(learned);
+        }
+        let mentions = |needle: &str| text.iter().any(|t| t.contains(needle));
+        if self.response_format == ResponseFormat::Send
+            && (mentions("response_format") || mentions("json_schema") || mentions("grammar"))
+        {
+            return Some(("response_format", self.learn_dropped("response_format")?));
+        }
+        None
+    }
+
+    /// Applies the quirks to a chat request body (a JSON object): `stream_options` and
+    /// `response_format` removed when omitted, `max_tokens` renamed, `tool_choice` added when
+    /// tools are offered.
     pub fn apply_to_body(&self, body: &mut serde_json::Map<String, Value>) {
+        if self.response_format == ResponseFormat::Omit {
+            body.remove("response_format");
+        }
         if self.stream_options == StreamOptions::Omit {
             body.remove("stream_options");
         }
@@ -251,6 +302,7 @@ mod tests {
             stream_options: StreamOptions::Omit,
             max_tokens_field: MaxTokensField::MaxCompletionTokens,
             tool_choice: ToolChoice::Auto,
+            response_format: ResponseFormat::Omit,
         };
         let mut e: Extra = q
             .to_keys()
@@ -269,6 +321,7 @@ mod tests {
             (json!({"maxTokensField": "max_toks"}), KEY_MAX_TOKENS_FIELD),
             (json!({"maxTokensField": 3}), KEY_MAX_TOKENS_FIELD),
             (json!({"toolChoice": "required"}), KEY_TOOL_CHOICE),
+            (json!({"responseFormat": "json"}), KEY_RESPONSE_FORMAT),
         ];
         for (v, key) in table {
             let err = ProviderQuirks::take_from(&mut extra(v.clone())).unwrap_err();
@@ -318,6 +371,18 @@ mod tests {
         assert_eq!(field, "stream_options");
         assert_eq!(learned.stream_options, StreamOptions::Omit);
         assert_eq!(q.learn_rejection(&["model not found"]), None);
+        // A schema is named only by a request that carried one.
+        let vllm = "response_format json_schema is not supported";
+        assert_eq!(q.learn_rejection(&[vllm]), None);
+        let (field, learned) = q.learn_rejection_with_format(&[vllm]).unwrap();
+        assert_eq!(field, "response_format");
+        assert_eq!(learned.response_format, ResponseFormat::Omit);
+        assert_eq!(learned.learn_rejection_with_format(&[vllm]), None);
+        let llama = "Cannot use custom grammar constraints with tools.";
+        assert_eq!(
+            q.learn_rejection_with_format(&[llama]).unwrap().0,
+            "response_format"
+        );
     }
 
     #[test]
@@ -326,9 +391,9 @@ mod tests {
             stream_options: StreamOptions::Omit,
             max_tokens_field: MaxTokensField::MaxCompletionTokens,
             tool_choice: ToolChoice::Auto,
+            response_format: ResponseFormat::Omit,
         };
-        let mut body =
-            json!({"stream_options": {"include_usage": true}, "max_tokens": 9, "tools": [{}]});
+        let mut body = json!({"stream_options": {"include_usage": true}, "max_tokens": 9, "tools": [{}], "response_format": {}});
         q.apply_to_body(body.as_object_mut().unwrap());
         assert_eq!(
             body,

@@ -248,7 +248,19 @@ pub(crate) enum ExportFormat {
     Json,
 }
 
+/// `exec --help`'s exit code table (the README has the same table).
+pub(crate) const EXEC_EXIT_CODES: &str = "\
+Exit codes:
+  0    the turn finished with an answer (or with tool calls and no answer text: said on stderr)
+  1    the model or a tool failed (provider error, broken stream, repeated call, …)
+  2    usage or config error: nothing was sent
+  3    the step limit (--max-steps) stopped the turn
+  4    the answer did not match --output-schema, even when asked once more
+  5    a call was denied (--approval read-only, or no at an ask) and the turn ended without an answer
+  130  interrupted (Ctrl-C); 143 on SIGTERM; 129 on SIGHUP";
+
 #[derive(Debug, Args)]
+#[command(after_help = EXEC_EXIT_CODES)]
 pub(crate) struct ExecArgs {
     /// The prompt; read from stdin when absent or `-`.
     pub(crate) prompt: Option<String>,
@@ -270,6 +282,26 @@ pub(crate) struct ExecArgs {
     /// Continue the session with this id (see `hrns sessions`).
     #[arg(long, value_name = "ID")]
     pub(crate) resume: Option<String>,
+    /// The final answer must be JSON matching this JSON Schema: sent as `response_format`
+    /// where the provider takes it (else described in the prompt), checked, asked for once
+    /// more with the errors when it misses. Stdout gets the matching JSON alone, on one line
+    /// (with --json: `turn_finished.output`); a second miss exits with 4.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) output_schema: Option<PathBuf>,
+    /// Also write the final answer to FILE (mode 0600), whatever stdout gets: its text, or the
+    /// matching JSON with --output-schema. Written only when the turn finished with an answer.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub(crate) output_last_message: Option<PathBuf>,
+    /// Leave no trace: no session file (`session_started.session_id` is null), nothing saved
+    /// to continue from.
+    #[arg(long, conflicts_with_all = ["continue_", "resume"])]
+    pub(crate) ephemeral: bool,
+    /// Attach an image (png, jpeg, gif or webp) to the prompt, as `@file` does; repeatable.
+    #[arg(long, short = 'i', value_name = "FILE")]
+    pub(crate) image: Vec<PathBuf>,
+    /// Print the JSON Schema (draft 2020-12) of every `--json` event line and exit.
+    #[arg(long, exclusive = true)]
+    pub(crate) print_event_schema: bool,
     #[command(flatten)]
     pub(crate) flags: RunFlags,
 }

@@ -284,7 +284,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         )
         .print(&mut std::io::stdout().lock());
     }
-    let message = crate::exec::with_attachments(&header.prompt, &cwd, &sandbox.protected);
+    let message = crate::exec::with_attachments(&header.prompt, &cwd, &sandbox.protected, &[])?;
     let ctx = ToolContext {
         workspace: cwd,
         cancel: Default::default(),
@@ -302,7 +302,9 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         None,
         None,
         None, // a replay starts no servers
-    );
+        crate::exec::Answer::Text,
+    )
+    .outcome;
     let (served, differences, left) = replayer.report();
     if differences.is_empty() && left == 0 {
         eprintln!(

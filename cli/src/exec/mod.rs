@@ -3,6 +3,7 @@
 pub(crate) mod batch;
 pub(crate) mod json_lines;
 pub(crate) mod output;
+pub(crate) mod schema;
 
 use crate::args::{ExecArgs, Global};
 use crate::exec::json_lines::JsonPrinter;
@@ -14,13 +15,28 @@ use crate::setup::{CliError, ConfigFile, approval};
 use hrns_blocking::{
     CancelFlag, Client, ClientConfig, Runner, ToolContext, Transport, TurnOutcome,
 };
-use hrns_core::session::{Approval, ApprovalPolicy, Event, Session, ToolRun};
-use hrns_core::wire::Message;
+use hrns_core::session::{
+    Approval, ApprovalPolicy, Event, Session, ToolRun, ToolStatus, TurnError,
+};
+use hrns_core::wire::{Message, Role};
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
 
 /// How an exec run ended, as a process exit code.
 pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
+    if args.print_event_schema {
+        print!("{}", schema::EVENT_SCHEMA);
+        return Ok(0);
+    }
+    // What the run needs from files the user named, before anything is sent.
+    let output_schema = args
+        .output_schema
+        .as_deref()
+        .map(schema::output_schema)
+        .transpose()?;
+    if let Some(path) = &args.output_last_message {
+        check_writable(path)?;
+    }
     let prompt = read_prompt(args.message.as_deref().or(args.prompt.as_deref()))?;
     let file = ConfigFile::load(global.config.as_deref())?;
     let mut setup = crate::setup::onboarding::resolve_or_onboard(global, file)?;
@@ -81,9 +97,26 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         .extend(&crate::setup::mcp::secrets(&mcp_found));
     crate::host::redact::remember(&hrns_core::secrets::Secrets::of_provider(&config.provider));
     config.max_steps = args.max_steps.max(1);
+    config.output = output_schema;
+    let structured = match config.output {
+        Some(_) => Answer::Structured,
+        None => Answer::Text,
+    };
+    // Attached now, so that an image that cannot be read is a usage error before anything
+    // is saved or sent.
+    let message = with_attachments(
+        &prompt,
+        &setup.workspace,
+        &setup.sandbox.protected,
+        &args.image,
+    )?;
 
     let state = crate::setup::paths::state_dir().ok();
     let sessions_dir = state.as_ref().map(|s| s.join("sessions"));
+    let keep = match args.ephemeral {
+        true => Keep::Nothing,
+        false => Keep::Session,
+    };
     let cwd = setup.workspace.display().to_string();
     let resumed = match (&args.resume, args.continue_, &sessions_dir) {
         (Some(id), _, Some(dir)) => Some(sessions::find(dir, id).map_err(CliError::usage)?),
@@ -120,7 +153,8 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             (session, log)
         }
         None => {
-            let log = sessions_dir.as_ref().and_then(|dir| {
+            let dir = sessions_dir.as_ref().filter(|_| keep == Keep::Session);
+            let log = dir.and_then(|dir| {
                 SessionLog::create(
                     dir,
                     SessionHeader {
@@ -200,8 +234,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         cancel,
         sandbox: setup.sandbox.clone(),
     };
-    let message = with_attachments(&prompt, &setup.workspace, &setup.sandbox.protected);
-    let outcome = run_turn(
+    let ended = run_turn(
         transport,
         &toolbox,
         ctx,
@@ -216,7 +249,9 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         }),
         Some(&child_rx),
         Some(live_tools),
+        structured,
     );
+    let outcome = &ended.outcome;
     // A cancelled turn does not wait for its tools; a child ends a moment later, and its
     // final event belongs in the output and the session file.
     if let Some(children) = children {
@@ -247,7 +282,124 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             );
         }
     }
-    Ok(exit_code(&outcome))
+    let code = finish_run(&ended, args)?;
+    Ok(code)
+}
+
+/// Whether the session file is kept (`--ephemeral` keeps nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Session,
+    Nothing,
+}
+
+/// What the final answer of a turn is for `exec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// Free text, streamed to stdout as it arrives.
+    Text,
+    /// JSON matching `--output-schema`: printed alone once it matched, nothing streamed.
+    Structured,
+}
+
+/// How a turn ended, with what `exec` makes of it beyond the outcome.
+#[derive(Debug)]
+pub(crate) struct Ended {
+    pub(crate) outcome: TurnOutcome,
+    /// The text of the model's last message.
+    answer: String,
+    /// The answer that matched the output schema.
+    output: Option<serde_json::Value>,
+    /// Calls of the turn that were denied (by the policy or by the user).
+    denied: usize,
+}
+
+/// The end of an `exec` run after its turn: the structured answer on stdout, `-o`'s file, a
+/// word on stderr when there is no answer, and the exit code.
+fn finish_run(ended: &Ended, args: &ExecArgs) -> Result<u8, CliError> {
+    let code = exit_code(&ended.outcome);
+    if !matches!(ended.outcome, TurnOutcome::Finished) {
+        return Ok(code);
+    }
+    let answer = match &ended.output {
+        Some(value) => value.to_string(),
+        None => ended.answer.trim_end().to_owned(),
+    };
+    if answer.trim().is_empty() {
+        let s = crate::term::style::Style::stderr();
+        if ended.denied > 0 {
+            eprintln!(
+                "{} the turn ended without an answer after {}; allow it with --approval auto, or ask for less",
+                s.error("hrns:"),
+                crate::exec::output::count(ended.denied, "denied call")
+            );
+            return Ok(crate::exit::DENIED);
+        }
+        eprintln!(
+            "{} the model ended the turn without an answer (no text); its tool calls ran",
+            s.harness("hrns:")
+        );
+        return Ok(code);
+    }
+    if let (Some(_), false) = (&ended.output, args.json) {
+        // Redacted like every other line: the model may have put a key into the JSON.
+        let line = crate::host::redact::redact(&answer).into_owned();
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+    if let Some(path) = &args.output_last_message {
+        let text = crate::host::redact::redact(&answer).into_owned() + "\n";
+        write_private(path, text.as_bytes()).map_err(|e| {
+            CliError::failure(format!(
+                "cannot write the answer to {}: {e}",
+                path.display()
+            ))
+        })?;
+    }
+    Ok(code)
+}
+
+/// Refuses an `-o FILE` that cannot be written (no such directory, a directory), before
+/// anything is sent.
+fn check_writable(path: &std::path::Path) -> Result<(), CliError> {
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        return Err(CliError::usage(format!(
+            "-o {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(CliError::usage(format!(
+            "-o {}: a directory, not a file",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+fn parent_dir(path: &std::path::Path) -> &std::path::Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        Some(_) | None => std::path::Path::new("."),
+    }
+}
+
+/// Writes `bytes` to `path` whole or not at all (a temporary file beside it, renamed), with
+/// mode 0600 whatever the file had before.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = tempfile::NamedTempFile::new_in(parent_dir(path))?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    // NamedTempFile is created 0600; said again, so the file never depends on it.
+    std::fs::set_permissions(
+        file.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Runs one turn with the printers of `exec`; shared with `replay`.
@@ -264,7 +416,8 @@ pub(crate) fn run_turn(
     learn: Option<&QuirkStore>,
     children: Option<&std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
     live_tools: Option<crate::setup::mcp::LiveTools>,
-) -> TurnOutcome {
+    answer: Answer,
+) -> Ended {
     // Under ask, a confined run_command may be let out of the sandbox once (`u`).
     let escalations = crate::sandbox::escalate::Escalations::default();
     let can_escalate = crate::sandbox::escalate::possible(policy, &ctx.sandbox.policy);
@@ -296,10 +449,20 @@ pub(crate) fn run_turn(
         diffs,
         escalations,
         can_escalate,
+        answer,
+        ended: Ended {
+            outcome: TurnOutcome::Cancelled,
+            answer: String::new(),
+            output: None,
+            denied: 0,
+        },
     };
     let outcome = runner.drive_batches(session, &mut front);
     front.finish();
-    outcome
+    Ended {
+        outcome,
+        ..front.ended
+    }
 }
 
 /// `exec`'s front end for one turn: the printers, the session file, the subagents' events,
@@ -320,6 +483,10 @@ struct ExecFront<'x> {
     diffs: crate::host::diff::WriteDiffs,
     escalations: crate::sandbox::escalate::Escalations,
     can_escalate: bool,
+    /// Whether answer text is streamed to stdout.
+    answer: Answer,
+    /// What the turn's events told of its end (the outcome is the runner's).
+    ended: Ended,
 }
 
 impl hrns_blocking::TurnFront for ExecFront<'_> {
@@ -348,6 +515,9 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
             // text), learns from them or diffs them, so they go straight to the printer.
             if event.is_delta() {
                 match event {
+                    // A structured answer is printed whole once it matched the schema.
+                    Event::TextDelta { .. } | Event::RefusalDelta { .. }
+                        if !self.json && self.answer == Answer::Structured => {}
                     Event::TextDelta { text } | Event::RefusalDelta { text } if !self.json => {
                         self.printer.print_text(text, to);
                     }
@@ -356,16 +526,19 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
                 }
                 continue;
             }
+            note(&mut self.ended, event);
             // The turn's tokens include its children's.
             let with_children;
             let event = match event {
                 Event::TurnFinished {
                     finish_reason,
                     usage,
+                    output,
                 } if !self.child_usage.is_empty() => {
                     with_children = Event::TurnFinished {
                         finish_reason: finish_reason.clone(),
                         usage: hrns_core::task::add_usage(usage.clone(), &self.child_usage),
+                        output: output.clone(),
                     };
                     &with_children
                 }
@@ -438,6 +611,22 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
     }
 }
 
+/// Keeps what the end of the run needs: the last answer's text, the matched output, and how
+/// many calls were denied.
+fn note(ended: &mut Ended, event: &Event) {
+    match event {
+        Event::Message { message } if message.role == Role::Assistant => {
+            ended.answer = message.text();
+        }
+        Event::ToolResult {
+            status: ToolStatus::Denied | ToolStatus::DeniedByPolicy,
+            ..
+        } => ended.denied += 1,
+        Event::TurnFinished { output, .. } => ended.output = output.clone(),
+        _ => {}
+    }
+}
+
 impl ExecFront<'_> {
     /// The end of the text: everything held back is written.
     fn finish(&mut self) {
@@ -465,25 +654,33 @@ fn note_saved(saved: Result<Saved, CliError>, store: Option<&QuirkStore>) {
     }
 }
 
-/// The user message for `prompt` with the files it `@`-mentions attached (never hrns's own
-/// files, `protected`); says on stderr what was attached.
+/// The user message for `prompt` with the files it `@`-mentions (never hrns's own files,
+/// `protected`) and the `images` (`-i`) attached; says on stderr what was attached. An image
+/// that cannot be attached is a usage error.
 pub(crate) fn with_attachments(
     prompt: &str,
     workspace: &std::path::Path,
     protected: &hrns_core::tool::protect::ProtectedPaths,
-) -> Message {
-    let (message, attached) = crate::setup::mentions::expand(prompt, workspace, protected);
+    images: &[std::path::PathBuf],
+) -> Result<Message, CliError> {
+    let (message, attached) =
+        crate::setup::mentions::expand_with_images(prompt, workspace, protected, images)
+            .map_err(CliError::usage)?;
     let s = crate::term::style::Style::stderr();
     for a in &attached {
         eprintln!("{}", s.dim(&crate::term::safe_text::safe(&a.summary())));
     }
-    message
+    Ok(message)
 }
 
 /// The exit code of a turn's outcome.
 pub(crate) fn exit_code(outcome: &TurnOutcome) -> u8 {
     match outcome {
         TurnOutcome::Finished => 0,
+        TurnOutcome::Failed(TurnError::StepLimit { .. }) => crate::exit::STEP_LIMIT,
+        TurnOutcome::Failed(TurnError::OutputSchemaUnmet { .. }) => {
+            crate::exit::OUTPUT_SCHEMA_UNMET
+        }
         TurnOutcome::Failed(_) => crate::exit::FAILURE,
         TurnOutcome::Cancelled => crate::term::signals::cancelled_status(),
     }

@@ -45,6 +45,43 @@ pub(crate) fn expand(
     (mention::attach(prompt, &attachments), attachments)
 }
 
+/// [`expand`] with the images of `exec -i FILE` attached too (after the mentioned files, each
+/// once). Those are named by the user on the command line, so they may be anywhere; one that
+/// cannot be read or is not a png, jpeg, gif or webp image is an error naming it.
+pub(crate) fn expand_with_images(
+    prompt: &str,
+    workspace: &Path,
+    protected: &ProtectedPaths,
+    images: &[PathBuf],
+) -> Result<(Message, Vec<Attachment>), String> {
+    let (message, mut attachments) = expand(prompt, workspace, protected);
+    if images.is_empty() {
+        return Ok((message, attachments));
+    }
+    for path in images {
+        let shown = path.display().to_string();
+        let (bytes, total) = read_head(path, MAX_IMAGE_BYTES + 1)
+            .map_err(|e| format!("--image {shown}: cannot read it: {e}"))?;
+        if total > MAX_IMAGE_BYTES as u64 {
+            return Err(format!(
+                "--image {shown}: larger than {} MiB",
+                MAX_IMAGE_BYTES / (1024 * 1024)
+            ));
+        }
+        let media_type = mention::image_type(&bytes)
+            .ok_or_else(|| format!("--image {shown}: not a png, jpeg, gif or webp image"))?;
+        if attachments.iter().any(|a| a.path() == shown) {
+            continue;
+        }
+        attachments.push(Attachment::Image {
+            path: shown,
+            media_type,
+            base64: base64::engine::general_purpose::STANDARD.encode(&bytes),
+        });
+    }
+    Ok((mention::attach(prompt, &attachments), attachments))
+}
+
 /// Reads one mentioned file: an image by its name and signature, else text, else refused.
 fn read(path: &str, full: &Path) -> Attachment {
     let refused = |reason: String| Attachment::Refused {

@@ -125,13 +125,15 @@ impl Env {
         c
     }
 
+    /// Runs `hrns args`; the lines of an `exec --json` or `replay --json` run are checked
+    /// against the published event schema ([`check_event_lines`]).
     pub fn run(&self, mock: Option<&MockProvider>, args: &[&str]) -> Output {
-        self.cmd(mock).args(args).output().unwrap()
+        checked(args, self.cmd(mock).args(args).output().unwrap())
     }
 
     /// [`Env::run`] in the directory `dir` (relative to the root).
     pub fn run_in(&self, dir: &str, mock: Option<&MockProvider>, args: &[&str]) -> Output {
-        self.cmd_in(dir, mock).args(args).output().unwrap()
+        checked(args, self.cmd_in(dir, mock).args(args).output().unwrap())
     }
 
     pub fn run_stdin(&self, mock: Option<&MockProvider>, args: &[&str], stdin: &[u8]) -> Output {
@@ -144,7 +146,137 @@ impl Env {
             .spawn()
             .unwrap();
         child.stdin.take().unwrap().write_all(stdin).unwrap();
-        child.wait_with_output().unwrap()
+        checked(args, child.wait_with_output().unwrap())
+    }
+}
+
+/// `output` after [`check_event_lines`] when `args` ran `exec --json` or `replay --json`.
+fn checked(args: &[&str], output: Output) -> Output {
+    let command = args.iter().find(|a| !a.starts_with('-'));
+    let json = args
+        .iter()
+        .take_while(|a| **a != "--")
+        .any(|a| *a == "--json");
+    if json && matches!(command, Some(&"exec" | &"replay")) {
+        check_event_lines(&stdout(&output));
+    }
+    output
+}
+
+/// The schema `hrns exec --print-event-schema` publishes, compiled once per test binary.
+fn event_schema() -> &'static (serde_json::Value, jsonschema::Validator) {
+    static SCHEMA: std::sync::OnceLock<(serde_json::Value, jsonschema::Validator)> =
+        std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hrns"))
+            .args(["exec", "--print-event-schema"])
+            .env_clear()
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let validator =
+            jsonschema::draft202012::new(&schema).expect("a valid draft 2020-12 schema");
+        (schema, validator)
+    })
+}
+
+/// Checks every line of an `exec --json` run against the published event schema, and what the
+/// schema cannot say: each field is one the schema names for its event (so an event that grew
+/// a field fails here until the schema says it), `tool_result.output` is always the documented
+/// object, the last line is the final event of the turn (or the one `error`), and the turn's
+/// usage in `turn_finished` is the sum of its per-request `usage` events (its subagents'
+/// included).
+pub fn check_event_lines(stdout: &str) {
+    use serde_json::Value;
+    let (schema, validator) = event_schema();
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    for line in &lines {
+        let errors: Vec<String> = validator
+            .iter_errors(line)
+            .map(|e| format!("{}: {e}", e.instance_path().as_str()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{line}\ndoes not match the event schema: {errors:?}"
+        );
+        let kind = line["type"].as_str().unwrap();
+        let def = &schema["$defs"][kind];
+        assert!(
+            def.is_object(),
+            "an event type the schema does not name: {line}"
+        );
+        for key in line.as_object().unwrap().keys() {
+            let child_tag = matches!(key.as_str(), "parent_call_id" | "agent");
+            assert!(
+                def["properties"].get(key).is_some() || child_tag,
+                "`{kind}.{key}` is not in the event schema: {line}"
+            );
+        }
+        if kind == "tool_result" {
+            let output = line["output"].as_object().unwrap();
+            let mut keys: Vec<&str> = output.keys().map(String::as_str).collect();
+            keys.sort_unstable();
+            assert_eq!(keys, ["content", "is_error"], "{line}");
+        }
+    }
+    let parent: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l.get("parent_call_id").is_none())
+        .collect();
+    let Some(last) = lines.last() else {
+        return;
+    };
+    let finals = ["turn_finished", "turn_failed", "turn_cancelled"];
+    let last_kind = last["type"].as_str().unwrap();
+    assert!(
+        last.get("parent_call_id").is_none()
+            && (finals.contains(&last_kind) || (last_kind == "error" && lines.len() == 1)),
+        "the last line is not the turn's final event: {last}"
+    );
+    let ends = parent
+        .iter()
+        .filter(|l| finals.contains(&l["type"].as_str().unwrap()))
+        .count();
+    let starts = parent
+        .iter()
+        .filter(|l| l["type"] == "turn_started")
+        .count();
+    assert_eq!(ends, starts, "one final event per turn");
+    // Usage: per request in `usage`, the turn's sum in `turn_finished`.
+    let mut sum = [0u64; 2];
+    let mut reported = false;
+    for line in &lines {
+        match line["type"].as_str().unwrap() {
+            "turn_started" if line.get("parent_call_id").is_none() => {
+                (sum, reported) = ([0, 0], false)
+            }
+            "usage" => {
+                reported = true;
+                for (i, field) in ["prompt_tokens", "completion_tokens"].iter().enumerate() {
+                    sum[i] += line["usage"][field].as_u64().unwrap_or(0);
+                }
+            }
+            "turn_finished" if line.get("parent_call_id").is_none() => {
+                let usage = &line["usage"];
+                if !reported {
+                    assert!(usage.is_null(), "usage without any usage event: {line}");
+                    continue;
+                }
+                for (i, field) in ["prompt_tokens", "completion_tokens"].iter().enumerate() {
+                    assert_eq!(
+                        usage[field].as_u64(),
+                        Some(sum[i]),
+                        "turn_finished.usage.{field} is not the sum of the turn's usage events:\n{stdout}"
+                    );
+                }
+            }
+            _ => {}
+        }
     }
 }
 

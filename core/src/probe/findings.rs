@@ -44,6 +44,7 @@ impl Probe {
             Step::Tools | Step::ToolsStreamedAuto | Step::ToolsStreamed | Step::Parallel => {
                 self.judge_tools(step, &ex)
             }
+            Step::StructuredOutput => self.judge_structured(&ex),
         }
         if self.plan.is_empty() && self.stopped.is_none() {
             self.conclude();
@@ -427,7 +428,58 @@ impl Probe {
             Step::ToolsStreamedAuto,
             Step::ToolsStreamed,
             Step::Parallel,
+            Step::StructuredOutput,
         ]);
+    }
+
+    /// `response_format` with a JSON schema: refused by name (then sessions describe an
+    /// output schema in the prompt instead), accepted and followed, or accepted and ignored.
+    fn judge_structured(&mut self, ex: &Exchange) {
+        let check = Check::StructuredOutput;
+        if let Some(error) = &ex.error {
+            return self.set(check, Verdict::Failed, judge::transport(error), "");
+        }
+        let status = ex.status.unwrap_or(0);
+        let message = judge::error_message(&ex.body);
+        if matches!(status, 400 | 422) {
+            let raw = String::from_utf8_lossy(&ex.body);
+            if let Some(("response_format", learned)) =
+                self.quirks.learn_rejection_with_format(&[&message, &raw])
+            {
+                self.quirks = learned;
+                return self.set(
+                    check,
+                    Verdict::Unsupported,
+                    format!("response_format refused: {message}"),
+                    "exec --output-schema puts the schema into the prompt instead (saved)",
+                );
+            }
+        }
+        if !(200..300).contains(&status) {
+            return self.set(check, Verdict::Failed, format!("{status}: {message}"), "");
+        }
+        match judge::chat_response(&ex.body) {
+            Ok(answer) => {
+                let value = serde_json::from_str::<serde_json::Value>(answer.text.trim()).ok();
+                let matched = value.as_ref().is_some_and(|v| {
+                    v.as_object().is_some_and(|o| {
+                        o.len() == 1 && o.get("city").is_some_and(serde_json::Value::is_string)
+                    })
+                });
+                let shown = crate::text::shorten(answer.text.trim(), 60);
+                if matched {
+                    self.set(check, Verdict::Ok, format!("answered {shown}"), "");
+                } else {
+                    self.set(
+                        check,
+                        Verdict::Degraded,
+                        format!("accepted, but the answer does not match: {shown:?}"),
+                        "exec --output-schema checks answers itself and asks once more",
+                    );
+                }
+            }
+            Err(e) => self.set(check, Verdict::Failed, e, ""),
+        }
     }
 
     fn judge_tools(&mut self, step: Step, ex: &Exchange) {

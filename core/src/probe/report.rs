@@ -37,11 +37,13 @@ pub enum Check {
     TokenLimitField,
     /// Deviations in the stream that the accumulator absorbed.
     StreamQuirks,
+    /// `response_format: {"type": "json_schema"}` accepted, and the answer matching it.
+    StructuredOutput,
 }
 
 impl Check {
     /// Every check, in report order.
-    pub const ALL: [Check; 15] = [
+    pub const ALL: [Check; 16] = [
         Check::Reachable,
         Check::Authentication,
         Check::Models,
@@ -57,6 +59,7 @@ impl Check {
         Check::Reasoning,
         Check::TokenLimitField,
         Check::StreamQuirks,
+        Check::StructuredOutput,
     ];
 
     /// A short title for the table.
@@ -77,6 +80,7 @@ impl Check {
             Check::Reasoning => "reasoning fields",
             Check::TokenLimitField => "token limit field",
             Check::StreamQuirks => "stream quirks",
+            Check::StructuredOutput => "structured output",
         }
     }
 }

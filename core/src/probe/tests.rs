@@ -79,6 +79,9 @@ fn good(req: &HttpRequest) -> Answer {
     let tools = body.get("tools").is_some();
     let text = body["messages"][0]["content"].as_str().unwrap().to_owned();
     match (stream, tools) {
+        (false, false) if body.get("response_format").is_some() => {
+            (200, "application/json", chat_json("{\"city\": \"Paris\"}"))
+        }
         (false, false) => (200, "application/json", chat_json("pong")),
         (true, false) => (
             200,
@@ -152,7 +155,8 @@ fn a_well_behaved_provider_is_ok_everywhere_and_learns_nothing() {
             .detail
             .contains("first token after 50 ms")
     );
-    assert_eq!(sent.len(), 7);
+    assert_eq!(sent.len(), 8);
+    assert_eq!(sent[7]["response_format"]["type"], "json_schema");
     assert_eq!(sent[1]["max_tokens"], TOKEN_LIMIT);
     assert_eq!(sent[2]["stream_options"]["include_usage"], true);
     assert_eq!(sent[3]["tool_choice"], "auto");
@@ -485,4 +489,52 @@ fn responses_to_unknown_requests_are_ignored() {
     );
     assert_eq!(report.finding(Check::ModelListed).verdict, Verdict::Ok);
     assert!(probe.next_request(now).is_some(), "the chat comes next");
+}
+
+#[test]
+fn a_refused_response_format_is_learned_and_an_ignored_one_is_degraded() {
+    let with_format = |r: &HttpRequest| {
+        r.method == Method::Post
+            && serde_json::from_slice::<Value>(&r.body)
+                .unwrap()
+                .get("response_format")
+                .is_some()
+    };
+    let (report, _) = run(|r| {
+        if with_format(r) {
+            return Ok(error(
+                400,
+                "'response_format' of type 'json_schema' is not supported",
+            ));
+        }
+        Ok(good(r))
+    });
+    let f = report.finding(Check::StructuredOutput);
+    assert_eq!(f.verdict, Verdict::Unsupported, "{f:?}");
+    assert!(f.action.contains("saved"), "{f:?}");
+    assert_eq!(
+        report.quirks.response_format,
+        crate::quirks::ResponseFormat::Omit
+    );
+    let (report, _) = run(|r| {
+        if with_format(r) {
+            return Ok((200, "application/json", chat_json("Paris")));
+        }
+        Ok(good(r))
+    });
+    let f = report.finding(Check::StructuredOutput);
+    assert_eq!(f.verdict, Verdict::Degraded, "{f:?}");
+    assert!(report.quirks.is_default(), "accepted: nothing to save");
+    // Another 400 teaches nothing.
+    let (report, _) = run(|r| {
+        if with_format(r) {
+            return Ok(error(400, "model overloaded"));
+        }
+        Ok(good(r))
+    });
+    assert_eq!(
+        report.finding(Check::StructuredOutput).verdict,
+        Verdict::Failed
+    );
+    assert!(report.quirks.is_default());
 }

@@ -251,6 +251,12 @@ pub struct SessionConfig {
     /// so a provider that only keeps the connection alive cannot hold a turn forever.
     /// Default [`DEFAULT_STREAM_IDLE_TIMEOUT`] (`streamIdleTimeout` in the config file).
     pub stream_idle_timeout: Option<Duration>,
+    /// A JSON Schema the final answer of every turn must match (`exec --output-schema`):
+    /// sent as `response_format` where the provider takes it, else described in the system
+    /// prompt; an answer that misses it is asked for once more with the errors, and a second
+    /// miss fails the turn ([`TurnError::OutputSchemaUnmet`](super::TurnError)). `None`
+    /// (the default) for free text.
+    pub output: Option<super::output::OutputSchema>,
 }
 
 /// The default of [`SessionConfig::stream_idle_timeout`]: five minutes, longer than any
@@ -283,6 +289,7 @@ impl SessionConfig {
             checkpoints: crate::checkpoint::Checkpoints::Off,
             web_fetch: crate::sandbox::WebFetchPolicy::default(),
             stream_idle_timeout: Some(DEFAULT_STREAM_IDLE_TIMEOUT),
+            output: None,
         }
     }
 }

@@ -189,6 +189,10 @@ pub enum Event {
         /// Tokens used over the whole turn; `None` (JSON `null`) when no request of the turn
         /// reported usage, so that "unknown" is not mistaken for zero.
         usage: Option<Usage>,
+        /// The final answer as the JSON value that matched the session's output schema
+        /// ([`SessionConfig::output`](super::SessionConfig)); absent without one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<serde_json::Value>,
     },
     /// The turn ended with an error.
     TurnFailed {
@@ -440,6 +444,14 @@ pub enum TurnError {
         /// The limit.
         limit: u32,
     },
+    /// The final answer still did not match the output schema after the model was told the
+    /// errors and asked once more. The model's fault (or the schema's: too strict for it).
+    #[error("the answer does not match the output schema: {}", errors.join("; "))]
+    OutputSchemaUnmet {
+        /// The first errors of the last answer ([`MAX_ERRORS_TOLD`](super::MAX_ERRORS_TOLD)
+        /// at most).
+        errors: Vec<String>,
+    },
     /// The model made the same call again after being told it would not run: it is stuck in
     /// a loop. Rephrase the request, or start a new session.
     #[error(
@@ -550,6 +562,7 @@ mod tests {
         let finished = Event::TurnFinished {
             finish_reason: None,
             usage: None,
+            output: None,
         };
         assert_eq!(
             TurnOutcome::from_event(&finished),

@@ -35,6 +35,7 @@ mod images;
 mod outbox;
 #[cfg(test)]
 mod outbox_tests;
+mod output;
 mod request;
 mod response;
 mod retry;
@@ -55,6 +56,7 @@ pub use event::{
     TransportErrorKind, TurnError, TurnOutcome,
 };
 pub use images::{ToolImages, is_tool_images, tool_images};
+pub use output::{MAX_ERRORS_TOLD, OutputCheck, OutputSchema, SCHEMA_NAME};
 pub(crate) use retry::retry_after;
 pub use tools_reason::{ToolsReason, WhenUnchanged};
 

@@ -3,7 +3,7 @@
 use super::config::SessionConfig;
 use super::history::HistoryJson;
 use crate::http::{HttpRequest, RequestId};
-use crate::quirks::ProviderQuirks;
+use crate::quirks::{ProviderQuirks, ResponseFormat};
 use crate::wire::{ChatRequest, Message, StreamOptions};
 
 /// Room for the rest of a request body (system prompt, tools, options) before it grows.
@@ -20,11 +20,7 @@ pub(crate) fn turn_request(
     history: HistoryJson<'_>,
     quirks: &ProviderQuirks,
 ) -> HttpRequest {
-    let system = config
-        .system_prompt
-        .as_deref()
-        .filter(|s| !s.is_empty())
-        .map(Message::system);
+    let system = system_message(config, quirks);
     let tools = config.tools.iter().map(|t| t.to_wire()).collect();
     let messages = Messages {
         size: history.bytes + history.messages.len(),
@@ -45,6 +41,21 @@ pub(crate) fn turn_request(
     };
     let body = chat_body(config, messages, tools, Extras::Options, quirks);
     config.provider.post_chat(id, body)
+}
+
+/// The system message of a turn request: the system prompt, and the output schema's
+/// instruction when the provider does not take it as `response_format`.
+fn system_message(config: &SessionConfig, quirks: &ProviderQuirks) -> Option<Message> {
+    let prompt = config.system_prompt.as_deref().unwrap_or_default();
+    let instruction = match (&config.output, quirks.response_format) {
+        (Some(output), ResponseFormat::Omit) => Some(output.instruction()),
+        (Some(_), ResponseFormat::Send) | (None, _) => None,
+    };
+    match instruction {
+        Some(i) if prompt.is_empty() => Some(Message::system(i)),
+        Some(i) => Some(Message::system(format!("{prompt}\n\n{i}"))),
+        None => (!prompt.is_empty()).then(|| Message::system(prompt)),
+    }
 }
 
 /// Builds the summary request of a compaction: the same model and options, no tools.
@@ -117,6 +128,9 @@ fn chat_body(
     };
     obj.remove("messages");
     if let Extras::Options = extras {
+        if let Some(output) = &config.output {
+            obj.insert("response_format".into(), output.response_format());
+        }
         for (k, v) in &opts.extra {
             obj.insert(k.clone(), v.clone());
         }
@@ -152,11 +166,7 @@ pub(super) fn check_turn_body(
     history: &[Message],
     quirks: &ProviderQuirks,
 ) {
-    let system = config
-        .system_prompt
-        .as_deref()
-        .filter(|s| !s.is_empty())
-        .map(Message::system);
+    let system = system_message(config, quirks);
     let messages = Messages {
         size: 0,
         write: |body: &mut Vec<u8>| {

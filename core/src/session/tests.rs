@@ -13,6 +13,7 @@ mod idle;
 mod images;
 mod limits;
 mod ordering;
+mod output;
 mod tool_set;
 mod web_fetch;
 
@@ -233,7 +234,9 @@ fn text_turn_builds_the_request_and_finishes_once() {
         Event::TurnFinished {
             finish_reason,
             usage,
+            output,
         } => {
+            assert_eq!(output, &None);
             assert_eq!(finish_reason, &Some(FinishReason::Stop));
             assert_eq!(usage.as_ref().unwrap().total_tokens, Some(15));
         }

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! Requesting ──answer complete──► (no calls) Over: TurnFinished
+//!     │  │                      │   (no calls, an output schema missed once) ──► Requesting
 //!     │  │                      └► (calls)    Tools ──all answered──► Requesting (next step)
 //!     │  └─failed, retryable, nothing shown──► RetryWait ──deadline──► Requesting (next attempt)
 //!     └─failed otherwise──► Over: TurnFailed            (cancel, any phase) ──► Over: TurnCancelled
@@ -38,6 +39,17 @@ pub(super) struct Turn {
     pub(super) compaction: Option<Compaction>,
     /// What was done after an overflow answer in this step; a second overflow fails.
     pub(super) overflow_tried: Option<String>,
+    /// Whether the model was already asked again for an answer that matches the output schema.
+    output_tries: OutputTries,
+}
+
+/// How often the final answer was asked for under an output schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OutputTries {
+    /// Not asked again yet: a miss is told to the model, which answers once more.
+    First,
+    /// Asked again once: a second miss fails the turn.
+    Retried,
 }
 
 #[derive(Debug)]
@@ -71,6 +83,7 @@ impl Turn {
             phase: Phase::Over,
             compaction: None,
             overflow_tried: None,
+            output_tries: OutputTries::First,
         }
     }
 
@@ -317,7 +330,13 @@ impl Turn {
                 .as_ref()
                 .map(|p| p.to_string())
                 .unwrap_or_default();
-            if let Some((field, quirks)) = s.quirks.learn_rejection(&[&api.message, &param, body]) {
+            let text = [api.message.as_str(), &param, body];
+            // Only a turn request with an output schema carries `response_format`.
+            let learned = match (&s.config.output, &self.compaction) {
+                (Some(_), None) => s.quirks.learn_rejection_with_format(&text),
+                (Some(_), Some(_)) | (None, _) => s.quirks.learn_rejection(&text),
+            };
+            if let Some((field, quirks)) = learned {
                 s.quirks = quirks;
                 s.emit(Event::OptionDropped {
                     field: field.to_owned(),
@@ -411,8 +430,9 @@ impl Turn {
         // Already unique when it came through `Choice::to_message`; kept for any other path.
         crate::history::unique_call_ids(&mut message.tool_calls);
         if message.tool_calls.is_empty() {
+            let text = message.text();
             s.push_history(message);
-            return self.finish(s, finish);
+            return self.answered(s, finish, &text);
         }
         let cut_off = match &finish {
             Some(reason @ (FinishReason::Length | FinishReason::ContentFilter)) => {
@@ -421,10 +441,11 @@ impl Turn {
             Some(_) | None => None,
         };
         s.checkpoint.step = self.step;
+        let text = message.text();
         let calls = Calls::new(s, now, message, cut_off);
         if cut_off.is_some() {
             calls.answer(s);
-            return self.finish(s, finish);
+            return self.answered(s, finish, &text);
         }
         if let Some(error) = s.stuck.take() {
             let mut calls = calls;
@@ -550,11 +571,43 @@ impl Turn {
         };
     }
 
+    /// The model answered without calls to run (`text` is its answer): the turn finishes,
+    /// unless the answer must match an output schema and does not. A first miss is told to
+    /// the model, which is asked once more (a step of its own, within the step limit); a
+    /// second miss, or a first one at the step limit, fails the turn with the errors.
+    fn answered(&mut self, s: &mut Shared, finish_reason: Option<FinishReason>, text: &str) {
+        let Some(output) = &s.config.output else {
+            return self.finish(s, finish_reason);
+        };
+        match output.read(text) {
+            Ok(value) => {
+                self.phase = Phase::Over;
+                s.emit(Event::TurnFinished {
+                    finish_reason,
+                    usage: self.usage_reported.then(|| self.usage.to_usage()),
+                    output: Some(value),
+                });
+            }
+            Err(errors) => match self.output_tries {
+                OutputTries::First if self.step < s.config.max_steps => {
+                    self.output_tries = OutputTries::Retried;
+                    s.push_history(Message::user(super::output::retry_message(&errors)));
+                    self.step += 1;
+                    self.send_step(s);
+                }
+                OutputTries::First | OutputTries::Retried => {
+                    self.fail(s, TurnError::OutputSchemaUnmet { errors })
+                }
+            },
+        }
+    }
+
     pub(super) fn finish(&mut self, s: &mut Shared, finish_reason: Option<FinishReason>) {
         self.phase = Phase::Over;
         s.emit(Event::TurnFinished {
             finish_reason,
             usage: self.usage_reported.then(|| self.usage.to_usage()),
+            output: None,
         });
     }
 

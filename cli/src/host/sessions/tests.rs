@@ -49,6 +49,7 @@ fn tool_turn() -> Vec<Event> {
         Event::TurnFinished {
             finish_reason: None,
             usage: Default::default(),
+            output: None,
         },
     ]
 }
@@ -92,6 +93,7 @@ fn a_summarising_compaction_replaces_the_resumed_history_and_shows_in_exports() 
         Event::TurnFinished {
             finish_reason: None,
             usage: Default::default(),
+            output: None,
         },
         msg(Message::user("new task")),
         Event::RequestStarted {

@@ -64,6 +64,7 @@ fn one_line_per_child_with_its_latest_call_and_time_then_an_end_line() {
             Event::TurnFinished {
                 finish_reason: None,
                 usage: None,
+                output: None,
             },
         ),
         t0 + Duration::from_secs(4),
