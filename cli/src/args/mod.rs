@@ -144,7 +144,7 @@ pub(crate) enum ApprovalArg {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Run one turn: the prompt (or stdin) in, the answer out.
-    Exec(ExecArgs),
+    Exec(Box<ExecArgs>),
     /// Re-run a recorded turn without a network, running tools for real, and report where
     /// the requests differ from the recording.
     Replay(ReplayArgs),
