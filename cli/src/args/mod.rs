@@ -251,12 +251,12 @@ pub(crate) enum ExportFormat {
 /// `exec --help`'s exit code table (the README has the same table).
 pub(crate) const EXEC_EXIT_CODES: &str = "\
 Exit codes:
-  0    the turn finished with an answer (or with tool calls and no answer text: said on stderr)
+  0    the turn finished (an answer, or tool calls and no answer text: said on stderr)
   1    the model or a tool failed (provider error, broken stream, repeated call, …)
   2    usage or config error: nothing was sent
   3    the step limit (--max-steps) stopped the turn
   4    the answer did not match --output-schema, even when asked once more
-  5    a call was denied (--approval read-only, or no at an ask) and the turn ended without an answer
+  5    a call was denied (read-only policy, or no at an ask) and no answer followed
   130  interrupted (Ctrl-C); 143 on SIGTERM; 129 on SIGHUP";
 
 #[derive(Debug, Args)]
