@@ -201,16 +201,32 @@ fn exec_names_the_call_of_each_parallel_result() {
     let out = env.run(Some(&mock), &["exec", "read both"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    let results: Vec<&str> = err.lines().filter(|l| l.contains('⎿')).collect();
+    // Both calls are shown before either result: a's result never comes right under its
+    // call, so it is always labelled; b's is labelled unless it comes right under b's call
+    // (the calls run in parallel, so either order happens).
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains('⎿') || l.contains('●'))
+        .collect();
+    let results: Vec<(usize, &str)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.contains('⎿'))
+        .map(|(i, l)| (i, *l))
+        .collect();
     assert_eq!(results.len(), 2, "{err}");
-    for file in ["a.txt", "b.txt"] {
-        assert!(
-            results
-                .iter()
-                .any(|l| l.contains(&format!(r#"read_file {{"path": "{file}"}} · ok"#))),
-            "{err}"
-        );
-    }
+    let labelled = |file: &str| format!(r#"read_file {{"path": "{file}"}} · ok"#);
+    assert!(
+        results.iter().any(|(_, l)| l.contains(&labelled("a.txt"))),
+        "{err}"
+    );
+    assert!(
+        results.iter().any(|(i, l)| l.contains(&labelled("b.txt"))
+            || (l.contains("ok: 1 beta")
+                && i.checked_sub(1)
+                    .is_some_and(|p| lines[p].contains(r#"{"path": "b.txt"}"#)))),
+        "{err}"
+    );
     // --json carries the call id on each result.
     let out = env.run(Some(&mock), &["exec", "--json", "read both"]);
     let ids: Vec<String> = stdout(&out)
