@@ -7,6 +7,8 @@
 //! driver carries the plan out. So the rule "restore exactly what the undone steps changed,
 //! never a user's later edit" lives in one place and is tested without a file system.
 
+pub mod timeline;
+
 use crate::tool::Effect;
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -39,8 +39,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+mod checkpoints;
 mod context;
 mod images;
+pub use checkpoints::{
+    CHECKPOINTS_KEY, CHECKPOINTS_MAX_BYTES_KEY, CheckpointSettings, DEFAULT_CHECKPOINTS_MAX_BYTES,
+    MIN_CHECKPOINTS_MAX_BYTES,
+};
 pub use context::ContextSettings;
 mod limits;
 pub use limits::{
