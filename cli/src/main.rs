@@ -133,6 +133,9 @@ fn main() -> ExitCode {
         Some(Command::Skills) => commands::skills(),
         Some(Command::Mcp { command }) => mcp::command(g, command),
         Some(Command::Sessions { command }) => commands::sessions(command.as_ref()),
+        Some(Command::Checkpoints(args)) => commands::checkpoints::list(g, args),
+        Some(Command::Undo(args)) => commands::checkpoints::undo(g, args),
+        Some(Command::Rewind(args)) => commands::checkpoints::rewind(g, args),
         None => tui(g, &cli),
     };
     match result {

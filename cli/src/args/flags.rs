@@ -172,6 +172,27 @@ fn honoured<'a>(command: Option<&'a Command>, none: &'a RunFlags) -> (&'static s
         Command::Mcp {
             command: McpCommand::Approve,
         } => ("hrns mcp approve", nothing),
+        Command::Checkpoints(args) => (
+            "hrns checkpoints",
+            Honoured {
+                config: Some(&args.config),
+                ..nothing
+            },
+        ),
+        Command::Undo(args) => (
+            "hrns undo",
+            Honoured {
+                config: Some(&args.config),
+                ..nothing
+            },
+        ),
+        Command::Rewind(args) => (
+            "hrns rewind",
+            Honoured {
+                config: Some(&args.config),
+                ..nothing
+            },
+        ),
         Command::Skills => ("hrns skills", nothing),
         Command::Sessions { command: None } => ("hrns sessions", nothing),
         Command::Sessions {

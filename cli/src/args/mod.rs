@@ -180,6 +180,16 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: Option<SessionsCommand>,
     },
+    /// List the checkpoints of a session: its turns, their steps and the files each changed.
+    #[command(after_help = CHECKPOINTS_HELP)]
+    Checkpoints(CheckpointsArgs),
+    /// Take back the file changes of the last turn (or the last N) of a session.
+    #[command(after_help = UNDO_HELP)]
+    Undo(UndoArgs),
+    /// Put a session back to just before one of its turns: the code, the conversation, or
+    /// both (the default).
+    #[command(after_help = REWIND_HELP)]
+    Rewind(RewindArgs),
     /// MCP servers: list them with their status and tools, or approve ./.mcp.json.
     Mcp {
         #[command(subcommand)]
@@ -246,6 +256,103 @@ pub(crate) enum ExportFormat {
     Md,
     /// JSON: the header and the messages.
     Json,
+}
+
+const CHECKPOINTS_HELP: &str = "\
+hrns snapshots the workspace before the first step of each turn that may change files and
+after every such step (writes, edits, commands), in a shadow git repository under
+$XDG_STATE_HOME/hrns/checkpoints; your own repository, index, stash and hooks are never
+touched. Turns are numbered from 1 as they come in the session file; `hrns rewind --to N`
+takes these numbers.
+
+Examples:
+  hrns checkpoints                 The latest session started in this directory
+  hrns checkpoints --session 1a2b  Another session (see `hrns sessions`)
+  hrns checkpoints --prune         Delete the checkpoints of every other session here";
+
+const UNDO_HELP: &str = "\
+Only the paths the undone steps changed are put back: files they created are removed, files
+they changed or deleted come back with their modes and links. A file that changed after the
+agent's last step (your edit, or another program's) is listed and left as it is, unless
+--force. The state before the undo is kept: `hrns undo --redo` brings it back.
+
+Examples:
+  hrns undo                  Take back the last turn that changed files
+  hrns undo --turns 3        The last three such turns
+  hrns undo --redo           Take the last undo back
+  hrns undo --session 1a2b   Another session (see `hrns sessions`)";
+
+const REWIND_HELP: &str = "\
+Turn TURN and every later turn are taken back: their file changes (--code), the
+conversation (--conversation), or both. Afterwards `hrns exec --continue` (or `hrns
+--continue`) goes on from the rewound conversation. Files changed after the agent's last
+step are kept unless --force.
+
+Examples:
+  hrns checkpoints                          Find the turn's number
+  hrns rewind --session 1a2b --to 2         Code and conversation back to before turn 2
+  hrns rewind --session 1a2b --to 2 --code  Only the files";
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckpointsArgs {
+    /// The session (its id or a unique prefix; default: the latest started in this
+    /// directory).
+    #[arg(long, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// Print one JSON object instead of the listing.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Delete the checkpoints of every other session of this workspace and pack what is left.
+    #[arg(long)]
+    pub(crate) prune: bool,
+    #[command(flatten)]
+    pub(crate) config: ConfigFlag,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct UndoArgs {
+    /// The session (its id or a unique prefix; default: the latest started in this
+    /// directory).
+    #[arg(long, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// How many of the last turns that changed files to take back.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "redo")]
+    pub(crate) turns: u32,
+    /// Also overwrite files changed after the agent's last step.
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Take the last undo back instead.
+    #[arg(long)]
+    pub(crate) redo: bool,
+    /// Print one JSON object saying what was restored and kept.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) config: ConfigFlag,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RewindArgs {
+    /// The session (its id or a unique prefix, see `hrns sessions`).
+    #[arg(long, value_name = "ID")]
+    pub(crate) session: String,
+    /// The turn to go back to just before (from 1, as `hrns checkpoints` numbers them).
+    #[arg(long, value_name = "TURN", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) to: u64,
+    /// Only the files: the conversation stays.
+    #[arg(long, conflicts_with = "conversation")]
+    pub(crate) code: bool,
+    /// Only the conversation: the files stay.
+    #[arg(long)]
+    pub(crate) conversation: bool,
+    /// Also overwrite files changed after the agent's last step.
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Print one JSON object saying what was done.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) config: ConfigFlag,
 }
 
 /// `exec --help`'s exit code table (the README has the same table).

@@ -1,5 +1,6 @@
 //! The listing commands (`models`, `providers`, `agents`, `skills`, `sessions`) and `replay`.
 
+pub(crate) mod checkpoints;
 pub(crate) mod debug_sse;
 pub(crate) mod doctor;
 
@@ -303,6 +304,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         None,
         None, // a replay starts no servers
         crate::exec::Answer::Text,
+        None, // nor takes checkpoints: it has no session to undo from
     )
     .outcome;
     let (served, differences, left) = replayer.report();

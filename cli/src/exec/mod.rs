@@ -139,18 +139,19 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             .map(|claimed| (path, claimed)),
         None => None,
     };
-    let (mut session, mut log) = match resumed {
+    let (mut session, mut log, checkpointer) = match resumed {
         Some((path, claimed)) => {
             let loaded = sessions::load(&path).map_err(|e| CliError::usage(e.to_string()))?;
             for w in &loaded.warnings {
                 eprintln!("hrns: warning: {w}");
             }
-            let session = Session::with_history(config.clone(), loaded.messages)
-                .map_err(|e| CliError::usage(format!("cannot resume {}: {e}", path.display())))?;
             let log = SessionLog::append_to(claimed, &loaded.header.id)
                 .map_err(|e| eprintln!("hrns: warning: the session is not saved: {e}"))
                 .ok();
-            (session, log)
+            let checkpointer = checkpointer_for(&setup, log.as_ref(), &mut config);
+            let session = Session::with_history(config.clone(), loaded.messages)
+                .map_err(|e| CliError::usage(format!("cannot resume {}: {e}", path.display())))?;
+            (session, log, checkpointer)
         }
         None => {
             let dir = sessions_dir.as_ref().filter(|_| keep == Keep::Session);
@@ -170,7 +171,8 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
                 .map_err(|e| eprintln!("hrns: warning: the session is not saved: {e}"))
                 .ok()
             });
-            (Session::new(config.clone()), log)
+            let checkpointer = checkpointer_for(&setup, log.as_ref(), &mut config);
+            (Session::new(config.clone()), log, checkpointer)
         }
     };
 
@@ -250,6 +252,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         Some(&child_rx),
         Some(live_tools),
         structured,
+        checkpointer,
     );
     let outcome = &ended.outcome;
     // A cancelled turn does not wait for its tools; a child ends a moment later, and its
@@ -284,6 +287,30 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     }
     let code = finish_run(&ended, args)?;
     Ok(code)
+}
+
+/// The checkpoints of the session `log` saves, with `config` asking for them; none without a
+/// session file (`--ephemeral`: nothing to undo from), with `"checkpoints": false`, or without
+/// `git` (said once on stderr).
+fn checkpointer_for(
+    setup: &crate::setup::Setup,
+    log: Option<&SessionLog>,
+    config: &mut hrns_core::session::SessionConfig,
+) -> Option<Arc<hrns_blocking::Checkpointer>> {
+    let log = log?;
+    let (checkpointer, warning) =
+        crate::host::checkpoints::checkpointer(&setup.file.config, &setup.workspace, log.id());
+    if let Some(warning) = warning {
+        eprintln!(
+            "{} {}",
+            crate::term::style::Style::stderr().harness("hrns: warning:"),
+            crate::term::safe_text::safe(&warning)
+        );
+    }
+    if checkpointer.is_some() {
+        config.checkpoints = hrns_core::checkpoint::Checkpoints::On;
+    }
+    checkpointer
 }
 
 /// Whether the session file is kept (`--ephemeral` keeps nothing).
@@ -417,6 +444,7 @@ pub(crate) fn run_turn(
     children: Option<&std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
     live_tools: Option<crate::setup::mcp::LiveTools>,
     answer: Answer,
+    checkpoints: Option<Arc<hrns_blocking::Checkpointer>>,
 ) -> Ended {
     // Under ask, a confined run_command may be let out of the sandbox once (`u`).
     let escalations = crate::sandbox::escalate::Escalations::default();
@@ -428,6 +456,9 @@ pub(crate) fn run_turn(
     };
     let diffs = crate::host::diff::WriteDiffs::new(crate::host::diff::wrap_writes(&mut toolbox));
     let mut runner = Runner::new(transport, &toolbox, ctx);
+    if let Some(checkpointer) = checkpoints {
+        runner = runner.checkpoints(checkpointer);
+    }
     if let Some(mut live) = live_tools {
         // A server that stopped or changed its tools: the next request offers them as they are.
         runner = runner.update_tools_with(move |toolbox| live.update(toolbox));

@@ -17,6 +17,7 @@ use hrns_core::file_refusal::{FileRefusal, SESSION_CAP};
 use hrns_core::history;
 use hrns_core::session::{CompactMethod, Event};
 use hrns_core::wire::{Message, Role};
+use hrns_core::checkpoint::timeline::Restore;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
@@ -70,6 +71,43 @@ struct ChildRecord {
     parent_call_id: String,
     agent: String,
     event: Event,
+}
+
+/// An undo or redo: `{"restore": {…}}` (see [`Restore`]). A reader that does not know it
+/// skips it, like a child's line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct RestoreLine {
+    restore: Restore,
+}
+
+/// A rewind of the conversation: `{"rewind": {"turn": N}}`. From this line on, the history
+/// is what it was just before turn N (counted as `hrns checkpoints` lists them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct RewindLine {
+    rewind: Rewind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Rewind {
+    turn: u64,
+}
+
+/// A line of the session file that is not an event: where it stands among the events, and
+/// what it says.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Mark {
+    /// The number of events read before it.
+    pub(crate) at: usize,
+    pub(crate) kind: MarkKind,
+}
+
+/// What a [`Mark`] records.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum MarkKind {
+    /// An undo or redo of files.
+    Restore(Restore),
+    /// The conversation went back to just before this turn.
+    Rewind(u64),
 }
 
 /// The conversation of one subagent, run by the parent's `task` call `parent_call_id`.
@@ -178,9 +216,27 @@ impl SessionLog {
     }
 
     /// The file.
-    #[cfg(test)]
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Appends what an undo or redo did (so the next one, and `hrns checkpoints`, know it).
+    pub(crate) fn record_restore(&mut self, restore: &Restore) -> io::Result<()> {
+        let line = serde_json::to_string(&RestoreLine {
+            restore: restore.clone(),
+        })
+        .map_err(io::Error::other)?;
+        self.write_line(redacted(line))
+    }
+
+    /// Appends a rewind of the conversation to just before `turn`: a later load (and
+    /// `--continue`) goes on from there.
+    pub(crate) fn record_rewind(&mut self, turn: u64) -> io::Result<()> {
+        let line = serde_json::to_string(&RewindLine {
+            rewind: Rewind { turn },
+        })
+        .map_err(io::Error::other)?;
+        self.write_line(line)
     }
 
     /// Appends one event and flushes it. Deltas ([`Event::is_delta`]) are not saved: the
@@ -383,6 +439,8 @@ pub(crate) struct LoadedSession {
     pub(crate) messages: Vec<Message>,
     /// The subagents' conversations, in the order they started.
     pub(crate) children: Vec<ChildTranscript>,
+    /// The undos, redos and rewinds, each where it came among the events.
+    pub(crate) marks: Vec<Mark>,
     /// Problems met while loading (a torn last line), for a warning.
     pub(crate) warnings: Vec<String>,
 }
@@ -444,6 +502,7 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
     let mut events = Vec::new();
     let mut warnings = Vec::new();
     let mut children: Vec<ChildTranscript> = Vec::new();
+    let mut marks = Vec::new();
     for (n, line) in lines.enumerate() {
         let line = line.map_err(|source| LoadError::Io {
             path: shown.clone(),
@@ -470,32 +529,86 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
                     }
                 }
             }
+            Err(_) if serde_json::from_slice::<RestoreLine>(&line).is_ok() => {
+                let RestoreLine { restore } = serde_json::from_slice(&line).expect("checked");
+                marks.push(Mark {
+                    at: events.len(),
+                    kind: MarkKind::Restore(restore),
+                });
+            }
+            Err(_) if serde_json::from_slice::<RewindLine>(&line).is_ok() => {
+                let RewindLine { rewind } = serde_json::from_slice(&line).expect("checked");
+                marks.push(Mark {
+                    at: events.len(),
+                    kind: MarkKind::Rewind(rewind.turn),
+                });
+            }
             Err(e) => warnings.push(format!(
                 "{shown}:{}: skipped an unreadable line ({e})",
                 n + 2
             )),
         }
     }
-    // A summarising compaction replaced the history: the messages after it are the new one.
-    let mut messages: Vec<Message> = Vec::new();
-    for e in &events {
-        match e {
-            Event::Message { message } => messages.push(message.clone()),
-            Event::ContextCompacted {
-                method: CompactMethod::Summarized,
-                ..
-            } => messages.clear(),
-            _ => {}
-        }
-    }
+    let mut messages = history_until(&events, &marks, events.len());
     history::repair(&mut messages);
     Ok(LoadedSession {
         header,
         events,
         messages,
         children,
+        marks,
         warnings,
     })
+}
+
+/// Where each turn starts among `events`: the `turn_started` events followed by the user's
+/// message (a `/compact` runs as a turn too, without one). Turn N of `hrns checkpoints` is the
+/// N-th.
+pub(crate) fn turn_starts(events: &[Event]) -> Vec<usize> {
+    events
+        .windows(2)
+        .enumerate()
+        .filter_map(|(i, pair)| match pair {
+            [Event::TurnStarted { .. }, Event::Message { message }]
+                if message.role == Role::User =>
+            {
+                Some(i)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The history as it stood after the first `end` events: the messages, after a summarising
+/// compaction only those after it (the new history), and after a rewind to turn N the history
+/// as it stood just before turn N.
+fn history_until(events: &[Event], marks: &[Mark], end: usize) -> Vec<Message> {
+    let starts = turn_starts(events);
+    let mut messages: Vec<Message> = Vec::new();
+    let mut pending = marks.iter().filter(|m| m.at <= end).peekable();
+    for i in 0..=end {
+        while let Some(mark) = pending.next_if(|m| m.at == i) {
+            if let MarkKind::Rewind(turn) = mark.kind {
+                let start = usize::try_from(turn)
+                    .ok()
+                    .and_then(|t| t.checked_sub(1))
+                    .and_then(|t| starts.get(t).copied());
+                // A rewind only goes back (a hostile line naming a later turn is ignored).
+                if let Some(start) = start.filter(|s| *s < mark.at) {
+                    messages = history_until(events, marks, start);
+                }
+            }
+        }
+        match events.get(i).filter(|_| i < end) {
+            Some(Event::Message { message }) => messages.push(message.clone()),
+            Some(Event::ContextCompacted {
+                method: CompactMethod::Summarized,
+                ..
+            }) => messages.clear(),
+            _ => {}
+        }
+    }
+    messages
 }
 
 /// One row of `hrns sessions`.

@@ -374,6 +374,9 @@ impl Setup {
             .stream_idle_timeout()
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         file.config
+            .checkpoint_settings()
+            .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
+        file.config
             .image_inputs(&provider.name, &provider.model)
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         let workspace_check = guard::workspace_check_of(global.sandbox, &file.config, &workspace);
