@@ -210,12 +210,13 @@ fn restore_and_report(
     let file = ConfigFile::load(global.config.as_deref())?;
     let ws = workspace(loaded)?;
     let id = &loaded.header.id;
-    let done = host::restore(&file.config, &ws, id, point, overwrite(force), log).map_err(
-        |e| match e {
-            RestoreError::Store(m) => CliError::failure(m),
-            e @ RestoreError::Record(_) => CliError::failure(e.to_string()),
-        },
-    )?;
+    let done =
+        host::restore(&file.config, &ws, id, point, overwrite(force), log).map_err(
+            |e| match e {
+                RestoreError::Store(m) => CliError::failure(m),
+                e @ RestoreError::Record(_) => CliError::failure(e.to_string()),
+            },
+        )?;
     if json {
         println!("{}", host::done_json(&done, id));
     } else {
@@ -264,12 +265,18 @@ pub(crate) fn rewind(global: &Global, args: &RewindArgs) -> Result<u8, CliError>
                 "{}",
                 serde_json::json!({"type": "undo", "session_id": loaded.header.id, "turns": [], "restored": [], "removed": [], "kept": []})
             ),
-            None => println!("no file to restore: turn {} and later changed none that is not undone already", args.to),
+            None => println!(
+                "no file to restore: turn {} and later changed none that is not undone already",
+                args.to
+            ),
         }
     }
     if conversation {
         log.record_rewind(args.to).map_err(|e| {
-            CliError::failure(format!("cannot write the session {}: {e}", loaded.header.id))
+            CliError::failure(format!(
+                "cannot write the session {}: {e}",
+                loaded.header.id
+            ))
         })?;
         let id = &loaded.header.id;
         if args.json {

@@ -4,7 +4,9 @@
 //! `checkpoints` all go through here, so they say and do the same.
 
 use crate::host::sessions::{LoadedSession, MarkKind, SessionLog, turn_starts};
-use hrns_blocking::{CheckpointError, CheckpointId, CheckpointLimits, CheckpointStore, Checkpointer};
+use hrns_blocking::{
+    CheckpointError, CheckpointId, CheckpointLimits, CheckpointStore, Checkpointer,
+};
 use hrns_core::checkpoint::timeline::{Restore, RestoreKind, RestorePoint, Taken, Timeline};
 use hrns_core::checkpoint::{Checkpoints, Kept, Overwrite, RestoreAction};
 use hrns_core::config::{CheckpointSettings, Config};
@@ -38,13 +40,19 @@ pub(crate) fn open(config: &Config, workspace: &Path) -> Result<Option<Checkpoin
 
 /// Opens the store of `workspace` whatever the config says of taking new checkpoints (an undo
 /// of old ones still works after `"checkpoints": false`).
-pub(crate) fn open_any(settings: &CheckpointSettings, workspace: &Path) -> Result<CheckpointStore, String> {
+pub(crate) fn open_any(
+    settings: &CheckpointSettings,
+    workspace: &Path,
+) -> Result<CheckpointStore, String> {
     let root = root()?;
     crate::setup::paths::private_dir(&root)
         .map_err(|e| format!("cannot create {}: {e}", root.display()))?;
     CheckpointStore::open(&root, workspace, limits(settings)).map_err(|e| match e {
         CheckpointError::GitMissing => e.to_string(),
-        other => format!("cannot open the checkpoints of {}: {other}", workspace.display()),
+        other => format!(
+            "cannot open the checkpoints of {}: {other}",
+            workspace.display()
+        ),
     })
 }
 

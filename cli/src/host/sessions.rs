@@ -13,11 +13,11 @@
 //! new session instead; the two never interleave their turns in one file.
 
 use hrns_blocking::SafeReadError;
+use hrns_core::checkpoint::timeline::Restore;
 use hrns_core::file_refusal::{FileRefusal, SESSION_CAP};
 use hrns_core::history;
 use hrns_core::session::{CompactMethod, Event};
 use hrns_core::wire::{Message, Role};
-use hrns_core::checkpoint::timeline::Restore;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};

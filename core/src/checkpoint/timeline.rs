@@ -140,7 +140,9 @@ pub enum TimelineError {
     #[error("nothing to redo: no undo since the last change the agent made")]
     NothingToRedo,
     /// The turn has no checkpoint from before its changes (it failed), so it cannot be undone.
-    #[error("turn {turn} has no checkpoint from before its changes (it could not be taken), so it cannot be undone")]
+    #[error(
+        "turn {turn} has no checkpoint from before its changes (it could not be taken), so it cannot be undone"
+    )]
     NoBefore {
         /// The turn.
         turn: u64,
@@ -351,7 +353,11 @@ mod tests {
     #[test]
     fn undo_goes_back_to_the_last_changing_turns_before_from_the_latest_snapshot() {
         let t = three_turns();
-        assert_eq!(t.turns()[2].changed(), ["b", "c"], "a user's edit is not the turn's");
+        assert_eq!(
+            t.turns()[2].changed(),
+            ["b", "c"],
+            "a user's edit is not the turn's"
+        );
         let point = t.undo(1).unwrap();
         assert_eq!(
             point,
