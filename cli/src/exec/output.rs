@@ -320,6 +320,29 @@ impl HumanPrinter {
                     let _ = writeln!(to.err(), "  {line}");
                 }
             }
+            Event::Checkpoint { skipped, .. } if !skipped.is_empty() => {
+                self.end_text(to);
+                let _ = writeln!(
+                    to.err(),
+                    "{}",
+                    s.harness(&format!(
+                        "checkpoint: left out (undo cannot restore them): {}",
+                        one_line(&safe(&skipped.join(", ")), 300)
+                    ))
+                );
+            }
+            Event::CheckpointFailed { reason, .. } => {
+                self.end_text(to);
+                let _ = writeln!(
+                    to.err(),
+                    "{} {}",
+                    s.error("warning:"),
+                    s.harness(&format!(
+                        "no checkpoint for this step, so undo cannot take it back: {}",
+                        one_line(&safe(reason), 300)
+                    ))
+                );
+            }
             Event::OptionDropped { field, .. } => {
                 let _ = writeln!(
                     to.err(),
@@ -372,6 +395,11 @@ impl HumanPrinter {
 /// Whether the human output shows anything of `event` (the others are not even redacted:
 /// a `Message` can be as large as the whole answer).
 fn shown(event: &Event) -> bool {
+    // A checkpoint is said only when it left something out: most come between a call and its
+    // result, which keeps its place right under the call.
+    if let Event::Checkpoint { skipped, .. } = event {
+        return !skipped.is_empty();
+    }
     matches!(
         event,
         Event::TextDelta { .. }
@@ -384,6 +412,8 @@ fn shown(event: &Event) -> bool {
             | Event::OptionDropped { .. }
             | Event::ToolsChanged { .. }
             | Event::PlanUpdated { .. }
+            | Event::Checkpoint { .. }
+            | Event::CheckpointFailed { .. }
             | Event::TurnFinished { .. }
             | Event::TurnFailed { .. }
             | Event::TurnCancelled

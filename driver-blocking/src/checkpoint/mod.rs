@@ -15,6 +15,7 @@
 
 mod git;
 mod paths;
+mod preview;
 #[cfg(test)]
 mod tests;
 
