@@ -260,3 +260,22 @@ pub(crate) fn done_json(done: &Done, session: &str) -> serde_json::Value {
         "kept": kept,
     })
 }
+
+/// The paths a restore to `point` would leave because they changed after the agent (so a
+/// front end can ask first).
+pub(crate) fn would_keep(
+    config: &Config,
+    workspace: &Path,
+    point: &RestorePoint,
+) -> Result<Vec<Kept>, String> {
+    let settings = config.checkpoint_settings().unwrap_or_default();
+    let store = open_any(&settings, workspace)?;
+    store
+        .preview(
+            &CheckpointId(point.to.clone()),
+            &CheckpointId(point.latest.clone()),
+            Overwrite::Never,
+        )
+        .map(|plan| plan.kept)
+        .map_err(|e| e.to_string())
+}

@@ -22,6 +22,9 @@ pub(crate) enum CommandId {
     Mcp,
     Sessions,
     Resume,
+    Undo,
+    Redo,
+    Rewind,
     Quit,
 }
 
@@ -180,6 +183,27 @@ pub(crate) static REGISTRY: &[SlashCommand] = &[
         ArgKind::Required("id"),
         ArgValues::Nothing,
         "continue a saved session",
+    ),
+    cmd(
+        CommandId::Undo,
+        "undo",
+        ArgKind::None,
+        ArgValues::Nothing,
+        "take back the file changes of the last turn that changed files",
+    ),
+    cmd(
+        CommandId::Redo,
+        "redo",
+        ArgKind::None,
+        ArgValues::Nothing,
+        "take the last /undo back",
+    ),
+    cmd(
+        CommandId::Rewind,
+        "rewind",
+        ArgKind::Optional("turn"),
+        ArgValues::Nothing,
+        "list the turns; with one, go back to just before it (code, conversation or both)",
     ),
     SlashCommand {
         aliases: &["exit"],

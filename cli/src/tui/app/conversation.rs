@@ -59,6 +59,10 @@ impl App {
             toolbox.add(task);
             config.tools = toolbox.specs().into_iter().chain(plan).collect();
         }
+        let checkpointer = self.checkpointer();
+        if checkpointer.is_some() {
+            config.checkpoints = hrns_core::checkpoint::Checkpoints::On;
+        }
         let session = match Session::with_history(config.clone(), history) {
             Ok(s) => s,
             Err(e) => {
@@ -73,12 +77,32 @@ impl App {
             usage: Default::default(),
         };
         // A server that stops or changes its tools: the next request offers them as they are.
-        let runner = Runner::new(self.client.clone(), toolbox, ctx)
+        let mut runner = Runner::new(self.client.clone(), toolbox, ctx)
             .update_tools_with(move |toolbox| live_tools.update(toolbox));
+        if let Some(checkpointer) = checkpointer {
+            runner = runner.checkpoints(checkpointer);
+        }
         self.tokens_before = self.tokens();
         self.session = Some(session);
         self.runner = Some(runner);
         self.look_up_window();
+    }
+
+    /// The checkpoints of the current session's log (none without a log, with
+    /// `"checkpoints": false`, or without `git`: said once).
+    fn checkpointer(&mut self) -> Option<std::sync::Arc<hrns_blocking::Checkpointer>> {
+        let id = self.log.as_ref()?.id().to_owned();
+        let (checkpointer, warning) = crate::host::checkpoints::checkpointer(
+            &self.setup.file.config,
+            &self.setup.workspace,
+            &id,
+        );
+        if let Some(warning) = warning {
+            if !std::mem::replace(&mut self.checkpoints_warned, true) {
+                self.error(&format!("warning: {warning}"));
+            }
+        }
+        checkpointer
     }
 
     /// Asks the provider's `/models` for the window in the background when nothing else
@@ -149,6 +173,7 @@ impl App {
             Err(e) => {
                 self.error(&e.to_string());
                 self.new_log();
+                self.rebuild(Vec::new());
                 return;
             }
         };
@@ -193,10 +218,10 @@ impl App {
             loaded.header.id,
             crate::exec::output::count(loaded.messages.len(), "message")
         ));
-        self.rebuild(loaded.messages);
         match SessionLog::append_to(claimed, &loaded.header.id) {
             Ok(log) => self.log = Some(log),
             Err(e) => self.error(&format!("this session is not saved: {e}")),
         }
+        self.rebuild(loaded.messages);
     }
 }

@@ -102,6 +102,7 @@ impl App {
     /// Whether the prompt shown now accepts an empty answer.
     pub(super) fn takes_empty_answer(&self) -> bool {
         self.asking.as_ref().is_some_and(|a| a.reason)
+            || matches!(self.checkpoint_ask, Some(super::undo::CheckpointAsk::Overwrite(_)))
             || self
                 .connect
                 .as_ref()
@@ -155,6 +156,11 @@ impl App {
     }
 
     pub(super) fn on_cancel(&mut self) {
+        if self.checkpoint_ask.take().is_some() {
+            self.editor.clear();
+            self.info("cancelled: nothing was restored");
+            return;
+        }
         if self.connect.take().is_some() {
             self.editor.clear();
             self.info("/connect cancelled");
@@ -223,6 +229,10 @@ impl App {
                 }));
                 return;
             }
+        }
+        if let Some(ask) = self.checkpoint_ask.take() {
+            self.checkpoint_answer(ask, &text);
+            return;
         }
         if self.connect.is_some() {
             self.connect_step(text);

@@ -27,6 +27,7 @@ mod input;
 mod questions;
 mod slash;
 mod turn;
+mod undo;
 
 use connect::Connect;
 use frames::Frames;
@@ -127,6 +128,10 @@ pub(crate) struct App {
     /// `/model` without a name asked for the list: number it and say how to pick.
     picking_model: bool,
     log: Option<SessionLog>,
+    /// A `/rewind` or `/undo` question waiting for its answer.
+    checkpoint_ask: Option<undo::CheckpointAsk>,
+    /// Whether the user was told that checkpoints are off (once a run).
+    checkpoints_warned: bool,
     /// The MCP servers of this run, started once; their tools join every rebuilt toolbox.
     mcp: std::sync::Arc<hrns_blocking::mcp::McpServers>,
     /// Their env and header values, redacted from the session's events and records.
@@ -240,6 +245,8 @@ impl App {
             candidates: None,
             picking_model: false,
             log: None,
+            checkpoint_ask: None,
+            checkpoints_warned: false,
             mcp: std::sync::Arc::new(mcp),
             mcp_secrets: crate::setup::mcp::secrets(&mcp_found),
             mcp_told: Default::default(),
@@ -272,10 +279,13 @@ impl App {
         if app.mcp.servers().iter().any(|s| !s.config().disabled) {
             watch_mcp(app.mcp.watch(), app.tx.clone());
         }
-        app.rebuild(Vec::new());
+        // The log first: the session's checkpoints are named after it.
         match options.resume {
             Some(claimed) => app.resume(claimed),
-            None => app.new_log(),
+            None => {
+                app.new_log();
+                app.rebuild(Vec::new());
+            }
         }
         Ok(app)
     }

@@ -26,8 +26,8 @@ impl App {
             }
             CommandId::New => {
                 self.close_log();
-                self.rebuild(Vec::new());
                 self.new_log();
+                self.rebuild(Vec::new());
                 self.tokens_before = 0;
                 self.info("new conversation");
             }
@@ -265,6 +265,9 @@ impl App {
                     Err(e) => self.error(&format!("cannot open {}: {e}", path.display())),
                 }
             }
+            CommandId::Undo => self.undo(),
+            CommandId::Redo => self.redo(),
+            CommandId::Rewind => self.rewind(arg),
             CommandId::Quit => self.quit = true,
         }
     }

@@ -263,6 +263,17 @@ impl App {
                 let lines = view::plan_lines(explanation.as_deref(), plan, width);
                 self.print(&lines);
             }
+            Event::Checkpoint { skipped, .. } if !skipped.is_empty() => {
+                self.info(&format!(
+                    "checkpoint: left out (undo cannot restore them): {}",
+                    skipped.join(", ")
+                ));
+            }
+            Event::CheckpointFailed { reason, .. } => {
+                self.error(&format!(
+                    "warning: no checkpoint for this step, so /undo cannot take it back: {reason}"
+                ));
+            }
             Event::OptionDropped { field, .. } => {
                 self.info(&format!(
                     "the provider rejected `{field}`; sent again without it"
