@@ -102,7 +102,10 @@ impl App {
     /// Whether the prompt shown now accepts an empty answer.
     pub(super) fn takes_empty_answer(&self) -> bool {
         self.asking.as_ref().is_some_and(|a| a.reason)
-            || matches!(self.checkpoint_ask, Some(super::undo::CheckpointAsk::Overwrite(_)))
+            || matches!(
+                self.checkpoint_ask,
+                Some(super::undo::CheckpointAsk::Overwrite(_))
+            )
             || self
                 .connect
                 .as_ref()
