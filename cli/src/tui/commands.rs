@@ -667,7 +667,10 @@ mod tests {
             Some(("/review-pr".into(), vec!["/review-pr".into()]))
         );
         let (_, options) = tab("/re").unwrap();
-        assert_eq!(options, ["/retry", "/resume", "/review-pr"]);
+        assert_eq!(
+            options,
+            ["/retry", "/resume", "/redo", "/rewind", "/review-pr"]
+        );
         assert!(builtin_names().contains(&"exit"));
     }
 
