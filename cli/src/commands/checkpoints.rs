@@ -1,6 +1,6 @@
 //! `hrns checkpoints`, `hrns undo` and `hrns rewind`: a saved session's checkpoints listed,
 //! its turns' file changes taken back (or brought back), and the session put back to before a
-//! turn. The decisions are the core's [`Timeline`](hrns_core::checkpoint::timeline::Timeline);
+//! turn. The decisions are the core's `Timeline` (`hrns_core::checkpoint::timeline`);
 //! the work is [`crate::host::checkpoints`]'s.
 
 use crate::args::{CheckpointsArgs, Global, RewindArgs, UndoArgs};
