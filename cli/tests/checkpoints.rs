@@ -123,6 +123,16 @@ fn undo_puts_back_exactly_what_a_turn_changed_and_redo_brings_it_again() {
         json!(["a.txt", "gone.txt", "made.txt", "run.sh"])
     );
 
+    let human = env.run(None, &["checkpoints"]);
+    let text = stdout(&human);
+    assert!(
+        text.contains("turn 1  change things  4 files changed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("step 2") && text.contains("gone.txt, made.txt, run.sh"),
+        "{text}"
+    );
     let undo = env.run(None, &["undo"]);
     assert_eq!(undo.status.code(), Some(0), "{}", stderr(&undo));
     assert!(
@@ -131,6 +141,7 @@ fn undo_puts_back_exactly_what_a_turn_changed_and_redo_brings_it_again() {
         stdout(&undo)
     );
     assert_seeded(&env, "work");
+    assert!(stdout(&env.run(None, &["checkpoints"])).contains("(files undone)"));
 
     let again = env.run(None, &["undo"]);
     assert_eq!(again.status.code(), Some(1));

@@ -288,3 +288,89 @@ fn short_ids_come_from_the_file_name() {
     );
     assert_eq!(short_id(Path::new("plain.jsonl")), "plain");
 }
+
+/// A turn of a user message and an answer.
+fn text_turn(user: &str, answer: &str) -> Vec<Event> {
+    vec![
+        Event::TurnStarted { turn: 1 },
+        Event::Message {
+            message: Message::user(user),
+        },
+        Event::Message {
+            message: Message::assistant(answer),
+        },
+        Event::TurnFinished {
+            finish_reason: None,
+            usage: Default::default(),
+            output: None,
+        },
+    ]
+}
+
+fn user_texts(s: &LoadedSession) -> Vec<String> {
+    s.messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(Message::text)
+        .collect()
+}
+
+#[test]
+fn a_rewind_line_takes_the_history_back_to_before_its_turn_and_later_turns_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = SessionLog::create(dir.path(), header()).unwrap();
+    for (u, a) in [("one", "1"), ("two", "2"), ("three", "3")] {
+        for e in text_turn(u, a) {
+            log.record(&e).unwrap();
+        }
+    }
+    log.record_rewind(2).unwrap();
+    let loaded = load(log.path()).unwrap();
+    assert_eq!(user_texts(&loaded), ["one"]);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    // The conversation goes on from there; a second rewind counts turns as the file has them
+    // (turn 4 is "four", even though the history holds two turns).
+    for e in text_turn("four", "4") {
+        log.record(&e).unwrap();
+    }
+    assert_eq!(user_texts(&load(log.path()).unwrap()), ["one", "four"]);
+    log.record_rewind(4).unwrap();
+    assert_eq!(user_texts(&load(log.path()).unwrap()), ["one"]);
+    log.record_rewind(1).unwrap();
+    assert!(load(log.path()).unwrap().messages.is_empty());
+}
+
+#[test]
+fn hostile_rewind_and_restore_lines_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = SessionLog::create(dir.path(), header()).unwrap();
+    for e in text_turn("one", "1") {
+        log.record(&e).unwrap();
+    }
+    let path = log.path().to_owned();
+    let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+    // A rewind to a turn that is not there (0, later, enormous) changes nothing.
+    for line in [
+        r#"{"rewind":{"turn":0}}"#,
+        r#"{"rewind":{"turn":2}}"#,
+        r#"{"rewind":{"turn":18446744073709551615}}"#,
+        r#"{"rewind":{"turn":-1}}"#,
+        r#"{"restore":{"kind":"sideways"}}"#,
+        r#"{"restore":{"kind":"undo","to":"a","latest":"b","before":"c","turns":[1]}}"#,
+    ] {
+        writeln!(f, "{line}").unwrap();
+    }
+    let loaded = load(&path).unwrap();
+    assert_eq!(user_texts(&loaded), ["one"]);
+    assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
+    assert_eq!(
+        loaded.marks.len(),
+        4,
+        "three rewinds and one restore were read"
+    );
+    // A rewind line written before its turn started cannot rewind to it.
+    for e in text_turn("two", "2") {
+        log.record(&e).unwrap();
+    }
+    assert_eq!(user_texts(&load(&path).unwrap()), ["one", "two"]);
+}
