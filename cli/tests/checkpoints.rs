@@ -455,3 +455,26 @@ fn help_explains_each_command() {
         stderr(&none)
     );
 }
+
+#[test]
+fn undo_turns_n_takes_back_several_turns_at_once() {
+    let env = Env::new();
+    seed(&env, "work");
+    let mock = MockProvider::start(agent_turn()).unwrap();
+    exec(&env, "work", &mock, &[], "first");
+    let write = json!({"path": "a.txt", "content": "second a\n"}).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("w", "write_file", &write)]),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    exec(&env, "work", &mock, &["--continue"], "second");
+    let undo = env.run(None, &["undo", "--turns", "2", "--json"]);
+    assert_eq!(undo.status.code(), Some(0), "{}", stderr(&undo));
+    let done: Value = serde_json::from_str(stdout(&undo).trim()).unwrap();
+    assert_eq!(done["turns"], json!([1, 2]));
+    assert_eq!(done["kept"], json!([]));
+    assert_seeded(&env, "work");
+    let zero = env.run(None, &["undo", "--turns", "0"]);
+    assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
+}
