@@ -19,6 +19,11 @@ struct Ui {
 }
 
 fn start(mock: &MockProvider) -> Ui {
+    start_with_path(mock, None)
+}
+
+/// [`start`] with `PATH` set to `path` (the caller's by default).
+fn start_with_path(mock: &MockProvider, path: Option<&str>) -> Ui {
     let root = tempfile::tempdir().unwrap();
     let base = root.path().canonicalize().unwrap();
     for d in ["home", "config", "state", "work"] {
@@ -30,7 +35,11 @@ fn start(mock: &MockProvider) -> Ui {
         ("HOME", base.join("home").display().to_string()),
         ("XDG_CONFIG_HOME", base.join("config").display().to_string()),
         ("XDG_STATE_HOME", base.join("state").display().to_string()),
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        (
+            "PATH",
+            path.map(str::to_owned)
+                .unwrap_or_else(|| std::env::var("PATH").unwrap_or_default()),
+        ),
         ("OPENAI_BASE_URL", mock.base_url()),
         ("OPENAI_API_KEY", "sk-tui-SECRET".to_owned()),
         ("HRNS_MODEL", "mock-model".to_owned()),
@@ -153,6 +162,32 @@ fn rewind_lists_turns_and_takes_back_code_and_conversation() {
     assert!(
         !last.to_string().contains("second answer"),
         "the rewound turn's answer is gone"
+    );
+    ui.quit();
+}
+
+#[test]
+fn without_git_the_ui_warns_once_and_undo_says_there_is_nothing() {
+    let write = json!({"path": "a.txt", "content": "agent's a\n"}).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("w", "write_file", &write)]),
+        Reply::text_answer("written"),
+    ])
+    .unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let mut ui = start_with_path(&mock, Some(&empty.path().display().to_string()));
+    ui.p.expect("checkpoints are off", T);
+    ui.p.send("change a\r");
+    ui.p.expect("written", T);
+    assert_eq!(read(&ui.work, "a.txt").as_deref(), Some("agent's a\n"));
+    ui.p.send("/new\r");
+    ui.p.expect("new conversation", T);
+    ui.p.send("/undo\r");
+    ui.p.expect("nothing to undo", T);
+    assert_eq!(
+        ui.p.output().matches("checkpoints are off").count(),
+        1,
+        "warned once, also after /new"
     );
     ui.quit();
 }
