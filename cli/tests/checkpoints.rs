@@ -413,12 +413,21 @@ fn after_kill_9_mid_run_undo_still_works() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // The second model request goes out after the write's "after" checkpoint was recorded.
+    // Killed once the write's "after" checkpoint is in the session file, while the next
+    // model request hangs.
+    let sessions = env.path("state/hrns/sessions");
+    let recorded = || {
+        std::fs::read_dir(&sessions)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|f| std::fs::read_to_string(f.path()).is_ok_and(|t| t.contains("\"after_call\"")))
+    };
     let started = std::time::Instant::now();
-    while mock.chat_requests().len() < 2 {
+    while !(recorded() && mock.chat_requests().len() >= 2) {
         assert!(
             started.elapsed() < std::time::Duration::from_secs(60),
-            "no second request"
+            "the checkpoint was never recorded"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
