@@ -557,3 +557,64 @@ fn a_plan_is_printed_on_stderr_and_is_a_plan_updated_event() {
             {"step": "answer", "status": "in_progress"}]})
     );
 }
+
+/// An answer with the provider's token counts, 2 000 of the 10 000 prompt tokens cached.
+fn answer_with_cached_usage() -> Reply {
+    use hrns_blocking::mock::chunk;
+    let usage = r#"{"id":"c","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[],"usage":{"prompt_tokens":10000,"completion_tokens":500,"total_tokens":10500,"prompt_tokens_details":{"cached_tokens":2000}}}"#;
+    Reply::sse(vec![
+        chunk::role_chunk(),
+        chunk::text_chunk("ok"),
+        chunk::finish_chunk("stop"),
+        usage.to_owned(),
+    ])
+}
+
+#[test]
+fn turn_finished_carries_the_cost_when_the_config_prices_the_model() {
+    let env = Env::new();
+    env.write(
+        "config/hrns/config.json",
+        r#"{"pricing": {"mock-model": {"input": 2.5, "output": 10, "cachedInput": 1.25}}}"#,
+    );
+    let mock = MockProvider::start([answer_with_cached_usage()]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "--json", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let last: Value = serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "turn_finished");
+    // 8 000 × 2.5 + 2 000 × 1.25 + 500 × 10, per million tokens.
+    let cost = last["cost"].as_f64().unwrap();
+    assert!((cost - 0.0275).abs() < 1e-9, "{last}");
+    assert_eq!(
+        last["usage"]["prompt_tokens_details"]["cached_tokens"],
+        2000
+    );
+
+    // Without a price for the model the cost is unknown: no number at all.
+    let env = Env::new();
+    env.write(
+        "config/hrns/config.json",
+        r#"{"pricing": {"another-model": {"input": 1, "output": 1}}}"#,
+    );
+    let mock = MockProvider::start([answer_with_cached_usage()]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "--json", "hi"]);
+    let last: Value = serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "turn_finished");
+    assert!(last.get("cost").is_none(), "{last}");
+}
+
+#[test]
+fn a_mistake_in_pricing_is_a_usage_error_that_names_it() {
+    let env = Env::new();
+    env.write(
+        "config/hrns/config.json",
+        r#"{"pricing": {"mock-model": {"input": 2.5, "outptu": 10}}}"#,
+    );
+    let mock = MockProvider::start([Reply::text_answer("ok")]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "hi"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("config.json: pricing:"), "{err}");
+    assert!(err.contains("outptu"), "{err}");
+    assert!(mock.chat_requests().is_empty());
+}

@@ -174,3 +174,109 @@ fn a_plan_shows_as_a_checklist_and_changes() {
     );
     quit(p);
 }
+
+#[test]
+fn the_plan_stays_above_the_prompt_while_the_turn_runs() {
+    let first = r#"{"plan":[{"step":"write the parser","status":"in_progress"},{"step":"test it","status":"pending"}]}"#;
+    let second = r#"{"plan":[{"step":"write the parser","status":"completed"},{"step":"test it","status":"in_progress"}]}"#;
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("p1", "update_plan", first)]),
+        Reply::tool_calls(&[("p2", "update_plan", second)]),
+        // The model thinks for ever: the turn stays running until Esc.
+        Reply::hang(),
+    ])
+    .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut p = start(&root, &mock, &[]);
+    p.send("build a parser\r");
+    // The live area, bottom up: status line, prompt, spinner, then the checklist.
+    let live_plan = |screen: &str| -> Option<Vec<String>> {
+        let rows: Vec<&str> = screen.lines().map(str::trim_end).collect();
+        let spinner = rows.iter().rposition(|r| r.contains("Esc to interrupt"))?;
+        let plan = rows[..spinner].iter().rposition(|r| r.trim() == "Plan")?;
+        Some(rows[plan..spinner].iter().map(|r| r.to_string()).collect())
+    };
+    p.expect_screen("the second plan above the prompt", T, |s| {
+        live_plan(s).is_some_and(|rows| rows.iter().any(|r| r.contains("◐ test it")))
+    });
+    let screen = p.screen();
+    assert_eq!(
+        live_plan(&screen).unwrap(),
+        ["Plan", "  ☑ write the parser", "  ◐ test it"],
+        "{screen}"
+    );
+    let rows: Vec<&str> = screen.lines().collect();
+    let spinner = rows
+        .iter()
+        .rposition(|r| r.contains("Esc to interrupt"))
+        .unwrap();
+    assert!(rows[spinner + 1].starts_with("› "), "{screen}");
+    // The update also went to the scrollback, once.
+    assert_eq!(screen.matches("◐ test it").count(), 2, "{screen}");
+    // Interrupted, the turn is over: the checklist leaves the live area, its copy in the
+    // scrollback stays.
+    p.send("\x1b");
+    p.expect_screen("the turn's end", T, |s| !s.contains("Esc to interrupt"));
+    let screen = p.screen();
+    assert_eq!(screen.matches("◐ test it").count(), 1, "{screen}");
+    quit(p);
+}
+
+#[test]
+fn status_shows_the_cost_of_a_priced_model() {
+    let usage = r#"{"id":"c","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[],"usage":{"prompt_tokens":10000,"completion_tokens":500,"total_tokens":10500,"prompt_tokens_details":{"cached_tokens":2000}}}"#;
+    let reply = Reply::sse(vec![
+        chunk::role_chunk(),
+        chunk::text_chunk("Counted."),
+        chunk::finish_chunk("stop"),
+        usage.to_owned(),
+    ]);
+    let mock = MockProvider::start([reply]).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let config = root.path().join("config/hrns");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.json"),
+        r#"{"pricing": {"mock-model": {"input": 2.5, "output": 10, "cachedInput": 1.25}}}"#,
+    )
+    .unwrap();
+    let mut p = start(&root, &mock, &[]);
+    p.send("count\r");
+    p.expect("Counted.", T);
+    // 8 000 × 2.5 + 2 000 × 1.25 + 500 × 10, per million tokens; on the status line too.
+    p.expect_screen("the cost on the status line", T, |s| {
+        s.lines().last().is_some_and(|l| l.contains("$0.0275"))
+    });
+    p.send("/status\r");
+    p.expect_screen("the status report", T, |s| s.contains("cost "));
+    let screen = p.screen();
+    for row in [
+        "model     mock-model",
+        "approval  ask",
+        "tokens    10.0k prompt (2.0k cached) · 500 completion",
+        "cost      $0.0275 (at 2.5 in · 10 out · 1.25 cached per million tokens)",
+    ] {
+        assert!(screen.contains(row), "{row}\n{screen}");
+    }
+    assert!(!screen.contains("sk-tui-SECRET"), "{screen}");
+    quit(p);
+}
+
+#[test]
+fn status_says_when_the_cost_is_unknown() {
+    let mock = MockProvider::start([answer_in_pieces("Counted.", 4)]).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let mut p = start(&root, &mock, &[]);
+    p.send("count\r");
+    p.expect("Counted.", T);
+    p.send("/status\r");
+    p.expect_screen("the status report", T, |s| s.contains("cost "));
+    let screen = p.screen();
+    assert!(
+        screen.contains("cost      unknown: the config gives no \"pricing\" for mock-model"),
+        "{screen}"
+    );
+    // No made-up figure anywhere, the status line included.
+    assert!(!screen.contains('$'), "{screen}");
+    quit(p);
+}

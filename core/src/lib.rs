@@ -134,6 +134,7 @@ pub mod instructions;
 pub mod mcp;
 pub mod mention;
 pub mod plan;
+pub mod pricing;
 pub mod probe;
 pub mod prompt;
 #[cfg(test)]

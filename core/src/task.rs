@@ -276,6 +276,7 @@ pub fn add_usage(parent: Option<Usage>, children: &[Usage]) -> Option<Usage> {
         return None;
     }
     let mut total = parent.unwrap_or_default();
+    let mut cached = crate::pricing::cached_tokens(&total);
     for child in children {
         let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (None, None) => None,
@@ -284,6 +285,15 @@ pub fn add_usage(parent: Option<Usage>, children: &[Usage]) -> Option<Usage> {
         total.prompt_tokens = sum(total.prompt_tokens, child.prompt_tokens);
         total.completion_tokens = sum(total.completion_tokens, child.completion_tokens);
         total.total_tokens = sum(total.total_tokens, child.total_tokens);
+        cached = sum(cached, crate::pricing::cached_tokens(child));
+    }
+    // The cached share travels with the sum, so that its cost stays right.
+    if let Some(cached) = cached.filter(|_| !children.is_empty()) {
+        total.extra.remove("prompt_cache_hit_tokens");
+        total.extra.insert(
+            "prompt_tokens_details".into(),
+            serde_json::json!({ "cached_tokens": cached }),
+        );
     }
     Some(total)
 }

@@ -305,6 +305,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         None, // a replay starts no servers
         crate::exec::Answer::Text,
         None, // nor takes checkpoints: it has no session to undo from
+        None, // a replay's costs are the recording's, not this config's
     )
     .outcome;
     let (served, differences, left) = replayer.report();

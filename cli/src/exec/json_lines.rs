@@ -85,6 +85,21 @@ impl JsonPrinter {
         self.ends.push(self.text.len());
     }
 
+    /// `turn_finished` with the turn's `cost` (in the unit of the configured prices).
+    pub(crate) fn print_with_cost(&mut self, event: &Event, cost: f64, out: &mut Vec<u8>) {
+        self.finish(out);
+        let Ok(mut value) = serde_json::to_value(event) else {
+            return;
+        };
+        if let Some(object) = value.as_object_mut() {
+            object.insert("cost".into(), cost.into());
+        }
+        let start = out.len();
+        out.extend_from_slice(value.to_string().as_bytes());
+        out.push(b'\n');
+        redact_tail(out, start);
+    }
+
     /// The end of a batch: writes the deltas so far, but for a last few whose text the next
     /// batch could complete into a secret.
     pub(crate) fn end_batch(&mut self, out: &mut Vec<u8>) {

@@ -253,6 +253,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         Some(live_tools),
         structured,
         checkpointer,
+        setup.pricing(),
     );
     let outcome = &ended.outcome;
     // A cancelled turn does not wait for its tools; a child ends a moment later, and its
@@ -445,6 +446,7 @@ pub(crate) fn run_turn(
     live_tools: Option<crate::setup::mcp::LiveTools>,
     answer: Answer,
     checkpoints: Option<Arc<hrns_blocking::Checkpointer>>,
+    pricing: Option<hrns_core::pricing::Pricing>,
 ) -> Ended {
     // Under ask, a confined run_command may be let out of the sandbox once (`u`).
     let escalations = crate::sandbox::escalate::Escalations::default();
@@ -481,6 +483,7 @@ pub(crate) fn run_turn(
         escalations,
         can_escalate,
         answer,
+        pricing,
         ended: Ended {
             outcome: TurnOutcome::Cancelled,
             answer: String::new(),
@@ -516,6 +519,8 @@ struct ExecFront<'x> {
     can_escalate: bool,
     /// Whether answer text is streamed to stdout.
     answer: Answer,
+    /// The model's prices from the config, for `turn_finished`'s `cost`.
+    pricing: Option<hrns_core::pricing::Pricing>,
     /// What the turn's events told of its end (the outcome is the runner's).
     ended: Ended,
 }
@@ -594,8 +599,24 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
             // The diff a write or edit took just before it ran, shown with its result.
             let diff = self.diffs.on_event(event);
             if self.json {
-                self.json_printer
-                    .print(event, diff.as_deref(), to.out_clean());
+                match (event, self.pricing) {
+                    // The cost is known only with prices and the provider's token counts.
+                    (
+                        Event::TurnFinished {
+                            usage: Some(usage), ..
+                        },
+                        Some(pricing),
+                    ) => {
+                        self.json_printer.print_with_cost(
+                            event,
+                            pricing.cost_of(usage),
+                            to.out_clean(),
+                        );
+                    }
+                    _ => self
+                        .json_printer
+                        .print(event, diff.as_deref(), to.out_clean()),
+                }
             } else {
                 self.printer.print(event, to);
                 if let Some(lines) = &diff {

@@ -288,6 +288,18 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
+    /// The prices the config gives for the provider's model; `None` when it gives none (the
+    /// config was checked when read, so a mistake there was reported already).
+    pub(crate) fn pricing(&self) -> Option<hrns_core::pricing::Pricing> {
+        hrns_core::pricing::pricing_for(
+            &self.file.config,
+            &self.provider.name,
+            &self.provider.model,
+        )
+        .ok()
+        .flatten()
+    }
+
     /// Resolves the provider and agent for `global` from an already loaded config.
     ///
     /// A saved `currentProvider` or `currentAgent` that names nothing (and that this run would
@@ -378,6 +390,8 @@ impl Setup {
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         file.config
             .image_inputs(&provider.name, &provider.model)
+            .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
+        hrns_core::pricing::check(&file.config)
             .map_err(|e| CliError::usage(format!("{}: {e}", file.path.display())))?;
         let workspace_check = guard::workspace_check_of(global.sandbox, &file.config, &workspace);
         Ok(Setup {

@@ -25,6 +25,7 @@ pub(crate) enum CommandId {
     Undo,
     Redo,
     Rewind,
+    Status,
     Quit,
 }
 
@@ -204,6 +205,13 @@ pub(crate) static REGISTRY: &[SlashCommand] = &[
         ArgKind::Optional("turn"),
         ArgValues::Nothing,
         "list the turns; with one, go back to just before it (code, conversation or both)",
+    ),
+    cmd(
+        CommandId::Status,
+        "status",
+        ArgKind::None,
+        ArgValues::Nothing,
+        "show the provider, model, modes, context, tokens and cost",
     ),
     SlashCommand {
         aliases: &["exit"],

@@ -13,7 +13,7 @@
 //! The cuts cost a little fidelity: a loose list is shown as lists one after another
 //! (numbers kept), and a link reference is known only inside its block.
 
-use super::text::{self, Color, Line, SpanStyle, grapheme_width};
+use super::text::{self, Color, Line, Links, SpanStyle, grapheme_width};
 
 mod blocks;
 pub(crate) mod highlight;
@@ -34,6 +34,7 @@ const TAB: usize = 4;
 pub(crate) struct MarkdownRenderer {
     width: usize,
     highlight: Highlight,
+    links: Links,
     committed: Vec<Line>,
     /// The finished source lines of the open block.
     block: String,
@@ -67,6 +68,7 @@ impl MarkdownRenderer {
         MarkdownRenderer {
             width: width.max(1),
             highlight,
+            links: Links::Text,
             committed: Vec::new(),
             block: String::new(),
             inner_fence: None,
@@ -76,12 +78,22 @@ impl MarkdownRenderer {
         }
     }
 
+    /// Links shown as `links` says (`text (url)` unless told otherwise).
+    pub(crate) fn with_links(self, links: Links) -> Self {
+        MarkdownRenderer { links, ..self }
+    }
+
     /// Renders a whole document at once.
+    #[cfg(test)]
     pub(crate) fn render(text: &str, width: usize, highlight: Highlight) -> Vec<Line> {
-        let mut r = MarkdownRenderer::new(width, highlight);
-        r.push(text);
-        r.finish();
-        r.committed
+        MarkdownRenderer::new(width, highlight).document(text)
+    }
+
+    /// Renders a whole document at once with this renderer's settings.
+    pub(crate) fn document(mut self, text: &str) -> Vec<Line> {
+        self.push(text);
+        self.finish();
+        self.committed
     }
 
     /// Changes the width of the lines rendered from now on (after a resize). Committed lines
@@ -235,7 +247,7 @@ impl MarkdownRenderer {
         // A block cut from a list after a blank line keeps the list's indentation.
         let indent = source.len() - source.trim_start_matches(' ').len();
         let indent = if indent < 4 { indent } else { 0 };
-        blocks::render(source, self.width, indent, self.highlight)
+        blocks::render(source, self.width, indent, self.highlight, self.links)
     }
 
     fn code_line(&self, h: &mut CodeHighlighter, line: &str, indent: usize) -> Vec<Line> {

@@ -3,6 +3,7 @@
 //! Each part is pure (no terminal IO) so it can be tested on its own; the event loop draws.
 
 mod app;
+mod background;
 pub(crate) mod commands;
 pub(crate) mod diff_view;
 pub(crate) mod editor;
@@ -11,6 +12,7 @@ pub(crate) mod markdown;
 pub(crate) mod mention_complete;
 pub(crate) mod queue;
 mod screen;
+pub(crate) mod status;
 pub(crate) mod tasks;
 pub(crate) mod text;
 pub(crate) mod view;

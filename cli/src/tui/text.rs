@@ -72,6 +72,8 @@ pub(crate) struct SpanStyle {
     pub(crate) italic: bool,
     pub(crate) underline: bool,
     pub(crate) strike: bool,
+    /// The target of an OSC 8 hyperlink around the text ([`LinkId::new`]).
+    pub(crate) link: Option<LinkId>,
 }
 
 impl SpanStyle {
@@ -83,6 +85,7 @@ impl SpanStyle {
         italic: false,
         underline: false,
         strike: false,
+        link: None,
     };
 
     /// Plain text in `color`.
@@ -131,6 +134,14 @@ impl SpanStyle {
     pub(crate) const fn strike(self) -> SpanStyle {
         SpanStyle {
             strike: true,
+            ..self
+        }
+    }
+
+    /// This style, a hyperlink to `link`.
+    pub(crate) const fn linked(self, link: LinkId) -> SpanStyle {
+        SpanStyle {
+            link: Some(link),
             ..self
         }
     }
@@ -351,6 +362,12 @@ pub(crate) fn render_ansi(line: &Line, colors: bool) -> String {
         if text.is_empty() {
             continue;
         }
+        let link = span.style.link.filter(|_| colors).map(LinkId::url);
+        if let Some(url) = &link {
+            out.push_str("\x1b]8;;");
+            out.push_str(url);
+            out.push_str("\x1b\\");
+        }
         let sgr = span.style.sgr();
         if colors && !sgr.is_empty() {
             out.push_str("\x1b[");
@@ -361,8 +378,105 @@ pub(crate) fn render_ansi(line: &Line, colors: bool) -> String {
         } else {
             out.push_str(&text);
         }
+        if link.is_some() {
+            out.push_str("\x1b]8;;\x1b\\");
+        }
     }
     out
+}
+
+/// How links in answers are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Links {
+    /// `text (url)`: every terminal shows it, and the URL can be copied.
+    Text,
+    /// The text as an OSC 8 hyperlink to the URL, for terminals that open them.
+    Osc8,
+}
+
+impl Links {
+    /// What this terminal takes: the config's `"hyperlinks": true | false` if set; else OSC
+    /// 8 in terminals known to support it (iTerm2, WezTerm, kitty, VS Code, Ghostty, foot,
+    /// Windows Terminal, VTE ≥ 0.50 such as GNOME Terminal, Konsole), never inside tmux or
+    /// screen (which pass it on only when configured to), and never without colours.
+    pub(crate) fn detect(config: Option<bool>, colors: bool) -> Links {
+        let var = |name: &str| std::env::var(name).unwrap_or_default();
+        let osc8 = match config {
+            _ if !colors || var("TERM") == "dumb" => false,
+            Some(setting) => setting,
+            None => {
+                let term = var("TERM");
+                let multiplexed = !var("TMUX").is_empty() || term.starts_with("screen");
+                let vte = var("VTE_VERSION").parse::<u32>().is_ok_and(|v| v >= 5000);
+                let program = matches!(
+                    var("TERM_PROGRAM").as_str(),
+                    "iTerm.app" | "WezTerm" | "vscode" | "ghostty" | "Hyper" | "Tabby"
+                );
+                let by_term = ["xterm-kitty", "xterm-ghostty", "wezterm", "foot"]
+                    .iter()
+                    .any(|t| term.starts_with(t));
+                let others = ["KITTY_WINDOW_ID", "WT_SESSION", "KONSOLE_VERSION"]
+                    .iter()
+                    .any(|v| !var(v).is_empty());
+                !multiplexed && (vte || program || by_term || others)
+            }
+        };
+        if osc8 { Links::Osc8 } else { Links::Text }
+    }
+}
+
+/// A URL that may be the target of an OSC 8 hyperlink, by number, so that [`SpanStyle`] stays
+/// a small `Copy` value. The URLs are kept for the run (each distinct URL once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LinkId(u32);
+
+/// The longest URL made a hyperlink; a longer one is shown as text.
+const MAX_LINK_URL: usize = 2048;
+
+#[derive(Default)]
+struct LinkTable {
+    urls: Vec<std::sync::Arc<str>>,
+    ids: std::collections::HashMap<std::sync::Arc<str>, u32>,
+}
+
+fn link_table() -> std::sync::MutexGuard<'static, LinkTable> {
+    static LINKS: std::sync::OnceLock<std::sync::Mutex<LinkTable>> = std::sync::OnceLock::new();
+    LINKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl LinkId {
+    /// The id of `url` when it can be a hyperlink safely: an `http`, `https` or `mailto`
+    /// URL of visible ASCII only (no spaces, no control characters, so nothing in it can end
+    /// the escape sequence early or start another) and not over 2 KiB; and no secret in it
+    /// (redaction would change it). `None` otherwise: the link is shown as text.
+    pub(crate) fn new(url: &str) -> Option<LinkId> {
+        let scheme_ok = ["http://", "https://", "mailto:"]
+            .iter()
+            .any(|s| url.len() > s.len() && url[..s.len()].eq_ignore_ascii_case(s));
+        let bytes_ok = url.bytes().all(|b| (0x21..=0x7e).contains(&b));
+        if !scheme_ok || !bytes_ok || url.len() > MAX_LINK_URL {
+            return None;
+        }
+        if let Cow::Owned(_) = crate::host::redact::redact(url) {
+            return None;
+        }
+        let mut table = link_table();
+        if let Some(&id) = table.ids.get(url) {
+            return Some(LinkId(id));
+        }
+        let id = u32::try_from(table.urls.len()).ok()?;
+        let url: std::sync::Arc<str> = url.into();
+        table.urls.push(url.clone());
+        table.ids.insert(url, id);
+        Some(LinkId(id))
+    }
+
+    fn url(self) -> std::sync::Arc<str> {
+        link_table().urls[self.0 as usize].clone()
+    }
 }
 
 /// One grapheme cluster with its style and width.

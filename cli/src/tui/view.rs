@@ -6,6 +6,7 @@
 //! Functions that take a `width` return lines that fit it; the others return logical lines
 //! for the caller to [`wrap`](super::text::wrap).
 
+use super::markdown::highlight::CodeHighlighter;
 use super::text::{self, Color, Line, SpanStyle, expand_tabs, truncate, wrap_prefixed};
 use crate::sandbox::escalate::Unsandboxed;
 use hrns_core::session::{Approval, ToolStatus};
@@ -81,11 +82,15 @@ pub(crate) fn status_line(
     agent: &str,
     tokens: u64,
     context_percent: Option<u64>,
+    cost: Option<&str>,
     width: usize,
 ) -> Line {
     let mut tokens = format!("{} tokens", format_tokens(tokens));
     if let Some(percent) = context_percent {
         tokens.push_str(&format!(" · ctx {percent}%"));
+    }
+    if let Some(cost) = cost {
+        tokens.push_str(&format!(" · {cost}"));
     }
     let fixed = text::width(provider) + text::width(agent) + text::width(&tokens) + 9;
     let room = width.saturating_sub(fixed).max(8);
@@ -168,11 +173,25 @@ pub(crate) fn tool_call_line(name: &str, arguments: &str, width: usize) -> Line 
 /// `⎿ ok` (green) or `⎿ error` (red, or the status that stopped the call), then up to
 /// `max_lines` first lines of the output, dimmed and cut to `width`, and `… +N lines` for
 /// the rest.
+#[cfg(test)]
 pub(crate) fn tool_result_lines(
     status: ToolStatus,
     output: &str,
     max_lines: usize,
     width: usize,
+) -> Vec<Line> {
+    tool_result_lines_as(status, output, max_lines, width, None)
+}
+
+/// The result lines with the lines of a file `read_file` returned coloured by `code` (the
+/// highlighter of the file's language): `read_file` numbers its lines `     7\tcode`, so the
+/// number stays dim and the code after the tab is highlighted.
+pub(crate) fn tool_result_lines_as(
+    status: ToolStatus,
+    output: &str,
+    max_lines: usize,
+    width: usize,
+    mut code: Option<CodeHighlighter>,
 ) -> Vec<Line> {
     let output = output.trim_end();
     let total = if output.is_empty() {
@@ -193,7 +212,17 @@ pub(crate) fn tool_result_lines(
     }
     let mut lines = vec![truncate(&head, width)];
     for l in output.lines().take(max_lines) {
-        let line = Line::styled(format!("    {}", expand_tabs(l, 4)), DIM);
+        let numbered = l
+            .split_once('\t')
+            .filter(|(n, _)| !n.trim().is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()));
+        let line = match (code.as_mut(), numbered, status) {
+            (Some(h), Some((number, source)), ToolStatus::Ok) if h.is_on() => {
+                let mut line = Line::styled(format!("    {number}  "), DIM);
+                line.extend(h.line(&expand_tabs(source, 4)));
+                line
+            }
+            _ => Line::styled(format!("    {}", expand_tabs(l, 4)), DIM),
+        };
         lines.push(truncate(&line, width));
     }
     if max_lines > 0 && total > max_lines {
@@ -418,16 +447,29 @@ mod tests {
         let b = plain(&banner("openai", "gpt-4o", "Builder", "0.1.0"));
         assert_eq!(b[0], "hrns 0.1.0");
         assert_eq!(b[1], "provider openai · model gpt-4o · agent Builder");
-        let s = status_line("openai", "gpt-4o", "Builder", 12_345, None, 80);
+        let s = status_line("openai", "gpt-4o", "Builder", 12_345, None, None, 80);
         assert_eq!(s.plain_text(), "openai · gpt-4o · Builder · 12.3k tokens");
-        let s = status_line("openai", "gpt-4o", "Builder", 12_345, Some(42), 80);
+        let s = status_line("openai", "gpt-4o", "Builder", 12_345, Some(42), None, 80);
         assert_eq!(
             s.plain_text(),
             "openai · gpt-4o · Builder · 12.3k tokens · ctx 42%"
         );
+        let s = status_line(
+            "openai",
+            "gpt-4o",
+            "Builder",
+            12_345,
+            Some(42),
+            Some("$0.0123"),
+            80,
+        );
+        assert_eq!(
+            s.plain_text(),
+            "openai · gpt-4o · Builder · 12.3k tokens · ctx 42% · $0.0123"
+        );
         // A long model name is shortened first.
         let model = "accounts/fireworks/models/llama-v3p1-405b-instruct";
-        let s = status_line("fw", model, "Builder", 5, None, 50).plain_text();
+        let s = status_line("fw", model, "Builder", 5, None, None, 50).plain_text();
         assert!(s.ends_with("· Builder · 5 tokens"), "{s}");
         assert!(s.contains('…'));
         assert_eq!(format_tokens(999), "999");
@@ -462,6 +504,46 @@ mod tests {
             plain(&tool_result_lines(ToolStatus::Ok, "", 3, 80)),
             ["  ⎿ ok"]
         );
+    }
+
+    #[test]
+    fn read_file_results_are_coloured_by_the_files_language() {
+        use crate::tui::markdown::highlight::{Highlight, Theme};
+        let out = "     1\tfn main() {\n     2\t    let x = 1;\n     3\t}\n";
+        let code = CodeHighlighter::new("rs", Highlight::On(Theme::Dark));
+        let r = tool_result_lines_as(ToolStatus::Ok, out, 2, 80, Some(code));
+        assert_eq!(
+            plain(&r),
+            [
+                "  ⎿ ok",
+                "         1  fn main() {",
+                "         2      let x = 1;",
+                "    … +1 line"
+            ]
+        );
+        // The number stays dim; the code carries the theme's colours.
+        assert_eq!(r[1].0[0].style, DIM);
+        assert!(
+            r[1].0[1..]
+                .iter()
+                .any(|s| matches!(s.style.fg, Some(Color::Rgb(..))))
+        );
+        // Colours off (NO_COLOR), an unknown language or an error: dim plain text as before.
+        for (code, status) in [
+            (CodeHighlighter::new("rs", Highlight::Off), ToolStatus::Ok),
+            (
+                CodeHighlighter::new("no-such", Highlight::On(Theme::Dark)),
+                ToolStatus::Ok,
+            ),
+            (
+                CodeHighlighter::new("rs", Highlight::On(Theme::Dark)),
+                ToolStatus::Error,
+            ),
+        ] {
+            let r = tool_result_lines_as(status, out, 1, 80, Some(code));
+            assert_eq!(plain(&r)[1], "         1\tfn main() {".replace('\t', "  "));
+            assert!(r[1..].iter().all(|l| l.0.iter().all(|s| s.style == DIM)));
+        }
     }
 
     #[test]
@@ -572,6 +654,7 @@ mod tests {
                     "Explorer",
                     1_234_567,
                     Some(100),
+                    Some("$12.35"),
                     w,
                 ),
                 tool_call_line("write_file", args, w),

@@ -154,22 +154,42 @@ pub enum SessionError {
 pub struct TokenTotals {
     /// Prompt tokens.
     pub prompt: u64,
+    /// Of the prompt tokens, those the provider served from its cache, where it reports
+    /// them ([`crate::pricing::cached_tokens`]); they are often cheaper.
+    pub cached: u64,
     /// Completion tokens.
     pub completion: u64,
 }
 
 impl TokenTotals {
-    fn add(&mut self, usage: &Usage) {
+    pub(crate) fn add(&mut self, usage: &Usage) {
         self.prompt += usage.prompt_tokens.unwrap_or(0);
+        self.cached += crate::pricing::cached_tokens(usage).unwrap_or(0);
         self.completion += usage.completion_tokens.unwrap_or(0);
     }
 
+    /// The sum of two totals (a session's and those before it, say).
+    pub fn plus(self, other: TokenTotals) -> TokenTotals {
+        TokenTotals {
+            prompt: self.prompt + other.prompt,
+            cached: self.cached + other.cached,
+            completion: self.completion + other.completion,
+        }
+    }
+
     fn to_usage(self) -> Usage {
+        let mut extra = crate::wire::Extra::new();
+        if self.cached > 0 {
+            extra.insert(
+                "prompt_tokens_details".into(),
+                serde_json::json!({ "cached_tokens": self.cached }),
+            );
+        }
         Usage {
             prompt_tokens: Some(self.prompt),
             completion_tokens: Some(self.completion),
             total_tokens: Some(self.prompt + self.completion),
-            extra: Default::default(),
+            extra,
         }
     }
 }

@@ -248,6 +248,7 @@ fn text_turn_builds_the_request_and_finishes_once() {
         h.s.usage(),
         TokenTotals {
             prompt: 10,
+            cached: 0,
             completion: 5
         }
     );

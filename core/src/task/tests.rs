@@ -274,6 +274,19 @@ fn usage_adds_the_childrens() {
         Some(u(16, 4))
     );
     assert_eq!(add_usage(None, &[u(5, 1)]), Some(u(5, 1)));
+    // Cached prompt tokens are summed too, whichever way each reported them.
+    let mut parent = u(10, 2);
+    parent
+        .extra
+        .insert("prompt_cache_hit_tokens".into(), serde_json::json!(4));
+    let mut child = u(5, 1);
+    child.extra.insert(
+        "prompt_tokens_details".into(),
+        serde_json::json!({"cached_tokens": 3}),
+    );
+    let sum = add_usage(Some(parent), &[child, u(1, 1)]).unwrap();
+    assert_eq!(crate::pricing::cached_tokens(&sum), Some(7));
+    assert_eq!(sum.prompt_tokens, Some(16));
 }
 
 #[test]

@@ -82,7 +82,9 @@ impl App {
         if let Some(checkpointer) = checkpointer {
             runner = runner.checkpoints(checkpointer);
         }
-        self.tokens_before = self.tokens();
+        // The ending session's tokens are counted at its own model's prices.
+        self.spent_before = self.spent();
+        self.pricing = self.setup.pricing();
         self.session = Some(session);
         self.runner = Some(runner);
         self.look_up_window();
@@ -195,7 +197,9 @@ impl App {
                     None => view::user_message(&m.text(), width),
                 },
                 Role::Assistant => {
-                    let mut lines = MarkdownRenderer::render(&m.text(), width, self.highlight);
+                    let mut lines = MarkdownRenderer::new(width, self.highlight)
+                        .with_links(self.links)
+                        .document(&m.text());
                     for c in &m.tool_calls {
                         lines.push(view::tool_call_line(
                             &c.function.name,

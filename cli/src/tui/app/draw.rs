@@ -28,7 +28,8 @@ impl App {
         self.printed += lines.len();
         self.print(&lines);
         if finish {
-            self.md = MarkdownRenderer::new(self.screen.wrap_width(), self.highlight);
+            self.md = MarkdownRenderer::new(self.screen.wrap_width(), self.highlight)
+                .with_links(self.links);
             self.printed = 0;
         }
     }
@@ -108,14 +109,16 @@ impl App {
                 width,
             ));
         }
+        let spent = self.spent();
         lines.push(view::status_line(
             &self.setup.provider.name,
             &self.setup.provider.model,
             &self.setup.agent.name,
-            self.tokens(),
+            spent.total_tokens(),
             self.session
                 .as_ref()
                 .and_then(|s| s.context_usage().percent()),
+            crate::tui::status::status_line_cost(&spent, self.pricing.is_some()).as_deref(),
             width,
         ));
         let _ = self.screen.draw(&lines, (base + row, col));

@@ -101,6 +101,8 @@ pub(crate) struct App {
     md: MarkdownRenderer,
     /// How code in answers is coloured (off under `NO_COLOR`).
     highlight: Highlight,
+    /// How links in answers are shown (OSC 8 hyperlinks where the terminal opens them).
+    links: crate::tui::text::Links,
     printed: usize,
     reasoning: String,
     show_reasoning: bool,
@@ -113,9 +115,12 @@ pub(crate) struct App {
     /// Messages typed while a turn runs, sent when it ends.
     queue: super::queue::Queue,
     connect: Option<Connect>,
-    /// Tokens of the sessions this conversation ran in before the current one (a `/model`
-    /// switch starts a new session on the same history); the rest is `Session::usage`.
-    tokens_before: u64,
+    /// Tokens and cost of the sessions this conversation ran in before the current one (a
+    /// `/model` switch starts a new session on the same history); the rest is
+    /// `Session::usage` at `pricing`.
+    spent_before: super::status::Spent,
+    /// The current model's prices from the config, if it gives them.
+    pricing: Option<hrns_core::pricing::Pricing>,
     ctrl_c_at: Option<Instant>,
     quit: bool,
     /// The exit status: 0, or 128 + the signal that ended the UI.
@@ -142,6 +147,8 @@ pub(crate) struct App {
     /// The diffs the write tools take just before they run, shown with results that were not
     /// asked about (an asked call's diff is shown in its approval).
     diffs: crate::host::diff::WriteDiffs,
+    /// The `read_file` calls waiting for their results, with their files' languages.
+    reads: Vec<(String, String)>,
     /// The subagents of the running turn, shown live under the answer.
     tasks: super::tasks::Tasks,
     /// Subagents' approval questions waiting for the one on screen to be answered.
@@ -219,12 +226,25 @@ impl App {
                 .extra
                 .get("theme")
                 .and_then(|t| t.as_str()),
+            // The screen is in raw mode and nothing reads the terminal yet.
+            crate::tui::background::ask,
+        );
+        let pricing = setup.pricing();
+        let links = crate::tui::text::Links::detect(
+            setup
+                .file
+                .config
+                .extra
+                .get("hyperlinks")
+                .and_then(serde_json::Value::as_bool),
+            colors(),
         );
         let mut app = App {
             policy,
             screen,
             editor: Editor::new(history),
-            md: MarkdownRenderer::new(width, highlight),
+            md: MarkdownRenderer::new(width, highlight).with_links(links),
+            links,
             highlight,
             printed: 0,
             reasoning: String::new(),
@@ -236,13 +256,15 @@ impl App {
             asking: None,
             queue: Default::default(),
             connect: None,
-            tokens_before: 0,
+            spent_before: Default::default(),
+            pricing,
             ctrl_c_at: None,
             quit: false,
             exit_status: 0,
             models: Vec::new(),
             window_looked_up: None,
             candidates: None,
+            reads: Vec::new(),
             picking_model: false,
             log: None,
             checkpoint_ask: None,

@@ -28,7 +28,7 @@ impl App {
                 self.close_log();
                 self.new_log();
                 self.rebuild(Vec::new());
-                self.tokens_before = 0;
+                self.spent_before = Default::default();
                 self.info("new conversation");
             }
             CommandId::Retry => {
@@ -268,6 +268,10 @@ impl App {
             CommandId::Undo => self.undo(),
             CommandId::Redo => self.redo(),
             CommandId::Rewind => self.rewind(arg),
+            CommandId::Status => {
+                let lines = self.status_report();
+                self.print(&lines);
+            }
             CommandId::Quit => self.quit = true,
         }
     }
@@ -310,5 +314,41 @@ impl App {
         if let Err(e) = self.setup.file.save() {
             self.error(&e.message);
         }
+    }
+
+    /// The `/status` lines.
+    fn status_report(&self) -> Vec<Line> {
+        let approval = match self.policy {
+            hrns_core::session::ApprovalPolicy::ReadOnly => "read-only",
+            hrns_core::session::ApprovalPolicy::Ask => "ask",
+            hrns_core::session::ApprovalPolicy::Auto => "auto",
+        };
+        let policy = &self.setup.sandbox.policy;
+        let sandbox = match policy.mode() {
+            hrns_core::sandbox::SandboxMode::WorkspaceWrite => {
+                format!("workspace-write (network {})", policy.network().as_str())
+            }
+            mode @ (hrns_core::sandbox::SandboxMode::ReadOnly
+            | hrns_core::sandbox::SandboxMode::DangerFullAccess) => mode.as_str().to_owned(),
+        };
+        let report = crate::tui::status::Report {
+            provider: &self.setup.provider.name,
+            url: &hrns_core::url_secrets::hide_url_secrets(&self.setup.provider.base_url),
+            model: &self.setup.provider.model,
+            agent: &self.setup.agent.name,
+            approval,
+            sandbox: &sandbox,
+            context: self
+                .session
+                .as_ref()
+                .map(hrns_core::session::Session::context_usage)
+                .unwrap_or(hrns_core::session::ContextUsage {
+                    tokens: 0,
+                    window: None,
+                }),
+            spent: self.spent(),
+            pricing: self.pricing,
+        };
+        crate::tui::status::report_lines(&report, self.screen.wrap_width())
     }
 }

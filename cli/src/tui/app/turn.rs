@@ -1,6 +1,7 @@
 //! A turn: sending the prompt, driving the runner, and showing its events as they arrive.
 
 use super::{App, Asker, Asking, Msg, questions};
+use crate::tui::markdown::highlight::CodeHighlighter;
 use crate::tui::text::{Line, SpanStyle};
 use crate::tui::view;
 use hrns_core::session::{Event, Session};
@@ -21,13 +22,15 @@ impl App {
     }
 
     /// Tokens used in this conversation, from the session's own count.
-    pub(super) fn tokens(&self) -> u64 {
+    /// The conversation's tokens and their cost so far.
+    pub(super) fn spent(&self) -> crate::tui::status::Spent {
         let usage = self
             .session
             .as_ref()
             .map(Session::usage)
             .unwrap_or_default();
-        self.tokens_before + usage.prompt + usage.completion
+        self.spent_before
+            .plus(crate::tui::status::Spent::of(usage, self.pricing))
     }
 
     /// Starts the IO the session asked for after input of our own, and shows its events.
@@ -219,15 +222,27 @@ impl App {
                 self.reasoning.push_str(text);
             }
             Event::ToolCall {
-                name, arguments, ..
+                id,
+                name,
+                arguments,
             } => {
                 let _ = self.diffs.on_event(&event);
+                if name == hrns_core::tool::builtin::READ_FILE {
+                    // Its result is shown in the colours of the file's language.
+                    self.reads.push((id.clone(), read_file_language(arguments)));
+                }
                 self.flush_reasoning();
                 self.flush_markdown(true);
                 self.print(&[view::tool_call_line(name, arguments, width)]);
             }
-            Event::ToolResult { status, output, .. } => {
-                let lines = view::tool_result_lines(*status, &output.content, 3, width);
+            Event::ToolResult {
+                id, status, output, ..
+            } => {
+                let code = self.reads.iter().position(|(i, _)| i == id).map(|at| {
+                    let (_, language) = self.reads.swap_remove(at);
+                    CodeHighlighter::new(&language, self.highlight)
+                });
+                let lines = view::tool_result_lines_as(*status, &output.content, 3, width, code);
                 self.print(&lines);
                 // What a write that ran without asking changed (taken just before it ran).
                 if let Some(diff) = self.diffs.on_event(&event) {
@@ -319,4 +334,19 @@ impl App {
             _ => {}
         }
     }
+}
+
+/// The language of the file a `read_file` call reads: its path's extension (`rs`), or its
+/// name for files known by name (`Makefile`); empty when the arguments name no path.
+fn read_file_language(arguments: &str) -> String {
+    let path = serde_json::from_str::<serde_json::Value>(arguments)
+        .ok()
+        .and_then(|v| v.get("path").and_then(|p| p.as_str()).map(str::to_owned))
+        .unwrap_or_default();
+    let path = std::path::Path::new(&path);
+    path.extension()
+        .or_else(|| path.file_name())
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_owned()
 }

@@ -4,7 +4,7 @@
 use super::highlight::{CodeHighlighter, Highlight};
 use super::table::Table;
 use super::{CODE_COLOR, MARK, code_lines, fence_footer, fence_header};
-use crate::tui::text::{self, Color, Line, SpanStyle};
+use crate::tui::text::{self, Color, Line, LinkId, Links, SpanStyle};
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 const HEADING: SpanStyle = SpanStyle::fg(Color::Magenta).bold();
@@ -14,7 +14,13 @@ const MAX_NESTING: usize = 16;
 
 /// Renders `source` (complete Markdown) into lines of at most `width` columns, each behind
 /// `indent` spaces.
-pub(super) fn render(source: &str, width: usize, indent: usize, highlight: Highlight) -> Vec<Line> {
+pub(super) fn render(
+    source: &str,
+    width: usize,
+    indent: usize,
+    highlight: Highlight,
+    link_mode: Links,
+) -> Vec<Line> {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut w = Writer {
@@ -26,6 +32,7 @@ pub(super) fn render(source: &str, width: usize, indent: usize, highlight: Highl
         lists: Vec::new(),
         styles: Vec::new(),
         links: Vec::new(),
+        link_mode,
         inline: Line::new(),
         code: None,
         table: None,
@@ -63,8 +70,10 @@ struct Writer {
     /// The next number of each open list (`None` for bullets).
     lists: Vec<Option<u64>>,
     styles: Vec<SpanStyle>,
-    /// The targets of open links and images.
-    links: Vec<String>,
+    /// The targets of open links and images, with their hyperlink when the text is one.
+    links: Vec<(String, Option<LinkId>)>,
+    /// How links are shown.
+    link_mode: Links,
     /// The text of the paragraph, heading or table cell being written.
     inline: Line,
     code: Option<Code>,
@@ -203,11 +212,16 @@ impl Writer {
             Tag::Strikethrough => self.styles.push(self.style().strike()),
             Tag::Superscript | Tag::Subscript => self.styles.push(self.style()),
             Tag::Link { dest_url, .. } => {
-                self.links.push(dest_url.into_string());
-                self.styles.push(self.style().underline());
+                let id = match self.link_mode {
+                    Links::Osc8 => LinkId::new(&dest_url),
+                    Links::Text => None,
+                };
+                let style = self.style().underline();
+                self.styles.push(id.map_or(style, |id| style.linked(id)));
+                self.links.push((dest_url.into_string(), id));
             }
             Tag::Image { dest_url, .. } => {
-                self.links.push(dest_url.into_string());
+                self.links.push((dest_url.into_string(), None));
                 self.styles.push(self.style().italic());
             }
             Tag::FootnoteDefinition(label) => {
@@ -294,7 +308,8 @@ impl Writer {
             }
             TagEnd::Link | TagEnd::Image => {
                 self.styles.pop();
-                if let Some(url) = self.links.pop() {
+                // A hyperlink's text opens its URL: the URL need not be shown.
+                if let Some((url, None)) = self.links.pop() {
                     let label = self.inline.plain_text();
                     if !url.is_empty() && !label.ends_with(url.as_str()) {
                         self.inline
@@ -387,7 +402,7 @@ mod tests {
     use super::*;
 
     fn plain(s: &str, width: usize) -> Vec<String> {
-        render(s, width, 0, Highlight::Off)
+        render(s, width, 0, Highlight::Off, Links::Text)
             .iter()
             .map(Line::plain_text)
             .collect()
@@ -425,7 +440,7 @@ mod tests {
             ["Title", "", "para site (https://a.b) and https://c.d"]
         );
         assert_eq!(plain("~~gone~~ **b** *i*", 40), ["gone b i"]);
-        let lines = render("~~gone~~ `c`", 40, 0, Highlight::Off);
+        let lines = render("~~gone~~ `c`", 40, 0, Highlight::Off, Links::Text);
         assert!(lines[0].0[0].style.strike);
         assert_eq!(lines[0].0[2].style.fg, Some(CODE_COLOR));
     }
@@ -433,10 +448,10 @@ mod tests {
     #[test]
     fn hostile_nesting_stays_bounded() {
         let doc = format!("{}deep", ">".repeat(5000));
-        let lines = render(&doc, 80, 0, Highlight::Off);
+        let lines = render(&doc, 80, 0, Highlight::Off, Links::Text);
         assert!(lines.iter().all(|l| l.width() <= 80 + 2 * MAX_NESTING));
         let doc = format!("{}x", "- ".repeat(3000));
-        let lines = render(&doc, 80, 0, Highlight::Off);
+        let lines = render(&doc, 80, 0, Highlight::Off, Links::Text);
         assert!(!lines.is_empty());
     }
 }

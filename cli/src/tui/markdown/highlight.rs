@@ -25,8 +25,12 @@ pub(crate) enum Highlight {
 
 impl Highlight {
     /// The setting for this terminal: off under `NO_COLOR` or `TERM=dumb`; else the theme the
-    /// config names (`"theme": "dark" | "light"`), else the one `COLORFGBG` suggests, else dark.
-    pub(crate) fn detect(config_theme: Option<&str>) -> Highlight {
+    /// config names (`"theme": "dark" | "light"`); else the one that suits the background the
+    /// terminal tells when `ask` asks it (OSC 11); else the one `COLORFGBG` suggests; else dark.
+    pub(crate) fn detect(
+        config_theme: Option<&str>,
+        ask: impl FnOnce() -> Option<Theme>,
+    ) -> Highlight {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
         if no_color || dumb {
@@ -35,7 +39,9 @@ impl Highlight {
         let theme = match config_theme {
             Some("light") => Theme::Light,
             Some("dark") => Theme::Dark,
-            _ => background_from_colorfgbg(std::env::var("COLORFGBG").ok().as_deref()),
+            _ => ask().unwrap_or_else(|| {
+                background_from_colorfgbg(std::env::var("COLORFGBG").ok().as_deref())
+            }),
         };
         Highlight::On(theme)
     }

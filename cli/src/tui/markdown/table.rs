@@ -194,7 +194,7 @@ mod tests {
     use crate::tui::text::Line;
 
     fn screen(doc: &str, width: usize) -> Vec<String> {
-        render(doc, width, 0, Highlight::Off)
+        render(doc, width, 0, Highlight::Off, crate::tui::text::Links::Text)
             .iter()
             .map(Line::plain_text)
             .collect()
@@ -214,7 +214,7 @@ mod tests {
                 "└───────────┴──────┴────────┘",
             ]
         );
-        let lines = render(doc, 60, 0, Highlight::Off);
+        let lines = render(doc, 60, 0, Highlight::Off, crate::tui::text::Links::Text);
         assert!(lines[1].0.iter().any(|s| s.style.bold), "header emphasis");
     }
 
@@ -236,7 +236,7 @@ mod tests {
                 "└───────┴────────────────────┘",
             ]
         );
-        for l in render(doc, 30, 0, Highlight::Off) {
+        for l in render(doc, 30, 0, Highlight::Off, crate::tui::text::Links::Text) {
             assert_eq!(l.width(), 30);
         }
     }

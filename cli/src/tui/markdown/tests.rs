@@ -294,3 +294,117 @@ proptest! {
         prop_assert_eq!(r.lines_committed(), whole.as_slice());
     }
 }
+
+#[test]
+fn wrapping_counts_display_columns() {
+    // Wide characters take two columns, a combining mark none, an emoji cluster two: every
+    // line of a paragraph, a list item and a code block stays within the width.
+    let doc = "日本語の文章はとても長いので折り返されます。e\u{301}e\u{301}e\u{301} 👩‍👩‍👧 🦀🦀\n\n\
+               - 項目 日本語 日本語 日本語 日本語\n\n```\n日本語のコード 👍👍👍👍👍👍\n```";
+    for w in [9, 12, 17] {
+        let lines = MarkdownRenderer::render(doc, w, Highlight::Off);
+        for l in &lines {
+            assert!(
+                l.width() <= w,
+                "{w}: {:?} is {} wide",
+                l.plain_text(),
+                l.width()
+            );
+        }
+        // Nothing is lost on the way: the text is all there, in order.
+        let all: String = plain(&lines)
+            .concat()
+            .replace(['│', ' ', '•', '╭', '╰', '─'], "");
+        assert!(
+            all.contains("日本語の文章はとても長いので折り返されます。"),
+            "{all}"
+        );
+        assert!(all.contains("e\u{301}e\u{301}e\u{301}👩‍👩‍👧🦀🦀"), "{all}");
+    }
+    assert_eq!(
+        screen("日本語 日本語 日本語", 13),
+        ["日本語 日本語", "日本語"]
+    );
+    // A combining accent does not push the line past the width.
+    assert_eq!(
+        screen("cafe\u{301} cafe\u{301} cafe\u{301}", 10),
+        ["cafe\u{301} cafe\u{301}", "cafe\u{301}"]
+    );
+}
+
+#[test]
+fn links_are_hyperlinks_where_the_terminal_opens_them() {
+    use crate::tui::text::render_ansi;
+    let doc = "see [the docs](https://example.com/a?b=c) and <https://example.org>";
+    let osc8 = MarkdownRenderer::new(80, Highlight::Off)
+        .with_links(Links::Osc8)
+        .document(doc);
+    assert_eq!(plain(&osc8), ["see the docs and https://example.org"]);
+    let raw = render_ansi(&osc8[0], true);
+    assert!(
+        raw.contains("\x1b]8;;https://example.com/a?b=c\x1b\\\x1b[4mthe docs\x1b[0m\x1b]8;;\x1b\\"),
+        "{raw:?}"
+    );
+    assert!(raw.contains("\x1b]8;;https://example.org\x1b\\"), "{raw:?}");
+    // Without colours (NO_COLOR) no escape at all, the hyperlink included.
+    assert_eq!(
+        render_ansi(&osc8[0], false),
+        "see the docs and https://example.org"
+    );
+    let text = MarkdownRenderer::new(80, Highlight::Off).document(doc);
+    assert_eq!(
+        plain(&text),
+        ["see the docs (https://example.com/a?b=c) and https://example.org"]
+    );
+}
+
+#[test]
+fn hostile_link_targets_are_never_written_into_an_escape() {
+    use crate::tui::text::render_ansi;
+    // A URL that would end the OSC 8 sequence early and clear the screen, one with a space
+    // or a control character, a `javascript:` and a `file:` target: each is shown as text,
+    // cleaned, never inside an escape sequence.
+    for url in [
+        "https://x.y/\u{1b}\\\u{1b}[2J",
+        "https://x.y/a\u{7}b",
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "https://x.y/\u{9b}31m",
+    ] {
+        let doc = format!("[click](<{url}>)");
+        let lines = MarkdownRenderer::new(80, Highlight::Off)
+            .with_links(Links::Osc8)
+            .document(&doc);
+        let raw: String = lines.iter().map(|l| render_ansi(l, true)).collect();
+        assert!(!raw.contains("\x1b]8"), "{url:?}: {raw:?}");
+        assert!(!raw.contains("[2J"), "{url:?}: {raw:?}");
+        assert!(
+            !raw.contains('\u{7}') && !raw.contains('\u{9b}'),
+            "{url:?}: {raw:?}"
+        );
+    }
+    // Link text with escapes is cleaned like any text.
+    let lines = MarkdownRenderer::new(80, Highlight::Off)
+        .with_links(Links::Osc8)
+        .document("[a\u{1b}\\]8;;https://evil\u{7}b](https://ok.example)");
+    let raw = render_ansi(&lines[0], true);
+    // Only hrns's own sequences are left: the text's escape and bell are gone, so what
+    // remains of the fake sequence is harmless text.
+    let ours = raw
+        .replace("\x1b]8;;https://ok.example\x1b\\", "")
+        .replace("\x1b]8;;\x1b\\", "")
+        .replace("\x1b[4m", "")
+        .replace("\x1b[0m", "");
+    assert!(!ours.contains(['\x1b', '\x07']), "{raw:?}");
+    assert_eq!(ours, "a]8;;https://evilb");
+    // An over-long URL is text too.
+    let long = format!("https://x.y/{}", "a".repeat(3000));
+    let lines = MarkdownRenderer::new(80, Highlight::Off)
+        .with_links(Links::Osc8)
+        .document(&format!("[t]({long})"));
+    assert!(
+        lines
+            .iter()
+            .all(|l| !render_ansi(l, true).contains("\x1b]8"))
+    );
+}
