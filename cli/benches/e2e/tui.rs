@@ -5,25 +5,45 @@ use super::*;
 /// The last words of the TUI benchmark's answer.
 pub(crate) const ANSWER_END: &str = "End of the benchmark answer.";
 
-/// A Markdown answer of about 400 KB (headings, emphasis, code, links, lists, quotes, tables
-/// and fenced code in two languages) in deltas of 6 and 7 bytes alternately (about 61 000), as a fast provider
-/// streams it.
-pub(crate) fn markdown_deltas() -> Vec<String> {
+/// What the benchmark answer holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Headings, emphasis, code spans, links, lists, quotes, tables and fenced code in two
+    /// languages (highlighted).
+    Markdown,
+    /// The same without tables and fenced code: text the highlighter never sees.
+    Prose,
+}
+
+/// A Markdown answer of about `bytes` (400 KB in the issues' figures) in deltas of 6 and 7
+/// bytes alternately (about 61 000 for 400 KB), as a fast provider streams it.
+pub(crate) fn markdown_deltas(bytes: usize, kind: Kind) -> Vec<String> {
     let mut text = String::new();
     let mut n = 0;
-    while text.len() < 400_000 {
+    while text.len() < bytes {
         n += 1;
         text.push_str(&format!(
             "## Section {n}\n\nSome **bold** words, some *italic* ones, a `code span` and a \
              [link](https://example.com/page/{n}) in a paragraph long enough to wrap on an \
              ordinary terminal of one hundred columns, café included.\n\n\
              - a bullet with **emphasis**\n- a second bullet\n  - a nested one\n\
-             1. first step\n2. second step\n\n> a quoted line of text\n\n\
-             ```rust\nfn section_{n}() {{\n    println!(\"{n}\");\n}}\n```\n\n\
-             | Name | Size | Notes |\n|:---|---:|---|\n| item {n} | {n} KB | a cell long enough \
-             to need some room |\n| 日本語 | 2 | ✅ done |\n\n\
-             ```python\ndef section_{n}():\n    return \"{n}\"  # a comment\n```\n\n"
+             1. first step\n2. second step\n\n> a quoted line of text\n\n"
         ));
+        match kind {
+            Kind::Markdown => text.push_str(&format!(
+                "```rust\nfn section_{n}() {{\n    println!(\"{n}\");\n}}\n```\n\n\
+                 | Name | Size | Notes |\n|:---|---:|---|\n| item {n} | {n} KB | a cell long \
+                 enough to need some room |\n| 日本語 | 2 | ✅ done |\n\n\
+                 ```python\ndef section_{n}():\n    return \"{n}\"  # a comment\n```\n\n"
+            )),
+            Kind::Prose => text.push_str(&format!(
+                "Another paragraph for section {n}, of about the length the table and the two \
+                 code blocks take in the Markdown answer, so that both answers have as many \
+                 sections for their size; it wraps too, as prose does, over two or three \
+                 lines of an ordinary terminal, with nothing in it but words and punctuation \
+                 of the usual kind, written out plainly.\n\n"
+            )),
+        }
     }
     text.push_str(ANSWER_END);
     let mut deltas = Vec::new();
@@ -62,7 +82,11 @@ pub(crate) fn tui_child(url: &str, prompt: &str) {
     ];
     let t = Duration::from_secs(120);
     let work = root.path().join("work");
-    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &work, &env, 30, 100);
+    // `HRNS_BENCH_TUI_WRAP="valgrind --tool=callgrind"` runs the TUI under a profiler.
+    let wrap = std::env::var("HRNS_BENCH_TUI_WRAP").unwrap_or_default();
+    let mut words: Vec<&str> = wrap.split_whitespace().collect();
+    words.push(env!("CARGO_BIN_EXE_hrns"));
+    let mut p = pty::Pty::spawn(words[0], &words[1..], &work, &env, 30, 100);
     p.expect("mock-model", t);
     if prompt != "-" {
         p.send(&format!("{prompt}\r"));
@@ -75,11 +99,26 @@ pub(crate) fn tui_child(url: &str, prompt: &str) {
     println!("{}", us(u.user_time()) + us(u.system_time()));
 }
 
-/// The TUI's CPU time for a 400 KB Markdown answer of about 61 000 deltas, and for starting
-/// and quitting alone (its baseline), interleaved, each in a fresh pseudo-terminal.
+/// The TUI's CPU time for a 400 KB Markdown answer of about 61 000 deltas and for the same
+/// size of prose, and for starting and quitting alone (its baseline), interleaved, each in a
+/// fresh pseudo-terminal. `HRNS_BENCH_TUI_KB` (a comma-separated list, default 400) gives
+/// other sizes: `100,200,400,800` is the size sweep of BENCHMARKS.md.
 pub(crate) fn tui_render() {
+    let sizes = std::env::var("HRNS_BENCH_TUI_KB").unwrap_or_else(|_| "400".into());
+    println!(
+        "\n## TUI rendering a Markdown answer (CPU time of the process; median of {RUNS}, range)\n"
+    );
+    for kb in sizes.split(',') {
+        let kb: usize = kb.trim().parse().expect("HRNS_BENCH_TUI_KB: sizes in KB");
+        for kind in [Kind::Markdown, Kind::Prose] {
+            tui_render_one(kb * 1000, kind);
+        }
+    }
+}
+
+fn tui_render_one(size: usize, kind: Kind) {
     use hrns_blocking::mock::chunk;
-    let deltas = markdown_deltas();
+    let deltas = markdown_deltas(size, kind);
     let bytes: usize = deltas.iter().map(String::len).sum();
     let mut events = vec![chunk::role_chunk()];
     events.extend(deltas.iter().map(|d| chunk::text_chunk(d)));
@@ -120,10 +159,7 @@ pub(crate) fn tui_render() {
     };
     let render = median(answer.clone()).saturating_sub(median(idle.clone()));
     println!(
-        "\n## TUI rendering a Markdown answer (CPU time of the process; median of {RUNS}, range)\n"
-    );
-    println!(
-        "{} KB in {} deltas: {}; started and quit alone: {}; the answer's share: {:.3} s",
+        "{kind:?}, {} KB in {} deltas: {}; started and quit alone: {}; the answer's share: {:.3} s",
         bytes / 1000,
         deltas.len(),
         show(&mut answer),

@@ -168,18 +168,14 @@ impl MarkdownRenderer {
     fn take_line(&mut self, line: &str) {
         let line = text::expand_tabs(line, TAB);
         let line = line.as_ref();
-        if let Some(code) = &mut self.code {
+        if let Some(mut code) = self.code.take() {
             if is_closing_fence(line, code.fence) {
-                self.code = None;
                 self.committed.push(fence_footer());
             } else {
-                let mut h = code.highlighter.clone();
-                let indent = code.fence.indent;
-                let lines = self.code_line(&mut h, line, indent);
+                // The highlighter's state moves on by this line: nothing is parsed twice.
+                let lines = self.code_line(&mut code.highlighter, line, code.fence.indent);
                 self.committed.extend(lines);
-                if let Some(code) = &mut self.code {
-                    code.highlighter = h;
-                }
+                self.code = Some(code);
             }
             return;
         }

@@ -340,11 +340,40 @@ impl<'a> Iterator for Clusters<'a> {
         let len = if first.is_ascii() && bytes.get(1).is_none_or(u8::is_ascii) {
             1
         } else {
-            rest.graphemes(true).next().map_or(rest.len(), str::len)
+            let mut chars = rest.chars();
+            match (chars.next(), chars.next()) {
+                // Two characters that join nothing stand apart (the rule "otherwise, break
+                // everywhere"): box drawing, CJK, accented letters, as tables and code
+                // gutters are full of.
+                (Some(c), next) if lone(c) && next.is_none_or(lone) => c.len_utf8(),
+                _ => rest.graphemes(true).next().map_or(rest.len(), str::len),
+            }
         };
         self.at += len;
         Some(&rest[..len])
     }
+}
+
+/// Whether `c` joins no neighbour into a grapheme cluster: its Grapheme_Cluster_Break
+/// property is Other (not Control, Extend, ZWJ, SpacingMark, Prepend, Regional_Indicator or
+/// Hangul), checked for a few blocks that answers use a lot; `false` for the rest, which then
+/// take the full rules. Extended_Pictographic characters (some symbols here) join only over a
+/// ZWJ, which is not one of these.
+fn lone(c: char) -> bool {
+    matches!(c,
+        ' '..='~'
+        | '\u{a0}'..='\u{ac}'
+        | '\u{ae}'..='\u{2ff}'
+        | '\u{2010}'..='\u{2027}'
+        | '\u{2030}'..='\u{205e}'
+        | '\u{2190}'..='\u{23ff}'
+        | '\u{2500}'..='\u{27bf}'
+        | '\u{3000}'..='\u{3029}'
+        | '\u{3030}'..='\u{303f}'
+        | '\u{3041}'..='\u{3096}'
+        | '\u{309b}'..='\u{30ff}'
+        | '\u{4e00}'..='\u{9fff}'
+        | '\u{ff01}'..='\u{ff60}')
 }
 
 /// The width of one grapheme cluster (a cleaned one: no control characters).
@@ -400,7 +429,13 @@ impl Links {
     /// Windows Terminal, VTE ≥ 0.50 such as GNOME Terminal, Konsole), never inside tmux or
     /// screen (which pass it on only when configured to), and never without colours.
     pub(crate) fn detect(config: Option<bool>, colors: bool) -> Links {
-        let var = |name: &str| std::env::var(name).unwrap_or_default();
+        Links::detect_in(config, colors, |name| {
+            std::env::var(name).unwrap_or_default()
+        })
+    }
+
+    /// [`Links::detect`] with the environment variables `var` gives.
+    fn detect_in(config: Option<bool>, colors: bool, var: impl Fn(&str) -> String) -> Links {
         let osc8 = match config {
             _ if !colors || var("TERM") == "dumb" => false,
             Some(setting) => setting,
@@ -750,6 +785,15 @@ mod tests {
             "\u{1100}",
             "\u{1161}",
             "\u{fe0f}",
+            "日",
+            "─",
+            "é",
+            "\u{3099}",
+            "\u{302a}",
+            "✅",
+            "\u{ad}",
+            "\u{2060}",
+            "\u{2028}",
         ];
         let mut strings = vec![String::new()];
         for _ in 0..4 {
@@ -792,6 +836,38 @@ mod tests {
         assert_eq!(width("\x1b]8;;http://x\x07link\x1b]8;;\x1b\\"), 4);
         assert_eq!(width("a\rb\x07c\x7f"), 3);
         assert_eq!(clean("a\tb"), "a b");
+    }
+
+    #[test]
+    fn hyperlinks_where_the_terminal_is_known_to_open_them() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+                    .unwrap_or_default()
+            }
+        };
+        let osc8 = |config, colors, vars| Links::detect_in(config, colors, env(vars));
+        assert_eq!(
+            osc8(None, true, &[("TERM_PROGRAM", "WezTerm")]),
+            Links::Osc8
+        );
+        assert_eq!(osc8(None, true, &[("VTE_VERSION", "7600")]), Links::Osc8);
+        assert_eq!(osc8(None, true, &[("VTE_VERSION", "4000")]), Links::Text);
+        assert_eq!(osc8(None, true, &[("TERM", "xterm-kitty")]), Links::Osc8);
+        assert_eq!(osc8(None, true, &[("TERM", "xterm-256color")]), Links::Text);
+        // tmux passes OSC 8 on only when configured to: text unless the config says so.
+        let tmux: &[(&str, &str)] = &[("TERM_PROGRAM", "iTerm.app"), ("TMUX", "/tmp/t,1,0")];
+        assert_eq!(osc8(None, true, tmux), Links::Text);
+        assert_eq!(osc8(Some(true), true, tmux), Links::Osc8);
+        assert_eq!(
+            osc8(Some(false), true, &[("TERM_PROGRAM", "WezTerm")]),
+            Links::Text
+        );
+        // No colours (NO_COLOR) or a dumb terminal: never.
+        assert_eq!(osc8(Some(true), false, &[]), Links::Text);
+        assert_eq!(osc8(Some(true), true, &[("TERM", "dumb")]), Links::Text);
     }
 
     #[test]
