@@ -91,6 +91,11 @@ impl Screen {
         self.clear_live()?;
         let width = self.wrap_width();
         for line in lines {
+            // Most lines (an answer's) were laid out for this width already.
+            if line.width() <= width {
+                write!(self.out, "{}\r\n", text::render_ansi(line, self.colors))?;
+                continue;
+            }
             for row in text::wrap(line, width) {
                 write!(self.out, "{}\r\n", text::render_ansi(&row, self.colors))?;
             }

@@ -26,18 +26,21 @@ pub(crate) enum Color {
 }
 
 impl Color {
-    fn sgr(self) -> std::borrow::Cow<'static, str> {
-        match self {
-            Color::Red => "31".into(),
-            Color::Green => "32".into(),
-            Color::Yellow => "33".into(),
-            Color::Blue => "34".into(),
-            Color::Magenta => "35".into(),
-            Color::Cyan => "36".into(),
-            Color::Grey => "90".into(),
-            Color::Rgb(r, g, b) if truecolor() => format!("38;2;{r};{g};{b}").into(),
-            Color::Rgb(r, g, b) => format!("38;5;{}", cube_index(r, g, b)).into(),
-        }
+    /// Appends the SGR parameters of this colour (no allocation: a highlighted answer has a
+    /// colour on nearly every word).
+    fn push_sgr(self, out: &mut String) {
+        use std::fmt::Write;
+        let _ = match self {
+            Color::Red => out.write_str("31"),
+            Color::Green => out.write_str("32"),
+            Color::Yellow => out.write_str("33"),
+            Color::Blue => out.write_str("34"),
+            Color::Magenta => out.write_str("35"),
+            Color::Cyan => out.write_str("36"),
+            Color::Grey => out.write_str("90"),
+            Color::Rgb(r, g, b) if truecolor() => write!(out, "38;2;{r};{g};{b}"),
+            Color::Rgb(r, g, b) => write!(out, "38;5;{}", cube_index(r, g, b)),
+        };
     }
 }
 
@@ -146,28 +149,32 @@ impl SpanStyle {
         }
     }
 
-    /// The SGR parameters of this style, such as `1;31`; empty for plain text.
-    fn sgr(self) -> String {
-        let mut codes: Vec<std::borrow::Cow<'static, str>> = Vec::new();
-        if self.bold {
-            codes.push("1".into());
-        }
-        if self.dim {
-            codes.push("2".into());
-        }
-        if self.italic {
-            codes.push("3".into());
-        }
-        if self.underline {
-            codes.push("4".into());
-        }
-        if self.strike {
-            codes.push("9".into());
+    /// Appends `ESC [ parameters m` for this style, such as `ESC[1;31m`; nothing for plain
+    /// text. Whether it appended anything.
+    fn push_sgr(self, out: &mut String) -> bool {
+        let flags = [
+            (self.bold, "1"),
+            (self.dim, "2"),
+            (self.italic, "3"),
+            (self.underline, "4"),
+            (self.strike, "9"),
+        ];
+        let start = out.len();
+        for (on, code) in flags {
+            if on {
+                out.push_str(if out.len() == start { "\x1b[" } else { ";" });
+                out.push_str(code);
+            }
         }
         if let Some(c) = self.fg {
-            codes.push(c.sgr());
+            out.push_str(if out.len() == start { "\x1b[" } else { ";" });
+            c.push_sgr(out);
         }
-        codes.join(";")
+        let any = out.len() > start;
+        if any {
+            out.push('m');
+        }
+        any
     }
 }
 
@@ -397,11 +404,7 @@ pub(crate) fn render_ansi(line: &Line, colors: bool) -> String {
             out.push_str(url);
             out.push_str("\x1b\\");
         }
-        let sgr = span.style.sgr();
-        if colors && !sgr.is_empty() {
-            out.push_str("\x1b[");
-            out.push_str(&sgr);
-            out.push('m');
+        if colors && span.style.push_sgr(&mut out) {
             out.push_str(&text);
             out.push_str("\x1b[0m");
         } else {
