@@ -280,3 +280,31 @@ fn status_says_when_the_cost_is_unknown() {
     assert!(!screen.contains('$'), "{screen}");
     quit(p);
 }
+
+#[test]
+fn read_file_results_are_coloured_by_the_files_extension() {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("r1", "read_file", r#"{"path":"lib.rs"}"#)]),
+        Reply::text_answer("Read it."),
+    ])
+    .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("work")).unwrap();
+    std::fs::write(
+        root.path().join("work/lib.rs"),
+        "pub fn answer() -> u32 {\n    42\n}\n",
+    )
+    .unwrap();
+    let mut p = start(&root, &mock, &[("COLORTERM", "truecolor")]);
+    p.send("read lib.rs\r");
+    p.expect("Read it.", T);
+    let raw = String::from_utf8_lossy(&p.raw()).into_owned();
+    // The file's first line, under the call, each word in a theme colour: `fn` as a span
+    // of its own in 24-bit colour.
+    let at = raw.find("         1  ").expect(&raw);
+    let line = &raw[at..raw[at..].find('\n').map_or(raw.len(), |end| at + end)];
+    assert!(line.contains("m\x1b[38;2;"), "{line:?}");
+    assert!(line.contains("mfn\x1b[0m"), "{line:?}");
+    assert!(line.contains("answer"), "{line:?}");
+    quit(p);
+}
