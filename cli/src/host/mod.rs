@@ -2,6 +2,7 @@
 //! writes, the diffs it shows, its subagents and its recordings.
 
 pub(crate) mod checkpoints;
+pub(crate) mod conversation;
 pub(crate) mod diff;
 pub(crate) mod record;
 pub(crate) mod redact;
