@@ -5,6 +5,10 @@
 //! hands out one complete line at a time, `Ok(None)` meaning "feed me more". A line longer than
 //! the documented limit is an error of its own, reported once; its bytes are dropped up to the
 //! next newline, so one hostile message neither grows memory nor stops the ones after it.
+//!
+//! Not MCP's [`crate::mcp::jsonrpc::LineDecoder`]: there hrns is the client of a server it
+//! started, and a line past the limit ends the connection; here hrns is the agent an editor
+//! talks to, which answers a bad line and keeps serving.
 
 /// The longest message [`LineDecoder::new`] accepts: 64 MiB, room for a prompt with a few
 /// embedded images in base64 and far below what would hurt.
@@ -38,8 +42,6 @@ pub struct LineDecoder {
     max: usize,
     /// Dropping the rest of a line that was too long.
     skipping: bool,
-    /// The too-long error not yet handed out.
-    pending: Option<FrameError>,
     eof: bool,
 }
 
@@ -57,7 +59,6 @@ impl LineDecoder {
             scanned: 0,
             max,
             skipping: false,
-            pending: None,
             eof: false,
         }
     }
@@ -66,17 +67,18 @@ impl LineDecoder {
     pub fn feed(&mut self, bytes: &[u8]) {
         if self.skipping {
             // Only the end of the dropped line matters.
-            match memchr::memchr(b'\n', bytes) {
-                Some(i) => {
-                    self.skipping = false;
-                    self.buf.extend_from_slice(&bytes[i + 1..]);
-                }
-                None => return,
+            if let Some(i) = memchr::memchr(b'\n', bytes) {
+                self.skipping = false;
+                self.buf.extend_from_slice(&bytes[i + 1..]);
             }
         } else {
             self.buf.extend_from_slice(bytes);
         }
-        self.check_length();
+    }
+
+    /// Bytes held for lines not yet complete.
+    pub fn buffered_len(&self) -> usize {
+        self.buf.len()
     }
 
     /// Marks the end of the input.
@@ -88,9 +90,6 @@ impl LineDecoder {
     /// is needed or the input has ended, or the error of a line that could not be kept.
     /// Blank lines are skipped.
     pub fn poll_line(&mut self) -> Result<Option<Vec<u8>>, FrameError> {
-        if let Some(e) = self.pending.take() {
-            return Err(e);
-        }
         loop {
             match memchr::memchr(b'\n', &self.buf[self.scanned..]) {
                 Some(i) => {
@@ -101,7 +100,9 @@ impl LineDecoder {
                     if line.last() == Some(&b'\r') {
                         line.pop();
                     }
-                    self.check_length();
+                    if line.len() > self.max {
+                        return Err(FrameError::TooLong { limit: self.max });
+                    }
                     if line.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
@@ -109,6 +110,15 @@ impl LineDecoder {
                 }
                 None => {
                     self.scanned = self.buf.len();
+                    // A `\r` at the end may be the start of the line end.
+                    let held = self.buf.len() - usize::from(self.buf.last() == Some(&b'\r'));
+                    if held > self.max {
+                        // Dropped now, not when its end comes: memory stays bounded.
+                        self.buf.clear();
+                        self.scanned = 0;
+                        self.skipping = !self.eof;
+                        return Err(FrameError::TooLong { limit: self.max });
+                    }
                     if self.eof && !self.buf.is_empty() {
                         let blank = self.buf.iter().all(u8::is_ascii_whitespace);
                         let bytes = self.buf.len();
@@ -122,25 +132,5 @@ impl LineDecoder {
                 }
             }
         }
-    }
-
-    /// Drops a line that has grown past the limit before its end arrived.
-    fn check_length(&mut self) {
-        let line_end = memchr::memchr(b'\n', &self.buf[self.scanned..]).map(|i| self.scanned + i);
-        let current = line_end.unwrap_or(self.buf.len());
-        if current <= self.max {
-            return;
-        }
-        self.pending = Some(FrameError::TooLong { limit: self.max });
-        match line_end {
-            Some(end) => {
-                self.buf.drain(..=end);
-            }
-            None => {
-                self.buf.clear();
-                self.skipping = true;
-            }
-        }
-        self.scanned = 0;
     }
 }

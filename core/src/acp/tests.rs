@@ -51,6 +51,17 @@ fn framing_vectors_whole_and_byte_by_byte() {
             vec![ok("{}"), Err(FrameError::TooLong { limit: 5 }), ok("{}")],
         ),
         (b"\xff\xfe\n", 100, vec![Ok(vec![0xff, 0xfe])]),
+        // Two lines past the limit in one read (found by the acp_decoder fuzz target).
+        (
+            b"0123456789\nabcdefghij\n{}\n",
+            5,
+            vec![
+                Err(FrameError::TooLong { limit: 5 }),
+                Err(FrameError::TooLong { limit: 5 }),
+                ok("{}"),
+            ],
+        ),
+        (b"12345\r\n", 5, vec![ok("12345")]),
     ];
     for (input, max, want) in cases {
         for step in [input.len(), 1, 3] {
