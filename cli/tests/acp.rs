@@ -188,7 +188,10 @@ fn a_text_turn_streams_chunks_and_ends_the_turn_without_the_key() {
     let init = agent.initialize();
     assert_eq!(init["protocolVersion"], 1);
     assert_eq!(init["agentCapabilities"]["loadSession"], true);
-    assert_eq!(init["agentCapabilities"]["promptCapabilities"]["embeddedContext"], true);
+    assert_eq!(
+        init["agentCapabilities"]["promptCapabilities"]["embeddedContext"],
+        true
+    );
     assert_eq!(init["agentCapabilities"]["mcpCapabilities"]["http"], true);
     assert_eq!(init["authMethods"], json!([]));
     let sid = agent.new_session(&env);
@@ -197,7 +200,10 @@ fn a_text_turn_streams_chunks_and_ends_the_turn_without_the_key() {
     let updates = agent.updates();
     assert_eq!(text_of(&updates, "agent_thought_chunk"), "thinking");
     let text = text_of(&updates, "agent_message_chunk");
-    assert!(text.starts_with("the key is ") && text.ends_with(", done"), "{text}");
+    assert!(
+        text.starts_with("the key is ") && text.ends_with(", done"),
+        "{text}"
+    );
     assert!(!text.contains("NEVERSHOWN"), "{text}");
     let usage = updates
         .iter()
@@ -246,15 +252,28 @@ fn a_write_asks_permission_and_shows_its_diff_once_allowed() {
         .iter()
         .map(|o| o["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(options, ["allow_once", "allow_always", "reject_once", "reject_always"]);
-    assert_eq!(std::fs::read_to_string(env.work().join("a.txt")).unwrap(), "new\n");
+    assert_eq!(
+        options,
+        ["allow_once", "allow_always", "reject_once", "reject_always"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work().join("a.txt")).unwrap(),
+        "new\n"
+    );
     let updates = agent.updates();
     let calls: Vec<&Value> = updates
         .iter()
         .filter(|u| u["toolCallId"] == "call_w")
         .collect();
-    let statuses: Vec<&str> = calls.iter().map(|u| u["status"].as_str().unwrap()).collect();
-    assert_eq!(statuses, ["pending", "in_progress", "completed"], "{calls:?}");
+    let statuses: Vec<&str> = calls
+        .iter()
+        .map(|u| u["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["pending", "in_progress", "completed"],
+        "{calls:?}"
+    );
     assert_eq!(calls[0]["kind"], "edit");
     let diff = &calls[2]["content"][1];
     assert_eq!(diff["type"], "diff");
@@ -270,8 +289,8 @@ fn a_rejected_or_cancelled_permission_denies_the_call() {
         json!({"outcome": "selected", "optionId": "reject_once"}),
         json!({"outcome": "cancelled"}),
     ] {
-        let mock = MockProvider::start([write_call("b.txt", "x"), Reply::text_answer("ok")])
-            .unwrap();
+        let mock =
+            MockProvider::start([write_call("b.txt", "x"), Reply::text_answer("ok")]).unwrap();
         let env = Env::new();
         let mut agent = Agent::start(&env, &mock, &[]);
         agent.initialize();
@@ -327,9 +346,14 @@ fn cancel_answers_the_prompt_with_cancelled() {
     let mut agent = Agent::start(&env, &mock, &[]);
     agent.initialize();
     let sid = agent.new_session(&env);
-    agent.send(json!({"jsonrpc": "2.0", "id": 99, "method": "session/prompt",
-        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "wait"}]}}));
-    assert!(mock.wait_for_requests(1, HANG), "the request never went out");
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 99, "method": "session/prompt",
+        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "wait"}]}}),
+    );
+    assert!(
+        mock.wait_for_requests(1, HANG),
+        "the request never went out"
+    );
     agent.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}));
     let answer = agent.until_answer(json!(99), &mut |r| panic!("unexpected {r}"));
     assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
@@ -347,8 +371,10 @@ fn a_cancel_while_the_editor_asks_denies_the_call_and_ends_cancelled() {
     let mut agent = Agent::start(&env, &mock, &[]);
     agent.initialize();
     let sid = agent.new_session(&env);
-    agent.send(json!({"jsonrpc": "2.0", "id": 50, "method": "session/prompt",
-        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "write"}]}}));
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 50, "method": "session/prompt",
+        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "write"}]}}),
+    );
     let asked = loop {
         let m = agent.next();
         if m["method"] == "session/request_permission" {
@@ -388,7 +414,12 @@ fn hostile_input_gets_clear_errors_and_the_agent_goes_on() {
         }
         agent.write_raw(&line);
         let answer = agent.next();
-        assert_eq!(answer["error"]["code"], code, "{}: {answer}", String::from_utf8_lossy(&line));
+        assert_eq!(
+            answer["error"]["code"],
+            code,
+            "{}: {answer}",
+            String::from_utf8_lossy(&line)
+        );
         assert_eq!(answer["id"], id, "{answer}");
         assert!(answer["error"]["message"].as_str().unwrap().len() > 10);
     }
@@ -404,7 +435,12 @@ fn hostile_input_gets_clear_errors_and_the_agent_goes_on() {
     drop(huge);
     let answer = agent.next();
     assert_eq!(answer["error"]["code"], -32600, "{answer}");
-    assert!(answer["error"]["message"].as_str().unwrap().contains("longer than"));
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than")
+    );
     agent.initialize();
     let sid = agent.new_session(&env);
     let answer = agent.prompt(&sid, "hi");
@@ -423,7 +459,10 @@ fn sessions_are_listed_loaded_resumed_and_closed() {
     let mut agent = Agent::start(&env, &mock, &[]);
     agent.initialize();
     let sid = agent.new_session(&env);
-    assert_eq!(agent.prompt(&sid, "remember me")["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        agent.prompt(&sid, "remember me")["result"]["stopReason"],
+        "end_turn"
+    );
     let closed = agent.call("session/close", json!({"sessionId": sid}));
     assert!(closed.get("result").is_some(), "{closed}");
     let gone = agent.prompt(&sid, "hello?");
@@ -439,7 +478,10 @@ fn sessions_are_listed_loaded_resumed_and_closed() {
         "session/load",
         json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
     );
-    assert_eq!(loaded["result"]["modes"]["currentModeId"], "Builder", "{loaded}");
+    assert_eq!(
+        loaded["result"]["modes"]["currentModeId"], "Builder",
+        "{loaded}"
+    );
     let replay = agent.updates();
     assert_eq!(text_of(&replay, "user_message_chunk"), "remember me");
     assert_eq!(text_of(&replay, "agent_message_chunk"), "first answer");
@@ -449,11 +491,20 @@ fn sessions_are_listed_loaded_resumed_and_closed() {
         json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
     );
     assert!(resumed.get("result").is_some(), "{resumed}");
-    assert!(text_of(&agent.updates(), "user_message_chunk").is_empty(), "resume does not replay");
-    assert_eq!(agent.prompt(&sid, "and now")["result"]["stopReason"], "end_turn");
+    assert!(
+        text_of(&agent.updates(), "user_message_chunk").is_empty(),
+        "resume does not replay"
+    );
+    assert_eq!(
+        agent.prompt(&sid, "and now")["result"]["stopReason"],
+        "end_turn"
+    );
     // The resumed session sent the whole history.
     let sent = mock.chat_requests()[1].json().to_string();
-    assert!(sent.contains("remember me") && sent.contains("first answer"), "{sent}");
+    assert!(
+        sent.contains("remember me") && sent.contains("first answer"),
+        "{sent}"
+    );
     let unknown = agent.call(
         "session/load",
         json!({"sessionId": "ffffff", "cwd": cwd, "mcpServers": []}),
@@ -467,11 +518,8 @@ fn sessions_are_listed_loaded_resumed_and_closed() {
 
 #[test]
 fn modes_are_agents_and_config_options_switch_model_and_approval() {
-    let mock = MockProvider::start([
-        write_call("e.txt", "auto"),
-        Reply::text_answer("done"),
-    ])
-    .unwrap();
+    let mock =
+        MockProvider::start([write_call("e.txt", "auto"), Reply::text_answer("done")]).unwrap();
     let env = Env::new();
     let mut agent = Agent::start(&env, &mock, &[]);
     agent.initialize();
@@ -486,7 +534,10 @@ fn modes_are_agents_and_config_options_switch_model_and_approval() {
         .iter()
         .map(|m| m["id"].as_str().unwrap())
         .collect();
-    assert!(modes.contains(&"Planner") && modes.contains(&"Builder"), "{modes:?}");
+    assert!(
+        modes.contains(&"Planner") && modes.contains(&"Builder"),
+        "{modes:?}"
+    );
     let ids: Vec<&str> = r["result"]["configOptions"]
         .as_array()
         .unwrap()
@@ -494,7 +545,10 @@ fn modes_are_agents_and_config_options_switch_model_and_approval() {
         .map(|o| o["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, ["mode", "model", "approval"]);
-    let set = agent.call("session/set_mode", json!({"sessionId": sid, "modeId": "Planner"}));
+    let set = agent.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "Planner"}),
+    );
     assert!(set.get("result").is_some(), "{set}");
     let update = agent
         .updates()
@@ -502,9 +556,15 @@ fn modes_are_agents_and_config_options_switch_model_and_approval() {
         .find(|u| u["sessionUpdate"] == "current_mode_update")
         .expect("current_mode_update");
     assert_eq!(update["currentModeId"], "Planner");
-    let bad = agent.call("session/set_mode", json!({"sessionId": sid, "modeId": "Nobody"}));
+    let bad = agent.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "Nobody"}),
+    );
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
-    agent.call("session/set_mode", json!({"sessionId": sid, "modeId": "Builder"}));
+    agent.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "Builder"}),
+    );
     let set = agent.call(
         "session/set_config_option",
         json!({"sessionId": sid, "configId": "approval", "value": "auto"}),
@@ -530,7 +590,10 @@ fn modes_are_agents_and_config_options_switch_model_and_approval() {
     // Under `auto` the write runs without a question, on the model now set.
     let answer = agent.prompt(&sid, "write");
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    assert_eq!(std::fs::read_to_string(env.work().join("e.txt")).unwrap(), "auto");
+    assert_eq!(
+        std::fs::read_to_string(env.work().join("e.txt")).unwrap(),
+        "auto"
+    );
     assert_eq!(mock.chat_requests()[0].json()["model"], "other-model");
     assert!(agent.finish().success());
 }
@@ -545,7 +608,10 @@ fn a_failed_turn_is_a_json_rpc_error_with_the_providers_message() {
     let answer = agent.prompt(&sid, "hi");
     assert_eq!(answer["error"]["code"], -32603, "{answer}");
     assert!(
-        answer["error"]["message"].as_str().unwrap().contains("bad key for this model"),
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bad key for this model"),
         "{answer}"
     );
     assert!(agent.finish().success());

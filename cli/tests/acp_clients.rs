@@ -137,7 +137,11 @@ fn answer_text(messages: &[serde_json::Value]) -> String {
     messages
         .iter()
         .filter(|m| m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
-        .map(|m| m["params"]["update"]["content"]["text"].as_str().unwrap_or_default())
+        .map(|m| {
+            m["params"]["update"]["content"]["text"]
+                .as_str()
+                .unwrap_or_default()
+        })
         .collect()
 }
 
@@ -155,8 +159,11 @@ fn acpx_runs_a_text_turn() {
     let mock = MockProvider::start([Reply::text_answer("hello from hrns")]).unwrap();
     let env = Env::new();
     env.config_with(&mock, "");
-    let Some(out) = acpx(&env, &mock, &["--approve-all", "--format", "json", "exec", "say hi"])
-    else {
+    let Some(out) = acpx(
+        &env,
+        &mock,
+        &["--approve-all", "--format", "json", "exec", "say hi"],
+    ) else {
         return;
     };
     let messages = messages(&out, 0);
@@ -178,8 +185,11 @@ fn acpx_approves_or_denies_a_tool_call() {
         .unwrap();
         let env = Env::new();
         env.config_with(&mock, "");
-        let Some(out) = acpx(&env, &mock, &[flag, "--format", "json", "exec", "write out.txt"])
-        else {
+        let Some(out) = acpx(
+            &env,
+            &mock,
+            &[flag, "--format", "json", "exec", "write out.txt"],
+        ) else {
             return;
         };
         let messages = messages(&out, code);
@@ -195,7 +205,11 @@ fn acpx_approves_or_denies_a_tool_call() {
             .rfind(|m| m["params"]["update"]["toolCallId"] == "call_1")
             .expect("the call's updates");
         let status = &last["params"]["update"]["status"];
-        assert_eq!(status, if written { "completed" } else { "failed" }, "{flag}");
+        assert_eq!(
+            status,
+            if written { "completed" } else { "failed" },
+            "{flag}"
+        );
         let file = env.work().join("out.txt");
         assert_eq!(file.exists(), written, "{flag}");
         if written {

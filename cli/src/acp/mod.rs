@@ -115,8 +115,7 @@ async fn serve(global: Global) -> u8 {
             // The mapping redacted already (across deltas); this is the net for the rest.
             let mut line = crate::host::redact::redact(&line).into_owned();
             line.push('\n');
-            if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err()
-            {
+            if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
                 break;
             }
         }
@@ -170,7 +169,10 @@ async fn serve(global: Global) -> u8 {
         .unwrap_or_default();
     for tx in senders {
         let (done, wait) = oneshot::channel();
-        if tx.send(session::Command::Close { done: Some(done) }).is_ok() {
+        if tx
+            .send(session::Command::Close { done: Some(done) })
+            .is_ok()
+        {
             let _ = wait.await;
         }
     }
@@ -185,15 +187,15 @@ fn on_line(server: &Arc<Server>, line: &[u8]) {
         Err(malformed) => server.out.error(&malformed.id, &malformed.error),
         Ok(Incoming::Response { id, outcome }) => {
             if !server.out.answered(&id, outcome) {
-                eprintln!("hrns acp: an answer to a request hrns did not send (id {id}) was ignored");
+                eprintln!(
+                    "hrns acp: an answer to a request hrns did not send (id {id}) was ignored"
+                );
             }
         }
-        Ok(Incoming::Request { id, method, params }) => {
-            match ClientCall::decode(&method, params) {
-                Ok(call) => on_call(server, Some(id), call),
-                Err(e) => server.out.error(&id, &e),
-            }
-        }
+        Ok(Incoming::Request { id, method, params }) => match ClientCall::decode(&method, params) {
+            Ok(call) => on_call(server, Some(id), call),
+            Err(e) => server.out.error(&id, &e),
+        },
         Ok(Incoming::Notification { method, params }) => {
             match ClientCall::decode(&method, params) {
                 Ok(call) => on_call(server, None, call),
@@ -261,7 +263,10 @@ fn on_call(server: &Arc<Server>, id: Option<Value>, call: ClientCall) {
                     s.remove(&sid);
                 }
             }
-            let command = session::Command::Call { id: id.clone(), call };
+            let command = session::Command::Call {
+                id: id.clone(),
+                call,
+            };
             if tx.send(command).is_err() {
                 server.out.error(&id, &unknown_session(&sid));
             }
@@ -292,7 +297,9 @@ fn session_of(server: &Server, id: &str) -> Option<mpsc::UnboundedSender<session
 pub(crate) fn unknown_session(id: &str) -> RpcError {
     RpcError::new(
         rpc::RESOURCE_NOT_FOUND,
-        format!("no open session `{id}`; open one with session/new, session/load or session/resume"),
+        format!(
+            "no open session `{id}`; open one with session/new, session/load or session/resume"
+        ),
     )
 }
 

@@ -63,9 +63,10 @@ pub(crate) fn open(server: &Arc<Server>, id: Value, how: Open) {
                     s.insert(sid.clone(), started.tx);
                 }
                 let notify = |update: Value| {
-                    server
-                        .out
-                        .notify("session/update", json!({"sessionId": sid, "update": update}));
+                    server.out.notify(
+                        "session/update",
+                        json!({"sessionId": sid, "update": update}),
+                    );
                 };
                 started.replay.into_iter().for_each(notify);
                 let mut result = started.state;
@@ -120,14 +121,18 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         Open::Load(p) | Open::Resume(p) => (&p.cwd, &p.mcp_servers),
     };
     if !cwd.starts_with('/') {
-        return Err(invalid(format!("cwd must be an absolute path, not `{cwd}`")));
+        return Err(invalid(format!(
+            "cwd must be an absolute path, not `{cwd}`"
+        )));
     }
     let file = ConfigFile::load(server.global.config.as_deref()).map_err(cli_error)?;
     let setup = Setup::resolve_in(&server.global, file, Some(Path::new(cwd))).map_err(cli_error)?;
     let policy = crate::setup::approval(server.global.approval, ApprovalPolicy::Ask);
     let mut found = crate::setup::mcp::configured(&setup.file.config, &setup.workspace);
     let (extra, warnings) = client_servers(mcp_servers);
-    found.servers.retain(|s| !extra.iter().any(|e| e.name == s.name));
+    found
+        .servers
+        .retain(|s| !extra.iter().any(|e| e.name == s.name));
     found.servers.extend(extra);
     let (mcp, failures) = crate::setup::mcp::start(&found, &setup.workspace, &setup.sandbox);
     for w in found.warnings.iter().chain(&warnings).chain(&failures) {
@@ -201,7 +206,11 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
     } = built;
     let secrets = secrets_of(&session);
     let replay = if replay_of {
-        update::replay(&secrets, &setup.workspace.display().to_string(), session.messages())
+        update::replay(
+            &secrets,
+            &setup.workspace.display().to_string(),
+            session.messages(),
+        )
     } else {
         Vec::new()
     };
@@ -256,11 +265,12 @@ fn client_servers(
 ) -> (Vec<hrns_core::mcp::config::ServerConfig>, Vec<String>) {
     let mut entries = serde_json::Map::new();
     for server in servers {
-        let pairs = |list: &[hrns_core::acp::methods::NameValue]| -> serde_json::Map<String, Value> {
-            list.iter()
-                .map(|nv| (nv.name.clone(), Value::String(nv.value.clone())))
-                .collect()
-        };
+        let pairs =
+            |list: &[hrns_core::acp::methods::NameValue]| -> serde_json::Map<String, Value> {
+                list.iter()
+                    .map(|nv| (nv.name.clone(), Value::String(nv.value.clone())))
+                    .collect()
+            };
         let (name, entry) = match server {
             McpServer::Stdio {
                 name,
@@ -349,7 +359,13 @@ pub(crate) fn list(p: &ListSessionsParams) -> Result<Value, RpcError> {
                 "updatedAt": s.header.started,
             });
             if let Some(title) = s.first_user_message {
-                let title: String = title.lines().next().unwrap_or_default().chars().take(100).collect();
+                let title: String = title
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(100)
+                    .collect();
                 info["title"] = json!(title);
             }
             info
@@ -406,7 +422,10 @@ impl Acp {
                 tool,
                 answer,
             } => {
-                let asked = self.session.asked().is_some_and(|run| run.call_id == call_id);
+                let asked = self
+                    .session
+                    .asked()
+                    .is_some_and(|run| run.call_id == call_id);
                 if asked {
                     let approval = self.permissions.answer(&tool, answer.as_ref());
                     self.answer(&call_id, approval);
@@ -486,11 +505,19 @@ impl Acp {
         }
         let (text, mut message) = super::prompt::message(blocks, &self.setup);
         // A custom command (`/name args`) is expanded as in the UI.
-        let before = (self.setup.agent.name.clone(), self.setup.provider.model.clone());
+        let before = (
+            self.setup.agent.name.clone(),
+            self.setup.provider.model.clone(),
+        );
         match crate::setup::custom_commands::invoke(&text, &mut self.setup) {
             Ok(Some(expanded)) => {
                 message = Message::user(expanded);
-                if before != (self.setup.agent.name.clone(), self.setup.provider.model.clone()) {
+                if before
+                    != (
+                        self.setup.agent.name.clone(),
+                        self.setup.provider.model.clone(),
+                    )
+                {
                     self.rebuild();
                 }
             }
@@ -677,7 +704,8 @@ impl Acp {
             })?;
         self.setup.agent = agent;
         self.rebuild();
-        let update = json!({"sessionUpdate": "current_mode_update", "currentModeId": self.setup.agent.name});
+        let update =
+            json!({"sessionUpdate": "current_mode_update", "currentModeId": self.setup.agent.name});
         self.send(&mut vec![update]);
         Ok(())
     }

@@ -42,8 +42,12 @@ impl Permissions {
                 };
             }
         };
-        let kind = outcome.and_then(|o| o.get("outcome")).and_then(Value::as_str);
-        let option = outcome.and_then(|o| o.get("optionId")).and_then(Value::as_str);
+        let kind = outcome
+            .and_then(|o| o.get("outcome"))
+            .and_then(Value::as_str);
+        let option = outcome
+            .and_then(|o| o.get("optionId"))
+            .and_then(Value::as_str);
         match (kind, option) {
             (Some("selected"), Some(ALLOW_ONCE)) => Approval::Once,
             (Some("selected"), Some(ALLOW_ALWAYS)) => Approval::AlwaysThisTool,
@@ -56,7 +60,9 @@ impl Permissions {
                 reason: Some("the permission request was cancelled".into()),
             },
             _ => Approval::Deny {
-                reason: Some("the editor's answer to the permission request was not understood".into()),
+                reason: Some(
+                    "the editor's answer to the permission request was not understood".into(),
+                ),
             },
         }
     }

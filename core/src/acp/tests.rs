@@ -11,8 +11,11 @@ use crate::session::{Approval, Event, ToolStatus, TurnError};
 use crate::tool::ToolOutput;
 use serde_json::{Value, json};
 
+/// What the decoder handed out, line by line.
+type Lines = Vec<Result<Vec<u8>, FrameError>>;
+
 /// Every line or error of `input`, fed in pieces of `step` bytes.
-fn lines(input: &[u8], step: usize, max: usize) -> Vec<Result<Vec<u8>, FrameError>> {
+fn lines(input: &[u8], step: usize, max: usize) -> Lines {
     let mut d = LineDecoder::new(max);
     let mut out = Vec::new();
     let drain = |d: &mut LineDecoder, out: &mut Vec<_>| {
@@ -36,7 +39,7 @@ fn lines(input: &[u8], step: usize, max: usize) -> Vec<Result<Vec<u8>, FrameErro
 #[test]
 fn framing_vectors_whole_and_byte_by_byte() {
     let ok = |s: &str| Ok(s.as_bytes().to_vec());
-    let cases: Vec<(&[u8], usize, Vec<Result<Vec<u8>, FrameError>>)> = vec![
+    let cases: Vec<(&[u8], usize, Lines)> = vec![
         (b"{\"a\":1}\n", 100, vec![ok("{\"a\":1}")]),
         (b"{}\r\n\n  \n{}\n", 100, vec![ok("{}"), ok("{}")]),
         (b"{}", 100, vec![Err(FrameError::Truncated { bytes: 2 })]),
@@ -115,20 +118,47 @@ fn messages_are_sorted_and_bad_ones_answered() {
     ));
     assert!(matches!(
         parse(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}"#),
-        Ok(Incoming::Response { outcome: Err(_), .. })
+        Ok(Incoming::Response {
+            outcome: Err(_),
+            ..
+        })
     ));
     let bad = [
         ("{not json", rpc::PARSE_ERROR, Value::Null),
         ("[1,2]", rpc::INVALID_REQUEST, Value::Null),
         ("42", rpc::INVALID_REQUEST, Value::Null),
         (r#"{"id":7,"method":"x"}"#, rpc::INVALID_REQUEST, json!(7)),
-        (r#"{"jsonrpc":"2.0","id":{},"method":"x"}"#, rpc::INVALID_REQUEST, Value::Null),
-        (r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#, rpc::INVALID_REQUEST, Value::Null),
-        (r#"{"jsonrpc":"2.0","id":2,"method":5}"#, rpc::INVALID_REQUEST, json!(2)),
-        (r#"{"jsonrpc":"2.0","id":2,"method":"x","params":3}"#, rpc::INVALID_REQUEST, json!(2)),
+        (
+            r#"{"jsonrpc":"2.0","id":{},"method":"x"}"#,
+            rpc::INVALID_REQUEST,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#,
+            rpc::INVALID_REQUEST,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":5}"#,
+            rpc::INVALID_REQUEST,
+            json!(2),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"x","params":3}"#,
+            rpc::INVALID_REQUEST,
+            json!(2),
+        ),
         (r#"{"jsonrpc":"2.0"}"#, rpc::INVALID_REQUEST, Value::Null),
-        (r#"{"jsonrpc":"2.0","id":4}"#, rpc::INVALID_REQUEST, json!(4)),
-        (r#"{"jsonrpc":"2.0","id":4,"result":1,"error":{}}"#, rpc::INVALID_REQUEST, json!(4)),
+        (
+            r#"{"jsonrpc":"2.0","id":4}"#,
+            rpc::INVALID_REQUEST,
+            json!(4),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"result":1,"error":{}}"#,
+            rpc::INVALID_REQUEST,
+            json!(4),
+        ),
     ];
     for (line, code, id) in bad {
         let m = parse(line).unwrap_err();
@@ -156,7 +186,9 @@ fn calls_decode_or_say_what_is_wrong() {
     };
     assert_eq!(p.session_id, "s1");
     assert_eq!(p.prompt.len(), 4);
-    assert!(matches!(&p.prompt[1], ContentBlock::ResourceLink { uri, .. } if uri.ends_with("a%20b.rs")));
+    assert!(
+        matches!(&p.prompt[1], ContentBlock::ResourceLink { uri, .. } if uri.ends_with("a%20b.rs"))
+    );
     let new = ClientCall::decode(
         "session/new",
         json!({"cwd": "/w", "mcpServers": [
@@ -172,13 +204,20 @@ fn calls_decode_or_say_what_is_wrong() {
     assert!(matches!(n.mcp_servers[1], McpServer::Http { .. }));
     let unknown = ClientCall::decode("session/fly", json!({})).unwrap_err();
     assert_eq!(unknown.code, rpc::METHOD_NOT_FOUND);
-    assert!(unknown.message.contains("session/fly"), "{}", unknown.message);
+    assert!(
+        unknown.message.contains("session/fly"),
+        "{}",
+        unknown.message
+    );
     let missing = ClientCall::decode("session/prompt", json!({"sessionId": "s"})).unwrap_err();
     assert_eq!(missing.code, rpc::INVALID_PARAMS);
     assert!(missing.message.contains("prompt"), "{}", missing.message);
     let wrong = ClientCall::decode("session/new", Value::Null).unwrap_err();
     assert_eq!(wrong.code, rpc::INVALID_PARAMS);
-    assert_eq!(file_uri_path("file:///w/a%20b.rs").as_deref(), Some("/w/a b.rs"));
+    assert_eq!(
+        file_uri_path("file:///w/a%20b.rs").as_deref(),
+        Some("/w/a b.rs")
+    );
     assert_eq!(file_uri_path("file://localhost/x").as_deref(), Some("/x"));
     assert_eq!(file_uri_path("https://x/y"), None);
     assert_eq!(file_uri_path("file:///bad%zz"), None);
@@ -206,7 +245,12 @@ fn a_secret_split_over_deltas_is_hidden() {
         let mut out = Vec::new();
         let bytes = answer.as_bytes();
         for piece in bytes.chunks(step) {
-            u.on_event(&secrets, &delta(std::str::from_utf8(piece).unwrap()), None, &mut out);
+            u.on_event(
+                &secrets,
+                &delta(std::str::from_utf8(piece).unwrap()),
+                None,
+                &mut out,
+            );
         }
         let finished = Event::TurnFinished {
             finish_reason: None,
@@ -216,7 +260,10 @@ fn a_secret_split_over_deltas_is_hidden() {
         u.on_event(&secrets, &finished, None, &mut out);
         let shown = texts(&out);
         assert!(!shown.contains("SECRET"), "step {step}: {shown}");
-        assert!(shown.starts_with("the key is ") && shown.ends_with(", done"), "{shown}");
+        assert!(
+            shown.starts_with("the key is ") && shown.ends_with(", done"),
+            "{shown}"
+        );
         assert_eq!(u.stop(&finished), Some(Ok(StopReason::EndTurn)));
     }
 }
@@ -254,10 +301,18 @@ fn a_tool_call_goes_pending_in_progress_completed_with_its_diff() {
         Some(&change),
         &mut out,
     );
-    let kinds: Vec<&str> = out.iter().map(|u| u["sessionUpdate"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = out
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap())
+        .collect();
     assert_eq!(
         kinds,
-        ["agent_message_chunk", "tool_call", "tool_call_update", "tool_call_update"]
+        [
+            "agent_message_chunk",
+            "tool_call",
+            "tool_call_update",
+            "tool_call_update"
+        ]
     );
     assert_eq!(out[1]["status"], "pending");
     assert_eq!(out[1]["kind"], "edit");
@@ -334,7 +389,12 @@ fn final_events_give_stop_reasons() {
     for (event, want) in cases {
         assert_eq!(u.stop(&event), Some(want));
     }
-    u.on_event(&Secrets::new(), &Event::RefusalDelta { text: "no".into() }, None, &mut Vec::new());
+    u.on_event(
+        &Secrets::new(),
+        &Event::RefusalDelta { text: "no".into() },
+        None,
+        &mut Vec::new(),
+    );
     let finished = Event::TurnFinished {
         finish_reason: None,
         usage: None,
@@ -403,7 +463,12 @@ fn kinds_usage_and_replay() {
         .collect();
     assert_eq!(
         kinds,
-        ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
+        [
+            "user_message_chunk",
+            "tool_call",
+            "tool_call_update",
+            "agent_message_chunk"
+        ]
     );
     assert!(!updates[0].to_string().contains("SECRET"));
 }

@@ -12,7 +12,16 @@ use crate::acp::methods::ClientCall;
 use crate::acp::rpc::{self, Incoming};
 
 /// Line limits: byte 0 modulo 8 picks one.
-const LIMITS: [usize; 8] = [0, 1, 16, 64, 200, 1024, 65536, crate::acp::frame::DEFAULT_MAX_LINE];
+const LIMITS: [usize; 8] = [
+    0,
+    1,
+    16,
+    64,
+    200,
+    1024,
+    65536,
+    crate::acp::frame::DEFAULT_MAX_LINE,
+];
 
 /// What one line became, in a comparable form.
 #[derive(Debug, PartialEq)]

@@ -272,7 +272,13 @@ impl App {
         for w in app.setup.discovered.warnings.clone() {
             app.print(&[view::error_line(&w)]);
         }
-        if app.shared.mcp.servers().iter().any(|s| !s.config().disabled) {
+        if app
+            .shared
+            .mcp
+            .servers()
+            .iter()
+            .any(|s| !s.config().disabled)
+        {
             watch_mcp(app.shared.mcp.watch(), app.tx.clone());
         }
         // The log first: the session's checkpoints are named after it.
