@@ -220,3 +220,62 @@ fn acpx_approves_or_denies_a_tool_call() {
         }
     }
 }
+
+/// acpx keeps a session per directory: each later prompt starts `hrns acp` again and loads
+/// the saved session (`session/load`), which goes on with its history.
+#[test]
+fn acpx_keeps_a_session_across_prompts_and_loads_it_again() {
+    let mock =
+        MockProvider::start([Reply::text_answer("first"), Reply::text_answer("second")]).unwrap();
+    let env = Env::new();
+    env.config_with(&mock, "");
+    // `--ttl 1`: acpx's queue owner ends a second after the last prompt.
+    let Some(out) = acpx(&env, &mock, &["--ttl", "1", "sessions", "new"]) else {
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut loaded = Vec::new();
+    for (prompt, answer) in [("one", "first"), ("two", "second")] {
+        let out = acpx(
+            &env,
+            &mock,
+            &[
+                "--ttl",
+                "1",
+                "--approve-all",
+                "--format",
+                "json",
+                "prompt",
+                prompt,
+            ],
+        )
+        .unwrap();
+        let messages = messages(&out, 0);
+        assert_eq!(answer_text(&messages), answer);
+        assert_eq!(stop_reason(&messages), "end_turn");
+        let load = messages
+            .iter()
+            .position(|m| m["method"] == "session/load")
+            .map(|i| {
+                messages[i + 1..]
+                    .iter()
+                    .find(|m| m["id"] == messages[i]["id"])
+                    .cloned()
+            });
+        loaded.push(load.flatten());
+    }
+    // The second prompt's hrns loaded the session the first one saved.
+    let load = loaded[1]
+        .as_ref()
+        .expect("the second prompt loads the session");
+    assert!(load.get("result").is_some(), "{load}");
+    let second = mock.chat_requests()[1].json().to_string();
+    assert!(
+        second.contains("one") && second.contains("first"),
+        "{second}"
+    );
+}
