@@ -251,7 +251,24 @@ impl Updates {
             } => Some(Ok(StopReason::MaxTurnRequests)),
             Event::TurnFailed { error } => Some(Err(error.clone())),
             Event::TurnCancelled => Some(Ok(StopReason::Cancelled)),
-            _ => {
+            Event::TurnStarted { .. }
+            | Event::RequestStarted { .. }
+            | Event::TextDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::RefusalDelta { .. }
+            | Event::ToolCallStreaming { .. }
+            | Event::ToolCall { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::ToolResult { .. }
+            | Event::Usage { .. }
+            | Event::Retry { .. }
+            | Event::OptionDropped { .. }
+            | Event::ToolsChanged { .. }
+            | Event::ContextCompacted { .. }
+            | Event::PlanUpdated { .. }
+            | Event::Message { .. }
+            | Event::Checkpoint { .. }
+            | Event::CheckpointFailed { .. } => {
                 self.refused = refused;
                 None
             }
