@@ -98,6 +98,8 @@ struct Acp {
     secrets: Secrets,
     /// The prompt running, by its request id.
     prompt: Option<Value>,
+    /// Where the session's checkpoints go, when they are on.
+    checkpointer: Option<Arc<hrns_blocking::Checkpointer>>,
     tx: mpsc::UnboundedSender<Command>,
 }
 
@@ -188,11 +190,18 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
     };
     let (tx, rx) = mpsc::unbounded_channel();
     let cwd_shown = setup.workspace.display().to_string();
+    // Checkpoints as in the UI: `hrns undo` takes an editor's session's changes back too.
+    let (checkpointer, warning) =
+        crate::host::checkpoints::checkpointer(&setup.file.config, &setup.workspace, log.id());
+    if let Some(warning) = warning {
+        eprintln!("hrns acp: warning: {warning}");
+    }
     let built = conversation::build(
         &setup,
         policy,
         &shared,
         subagents(&server.out, log.id(), &cwd_shown),
+        checkpointer.clone(),
         history,
     );
     if let Some(why) = &built.history_refused {
@@ -229,6 +238,7 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         permissions: Permissions::new(),
         secrets,
         prompt: None,
+        checkpointer,
         tx: tx.clone(),
     };
     let state = acp.state();
@@ -671,7 +681,14 @@ impl Acp {
             &self.id,
             &self.setup.workspace.display().to_string(),
         );
-        let built = conversation::build(&self.setup, self.policy, &self.shared, subagents, history);
+        let built = conversation::build(
+            &self.setup,
+            self.policy,
+            &self.shared,
+            subagents,
+            self.checkpointer.clone(),
+            history,
+        );
         if let Some(why) = &built.history_refused {
             eprintln!("hrns acp: {why}");
         }
