@@ -1,5 +1,6 @@
 //! The `hrns` binary: the interactive terminal UI, one-shot `exec`, and the commands around them.
 
+mod acp;
 mod args;
 mod commands;
 mod exec;
@@ -116,6 +117,7 @@ fn main() -> ExitCode {
             }
         }
         Some(Command::Exec(args)) => exec::run(g, args),
+        Some(Command::Acp(_)) => acp::run(g),
         Some(Command::Replay(args)) => commands::replay(g, args),
         Some(Command::Doctor(args)) => doctor::run(g, args),
         Some(Command::Models { .. }) => commands::models(g),

@@ -17,9 +17,11 @@
 //!   (partial) completion holds exactly the text of the content, reasoning and tool-call
 //!   argument deltas that were polled.
 
+mod acp;
 mod mcp;
 mod mcp_legacy;
 mod session;
+pub use acp::acp_decoder;
 pub use mcp::mcp_jsonrpc;
 pub use mcp_legacy::mcp_legacy_stream;
 pub use session::session;
@@ -436,6 +438,11 @@ mod tests {
     #[test]
     fn chat_stream_seeds() {
         run_seeds("chat_stream", super::chat_stream);
+    }
+
+    #[test]
+    fn acp_decoder_seeds() {
+        run_seeds("acp_decoder", super::acp_decoder);
     }
 
     #[test]

@@ -49,7 +49,8 @@
 //!   checks of a conversation; [`http`]: the request description with the key redacted;
 //!   [`client`]: the pure parts of the drivers' provider clients (requests, errors, and
 //!   [`client::StreamedChat`], the answer of a `stream_chat`); [`mcp`]: the Model Context
-//!   Protocol client.
+//!   Protocol client; [`acp`]: the Agent Client Protocol server's framing, methods, updates
+//!   and permissions (`hrns acp`).
 //! - [`quirks`]: what a provider deviates in, as requests must respect it; [`probe`]: the
 //!   requests and judgements of `hrns doctor`, which finds the quirks out.
 //! - [`context`]: the context window — token estimates, pruning and the compaction summary.
@@ -114,6 +115,7 @@
 #![warn(missing_docs)]
 
 pub mod accumulate;
+pub mod acp;
 pub mod agent;
 pub mod answer;
 pub mod checkpoint;

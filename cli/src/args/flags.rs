@@ -121,6 +121,7 @@ fn honoured<'a>(command: Option<&'a Command>, none: &'a RunFlags) -> (&'static s
     let nothing = Honoured::default();
     match command {
         Command::Exec(args) => ("hrns exec", Honoured::all(&args.flags)),
+        Command::Acp(flags) => ("hrns acp", Honoured::all(flags)),
         Command::Replay(args) => (
             "hrns replay",
             Honoured {

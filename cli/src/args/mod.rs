@@ -145,6 +145,11 @@ pub(crate) enum ApprovalArg {
 pub(crate) enum Command {
     /// Run one turn: the prompt (or stdin) in, the answer out.
     Exec(Box<ExecArgs>),
+    /// Serve the Agent Client Protocol (ACP v1) on stdin/stdout, so an editor (Zed, JetBrains,
+    /// Neovim, any ACP client) can drive hrns. Started by the editor, not by hand: stdout
+    /// carries protocol messages only, diagnostics go to stderr. Approvals default to `ask`
+    /// (the editor's permission prompt decides); sessions are saved like the UI's.
+    Acp(Box<RunFlags>),
     /// Re-run a recorded turn without a network, running tools for real, and report where
     /// the requests differ from the recording.
     Replay(ReplayArgs),

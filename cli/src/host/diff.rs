@@ -96,33 +96,57 @@ pub(crate) fn unified(path: &str, old: &str, new: &str, max: usize) -> Vec<DiffL
 /// `workspace` as it is now; `None` for other tools, arguments that do not parse, a file too
 /// large or not text, or an edit that would fail (the tool says why).
 pub(crate) fn proposed(workspace: &Path, tool: &str, arguments: &str) -> Option<Vec<DiffLine>> {
-    let read = |path: &str| -> Option<String> {
+    let change = proposed_change(workspace, tool, arguments)?;
+    (!change.lines.is_empty()).then_some(change.lines)
+}
+
+/// What a write is about to change: the unified diff, and the file's whole text before and
+/// after (ACP's `diff` content).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TakenDiff {
+    pub(crate) lines: Vec<DiffLine>,
+    pub(crate) change: hrns_core::acp::update::FileChange,
+}
+
+/// [`proposed`] with the whole texts: `None` for other tools, arguments that do not parse, a
+/// file too large or not text, or an edit that would fail.
+pub(crate) fn proposed_change(workspace: &Path, tool: &str, arguments: &str) -> Option<TakenDiff> {
+    let read = |path: &str| -> Option<(std::path::PathBuf, Option<String>)> {
         // Only files the tool may write: a diff never shows a file outside the workspace.
         let full = hrns_core::tool::path::confine(workspace, path).ok()?;
-        read_regular(&full)
+        let existed = std::fs::symlink_metadata(&full).is_ok();
+        let text = read_regular(&full)?;
+        Some((full, existed.then_some(text)))
     };
-    let (path, old, new) = match tool {
+    let (path, full, old, new) = match tool {
         WRITE_FILE => {
             let args: WriteFileArgs = serde_json::from_str(arguments).ok()?;
-            let old = read(&args.path)?;
-            (args.path, old, args.content)
+            let (full, old) = read(&args.path)?;
+            (args.path, full, old, args.content)
         }
         EDIT_FILE => {
             let args: EditFileArgs = serde_json::from_str(arguments).ok()?;
-            let old = read(&args.path)?;
+            let (full, old) = read(&args.path)?;
             let edited = hrns_core::tool::edit::apply_edit(
-                &old,
+                old.as_deref().unwrap_or_default(),
                 &args.old_string,
                 &args.new_string,
                 args.replace_all.unwrap_or(false),
             )
             .ok()?;
-            (args.path, old, edited.content)
+            (args.path, full, old, edited.content)
         }
         _ => return None,
     };
-    let lines = unified(&path, &old, &new, MAX_LINES);
-    (!lines.is_empty()).then_some(lines)
+    let lines = unified(&path, old.as_deref().unwrap_or_default(), &new, MAX_LINES);
+    Some(TakenDiff {
+        lines,
+        change: hrns_core::acp::update::FileChange {
+            path: full.display().to_string(),
+            old_text: old,
+            new_text: new,
+        },
+    })
 }
 
 /// The text of the file at `full` as it is now: `Some("")` when there is none, `None` when it
@@ -165,7 +189,7 @@ fn read_regular(full: &Path) -> Option<String> {
 }
 
 /// Diffs taken just before a write ran, keyed by the tool name and its arguments text.
-pub(crate) type Taken = Arc<Mutex<HashMap<String, Vec<DiffLine>>>>;
+pub(crate) type Taken = Arc<Mutex<HashMap<String, TakenDiff>>>;
 
 /// The key of a call in [`Taken`].
 pub(crate) fn key(tool: &str, arguments: &str) -> String {
@@ -182,7 +206,7 @@ struct Diffing {
 
 /// Takes the diff of the call `name(arguments)` into `taken`, reading the file as it is now.
 fn take(taken: &Taken, workspace: &Path, name: &str, arguments: &str) {
-    if let Some(diff) = proposed(workspace, name, arguments) {
+    if let Some(diff) = proposed_change(workspace, name, arguments) {
         if let Ok(mut taken) = taken.lock() {
             taken.insert(key(name, arguments), diff);
         }
@@ -291,6 +315,16 @@ impl WriteDiffs {
     /// Follows `event`; when it is the successful result of a write or edit, the diff taken
     /// just before it changed the file (unless [`WriteDiffs::shown`] already).
     pub(crate) fn on_event(&mut self, event: &hrns_core::session::Event) -> Option<Vec<DiffLine>> {
+        self.on_event_whole(event)
+            .map(|taken| taken.lines)
+            .filter(|lines| !lines.is_empty())
+    }
+
+    /// [`WriteDiffs::on_event`] with the file's whole text before and after.
+    pub(crate) fn on_event_whole(
+        &mut self,
+        event: &hrns_core::session::Event,
+    ) -> Option<TakenDiff> {
         use hrns_core::session::Event;
         match event {
             Event::ToolCall {

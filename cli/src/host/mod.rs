@@ -1,7 +1,37 @@
-//! What every front end shares around a conversation: the secrets it redacts, the session log it
-//! writes, the diffs it shows, its subagents and its recordings.
+//! What every front end shares around a conversation: how it is put together
+//! ([`conversation`]), the secrets it redacts, the session log it writes, the diffs it shows,
+//! its subagents and its recordings.
+//!
+//! # A new front end: what an editor server implements
+//!
+//! `hrns acp` (`crate::acp`) is the worked example; a third front end (another editor
+//! protocol, a web socket) follows the same steps and copies nothing:
+//!
+//! 1. **The protocol's decisions in the core.** Framing, message sorting, the mapping of
+//!    [`Event`](hrns_core::session::Event)s to the protocol's updates (redaction across deltas
+//!    included) and the reading of approval answers are pure functions and state machines in
+//!    `hrns-core` (for ACP, `hrns_core::acp`), tested with vectors fed whole and byte by byte
+//!    and fuzzed. The match on `Event` there has no wildcard arm, so a new event fails to
+//!    compile until the front end says what it shows for it.
+//! 2. **The setup from config and flags.** `Setup::resolve_in` (provider, agent, skills,
+//!    instructions, sandbox for a workspace), `setup::mcp::configured` and `setup::mcp::start`
+//!    (the MCP servers, the editor's own ones read like config entries), and
+//!    [`conversation::build`]: client, toolbox, MCP tools, the unsandboxed-once wrapper,
+//!    diffs, `update_plan`, subagents and the session, over a history to continue. The front
+//!    end only says where subagents' events and questions go ([`conversation::Subagents`]).
+//! 3. **The session log.** [`sessions::SessionLog::create`] or `append_to` after
+//!    [`sessions::claim`] (one writer per session); `record` every event;
+//!    `keep_if_answered` when it closes. The files are the same for every front end, so a
+//!    session moves between them (`hrns --resume`).
+//! 4. **The run loop.** Own the `Session` and the tokio `Runner`; after any input, await
+//!    `Runner::complete_io` while the session is busy and hand each event to the mapping of
+//!    step 1; answer `ApprovalRequested` with `Runner::handle_approval`; cancel with
+//!    `Session::cancel`; learn quirks from `OptionDropped` (`setup::learned::QuirkStore`).
+//!    [`diff::WriteDiffs::on_event_whole`] gives a write's old and new text with its result.
+//! 5. **The net.** Everything written goes through [`redact::redact`] last.
 
 pub(crate) mod checkpoints;
+pub(crate) mod conversation;
 pub(crate) mod diff;
 pub(crate) mod record;
 pub(crate) mod redact;

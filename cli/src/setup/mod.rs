@@ -304,7 +304,17 @@ impl Setup {
     ///
     /// A saved `currentProvider` or `currentAgent` that names nothing (and that this run would
     /// use) is replaced by the default, with a warning, and the config is saved.
-    pub(crate) fn resolve(global: &Global, mut file: ConfigFile) -> Result<Setup, CliError> {
+    pub(crate) fn resolve(global: &Global, file: ConfigFile) -> Result<Setup, CliError> {
+        Setup::resolve_in(global, file, None)
+    }
+
+    /// [`Setup::resolve`] for the workspace `cwd` (an editor's session directory) instead of
+    /// the current directory.
+    pub(crate) fn resolve_in(
+        global: &Global,
+        mut file: ConfigFile,
+        cwd: Option<&Path>,
+    ) -> Result<Setup, CliError> {
         let mut repaired = Vec::new();
         if global.provider.is_none() {
             repaired.extend(file.config.repair_current_provider());
@@ -321,9 +331,14 @@ impl Setup {
         crate::host::redact::remember(&hrns_core::secrets::Secrets::of_provider(
             &provider.to_provider(),
         ));
-        let workspace = std::env::current_dir()
-            .and_then(|d| d.canonicalize())
-            .map_err(|e| CliError::usage(format!("cannot use the current directory: {e}")))?;
+        let workspace = match cwd {
+            Some(cwd) => cwd.canonicalize().map_err(|e| {
+                CliError::usage(format!("cannot use the directory {}: {e}", cwd.display()))
+            })?,
+            None => std::env::current_dir()
+                .and_then(|d| d.canonicalize())
+                .map_err(|e| CliError::usage(format!("cannot use the current directory: {e}")))?,
+        };
         let mut discovered = Discovered::scan(&workspace, paths::home().as_deref());
         discovered.load_instructions(&workspace, &file);
         if global.agent.is_none() {

@@ -1,92 +1,51 @@
 //! The conversation's setup: the runner and session for the current provider and agent,
 //! the session log, and resuming a saved session.
 
-use super::{App, ChildAsk, Msg, client_for, toolbox_for};
+use super::{App, ChildAsk, Msg};
 use crate::host::sessions::{self, SessionHeader, SessionLog};
 use crate::tui::markdown::MarkdownRenderer;
 use crate::tui::text::{Line, SpanStyle};
 use crate::tui::view;
 use hrns_core::session::Approval;
-use hrns_core::session::{Session, SessionConfig};
 use hrns_core::wire::{Message, Role};
-use hrns_tokio::{Runner, ToolContext};
 use std::time::Duration;
 
 impl App {
     /// Builds the runner and a session for the current provider and agent, continuing
     /// `history`.
     pub(super) fn rebuild(&mut self, history: Vec<Message>) {
-        self.client = client_for(&self.setup);
-        let mut toolbox = toolbox_for(&self.setup);
-        let mut live_tools = crate::setup::mcp::LiveTools::add(
-            &self.mcp,
-            &mut toolbox,
-            &self.setup.agent,
-            self.policy,
-            &self.mcp_told,
-        );
-        if crate::sandbox::escalate::possible(self.policy, &self.setup.sandbox.policy) {
-            crate::sandbox::escalate::make_async_escalatable(&mut toolbox, &self.escalations);
-        }
-        self.diffs =
-            crate::host::diff::WriteDiffs::new(crate::host::diff::wrap_async_writes(&mut toolbox));
-        let plan = crate::host::subagents::plan_spec(&self.setup);
-        let specs = toolbox.specs().into_iter().chain(plan.clone()).collect();
-        let mut config: SessionConfig = self.setup.session_config_for(specs, self.policy);
-        config.secrets.extend(&self.mcp_secrets);
-        if crate::host::subagents::enabled(&self.setup) {
-            let tx = self.tx.clone();
-            let asks = self.tx.clone();
-            let task = crate::host::subagents::tokio_task_tool(
-                &self.setup.discovered,
-                &self.setup.workspace,
-                &self.setup.agent,
-                &config,
-                self.setup.stated_images(),
-                &self.mcp,
-                self.client.clone(),
-                move |child| {
-                    let _ = tx.send(Msg::Child(Box::new(child.clone())));
-                },
-            )
+        let tx = self.tx.clone();
+        let asks = self.tx.clone();
+        let subagents = crate::host::conversation::Subagents {
+            on_event: Box::new(move |child| {
+                let _ = tx.send(Msg::Child(Box::new(child.clone())));
+            }),
             // A child's question is asked here like the parent's; no answer denies it.
-            .approve_with(move |agent: String, run| {
+            ask: std::sync::Arc::new(move |agent: String, run| {
                 let (reply, answer) = tokio::sync::oneshot::channel();
                 let _ = asks.send(Msg::ChildApproval(ChildAsk { agent, run, reply }));
-                async move { answer.await.unwrap_or(Approval::Unattended) }
-            });
-            config.subagents = Some(task.subagents());
-            toolbox.add(task);
-            config.tools = toolbox.specs().into_iter().chain(plan).collect();
-        }
+                Box::pin(async move { answer.await.unwrap_or(Approval::Unattended) })
+            }),
+        };
         let checkpointer = self.checkpointer();
-        if checkpointer.is_some() {
-            config.checkpoints = hrns_core::checkpoint::Checkpoints::On;
+        let built = crate::host::conversation::build(
+            &self.setup,
+            self.policy,
+            &self.shared,
+            subagents,
+            checkpointer,
+            history,
+        );
+        if let Some(why) = &built.history_refused {
+            self.error(why);
         }
-        let session = match Session::with_history(config.clone(), history) {
-            Ok(s) => s,
-            Err(e) => {
-                self.error(&format!("the conversation could not be kept: {e}"));
-                Session::new(config)
-            }
-        };
-        let ctx = ToolContext {
-            workspace: self.setup.workspace.clone(),
-            cancel: Default::default(),
-            sandbox: self.setup.sandbox.clone(),
-            usage: Default::default(),
-        };
-        // A server that stops or changes its tools: the next request offers them as they are.
-        let mut runner = Runner::new(self.client.clone(), toolbox, ctx)
-            .update_tools_with(move |toolbox| live_tools.update(toolbox));
-        if let Some(checkpointer) = checkpointer {
-            runner = runner.checkpoints(checkpointer);
-        }
+        self.client = built.client;
+        self.diffs = built.diffs;
         // The ending session's tokens are counted at its own model's prices.
         self.spent_before = self.spent();
         self.pricing = self.setup.pricing();
-        self.session = Some(session);
-        self.runner = Some(runner);
+        self.session = Some(built.session);
+        self.runner = Some(built.runner);
         self.look_up_window();
     }
 

@@ -117,7 +117,7 @@ impl App {
             let (approval, line) = match answer {
                 Answer::OnceUnsandboxed => {
                     // The command takes the allowance when it runs, right after this answer.
-                    self.escalations.allow(&ask.run.arguments);
+                    self.shared.escalations.allow(&ask.run.arguments);
                     let line = "allowed once, without the sandbox (danger-full-access)";
                     (Approval::Once, Some(view::info_line(line)))
                 }

@@ -15,7 +15,7 @@ use super::view;
 use crate::host::sessions::SessionLog;
 use crate::setup::{CliError, Setup};
 use hrns_core::session::{ApprovalPolicy, Event, Session, ToolRun};
-use hrns_tokio::{Client, ClientConfig, HttpClient, Runner, Toolbox};
+use hrns_tokio::{Client, Runner};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
@@ -137,13 +137,9 @@ pub(crate) struct App {
     checkpoint_ask: Option<undo::CheckpointAsk>,
     /// Whether the user was told that checkpoints are off (once a run).
     checkpoints_warned: bool,
-    /// The MCP servers of this run, started once; their tools join every rebuilt toolbox.
-    mcp: std::sync::Arc<hrns_blocking::mcp::McpServers>,
-    /// Their env and header values, redacted from the session's events and records.
-    mcp_secrets: hrns_core::secrets::Secrets,
-    /// What the session was last told of the MCP servers, kept across rebuilds (`/model`,
-    /// `/connect`, a resume) so a server that stops just before one is still told of.
-    mcp_told: std::sync::Arc<std::sync::Mutex<crate::setup::mcp::ServersTold>>,
+    /// The MCP servers of this run and the `run_command` calls let out of the sandbox once,
+    /// kept across rebuilds (`/model`, `/connect`, a resume).
+    shared: crate::host::conversation::Shared,
     /// The diffs the write tools take just before they run, shown with results that were not
     /// asked about (an asked call's diff is shown in its approval).
     diffs: crate::host::diff::WriteDiffs,
@@ -153,8 +149,6 @@ pub(crate) struct App {
     tasks: super::tasks::Tasks,
     /// Subagents' approval questions waiting for the one on screen to be answered.
     child_asks: std::collections::VecDeque<ChildAsk>,
-    /// `run_command` calls the user let out of the sandbox once (`u`), under `ask` only.
-    escalations: crate::sandbox::escalate::Escalations,
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
 }
@@ -217,7 +211,7 @@ impl App {
         let history = History::default_path()
             .map(History::load)
             .unwrap_or_else(History::in_memory);
-        let client = client_for(&setup);
+        let client = crate::host::conversation::client_for(&setup);
         let width = screen.wrap_width();
         let highlight = Highlight::detect(
             setup
@@ -269,11 +263,13 @@ impl App {
             log: None,
             checkpoint_ask: None,
             checkpoints_warned: false,
-            mcp: std::sync::Arc::new(mcp),
-            mcp_secrets: crate::setup::mcp::secrets(&mcp_found),
-            mcp_told: Default::default(),
+            shared: crate::host::conversation::Shared {
+                mcp: std::sync::Arc::new(mcp),
+                mcp_secrets: crate::setup::mcp::secrets(&mcp_found),
+                mcp_told: Default::default(),
+                escalations: Default::default(),
+            },
             diffs: Default::default(),
-            escalations: Default::default(),
             tasks: Default::default(),
             child_asks: Default::default(),
             tx,
@@ -298,8 +294,14 @@ impl App {
         for w in app.setup.discovered.warnings.clone() {
             app.print(&[view::error_line(&w)]);
         }
-        if app.mcp.servers().iter().any(|s| !s.config().disabled) {
-            watch_mcp(app.mcp.watch(), app.tx.clone());
+        if app
+            .shared
+            .mcp
+            .servers()
+            .iter()
+            .any(|s| !s.config().disabled)
+        {
+            watch_mcp(app.shared.mcp.watch(), app.tx.clone());
         }
         // The log first: the session's checkpoints are named after it.
         match options.resume {
@@ -369,28 +371,6 @@ impl App {
         // blocking threads that kill and reap them.
         Ok(self.exit_status)
     }
-}
-
-/// The async client for the run's provider.
-fn client_for(setup: &Setup) -> Client {
-    Client::new(
-        setup.provider.to_provider(),
-        &ClientConfig {
-            skip_verify: setup.provider.skip_verify,
-            ..ClientConfig::default()
-        },
-    )
-}
-
-/// The built-in tools the agent allows.
-/// The tools of a turn. `web_fetch` gets a client of its own with default settings: it never
-/// inherits the provider's TLS settings (a `skipVerify` provider must not switch off
-/// certificate checks for every page the model fetches).
-fn toolbox_for(setup: &Setup) -> Toolbox {
-    let http = HttpClient::new(&ClientConfig::default());
-    let mut toolbox = hrns_tokio::tools::builtin_toolbox(http, setup.discovered.skills.clone());
-    toolbox.retain(|name| setup.agent.tools.allows(name));
-    toolbox
 }
 
 /// One step of the session's IO, for the UI's `select!`: the future only borrows the runner

@@ -155,7 +155,7 @@ impl App {
                 self.switch_provider(&name, None);
             }
             CommandId::Mcp => {
-                let lines = crate::setup::mcp::status_lines(&self.mcp);
+                let lines = crate::setup::mcp::status_lines(&self.shared.mcp);
                 if lines.is_empty() {
                     self.info("no MCP servers configured (mcpServers in config.json or an approved ./.mcp.json)");
                 }

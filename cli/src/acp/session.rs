@@ -1,0 +1,845 @@
+//! One ACP session: a task owning its conversation (built by [`crate::host::conversation`]),
+//! its session log, and the mapping of its events to `session/update`s.
+//!
+//! The task takes [`Command`]s from the reader and drives the runner while a prompt runs. An
+//! approval question becomes a `session/request_permission` sent from a task of its own, whose
+//! answer comes back as a command, so a cancel is taken while the editor still asks.
+
+use super::{Outbound, Server, unknown_session};
+use crate::host::conversation::{self, Built, Shared, Subagents};
+use crate::host::sessions::{self, Claim, SessionHeader, SessionLog};
+use crate::setup::{CliError, ConfigFile, Setup};
+use hrns_core::acp::methods::{
+    ClientCall, HttpKind, ListSessionsParams, McpServer, NewSessionParams, OpenSessionParams,
+};
+use hrns_core::acp::permission::Permissions;
+use hrns_core::acp::rpc::{self, RpcError};
+use hrns_core::acp::update::{self, Updates};
+use hrns_core::secrets::Secrets;
+use hrns_core::session::{Approval, ApprovalPolicy, Event, Session};
+use hrns_core::wire::Message;
+use hrns_tokio::Runner;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+
+/// What the reader (or the session's own tasks) tell a session.
+#[derive(Debug)]
+pub(crate) enum Command {
+    /// A request about this session, answered by it.
+    Call { id: Value, call: ClientCall },
+    /// `session/cancel`.
+    Cancel,
+    /// The editor's answer about call `call_id` of `tool`.
+    Permission {
+        call_id: String,
+        tool: String,
+        answer: Result<Value, RpcError>,
+    },
+    /// The client is gone: close the log and end.
+    Close { done: Option<oneshot::Sender<()>> },
+}
+
+/// How a session is opened.
+#[derive(Debug)]
+pub(crate) enum Open {
+    New(NewSessionParams),
+    Load(OpenSessionParams),
+    Resume(OpenSessionParams),
+}
+
+/// Opens a session on a blocking thread (the config, discovery and MCP servers are blocking
+/// work) and answers `id`: for `load`, after the history's replay.
+pub(crate) fn open(server: &Arc<Server>, id: Value, how: Open) {
+    let server = Arc::clone(server);
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let _entered = handle.enter();
+        match start(&server, &how) {
+            Ok(started) => {
+                let sid = started.id;
+                if let Ok(mut s) = server.sessions.lock() {
+                    s.insert(sid.clone(), started.tx);
+                }
+                let notify = |update: Value| {
+                    server.out.notify(
+                        "session/update",
+                        json!({"sessionId": sid, "update": update}),
+                    );
+                };
+                started.replay.into_iter().for_each(notify);
+                let mut result = started.state;
+                if let Open::New(_) = how {
+                    result["sessionId"] = json!(sid);
+                }
+                server.out.result(&id, result);
+                notify(started.commands);
+            }
+            Err(e) => server.out.error(&id, &e),
+        }
+    });
+}
+
+/// The state of one session task.
+struct Acp {
+    id: String,
+    out: Outbound,
+    setup: Setup,
+    policy: ApprovalPolicy,
+    shared: Shared,
+    session: Session,
+    runner: Runner,
+    diffs: crate::host::diff::WriteDiffs,
+    log: Option<SessionLog>,
+    updates: Updates,
+    permissions: Permissions,
+    /// The session's secrets with the run's, for the mapping.
+    secrets: Secrets,
+    /// The prompt running, by its request id.
+    prompt: Option<Value>,
+    /// Where the session's checkpoints go, when they are on.
+    checkpointer: Option<Arc<hrns_blocking::Checkpointer>>,
+    tx: mpsc::UnboundedSender<Command>,
+}
+
+/// A session just started.
+struct Started {
+    id: String,
+    tx: mpsc::UnboundedSender<Command>,
+    /// For `load`: the history as updates.
+    replay: Vec<Value>,
+    /// Its modes and config options, for the answer.
+    state: Value,
+    /// The `available_commands_update`.
+    commands: Value,
+}
+
+/// Builds the session and starts its task; returns its id, its sender, and for `load` the
+/// updates that replay its history.
+fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
+    let (cwd, mcp_servers) = match how {
+        Open::New(p) => (&p.cwd, &p.mcp_servers),
+        Open::Load(p) | Open::Resume(p) => (&p.cwd, &p.mcp_servers),
+    };
+    if !cwd.starts_with('/') {
+        return Err(invalid(format!(
+            "cwd must be an absolute path, not `{cwd}`"
+        )));
+    }
+    let file = ConfigFile::load(server.global.config.as_deref()).map_err(cli_error)?;
+    let setup = Setup::resolve_in(&server.global, file, Some(Path::new(cwd))).map_err(cli_error)?;
+    let policy = crate::setup::approval(server.global.approval, ApprovalPolicy::Ask);
+    let mut found = crate::setup::mcp::configured(&setup.file.config, &setup.workspace);
+    let (extra, warnings) = client_servers(mcp_servers);
+    found
+        .servers
+        .retain(|s| !extra.iter().any(|e| e.name == s.name));
+    found.servers.extend(extra);
+    let (mcp, failures) = crate::setup::mcp::start(&found, &setup.workspace, &setup.sandbox);
+    for w in found.warnings.iter().chain(&warnings).chain(&failures) {
+        eprintln!("hrns acp: {}", crate::host::redact::redact(w));
+    }
+    let mcp_secrets = crate::setup::mcp::secrets(&found);
+    crate::host::redact::remember(&mcp_secrets);
+    let shared = Shared {
+        mcp: Arc::new(mcp),
+        mcp_secrets,
+        mcp_told: Default::default(),
+        escalations: Default::default(),
+    };
+    let state = crate::setup::paths::state_dir()
+        .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e))?
+        .join("sessions");
+    let (history, log, replay_of) = match how {
+        Open::New(_) => {
+            let header = SessionHeader {
+                hrns_session: sessions::SESSION_VERSION,
+                id: String::new(),
+                started: String::new(),
+                cwd: setup.workspace.display().to_string(),
+                provider: setup.provider.name.clone(),
+                model: setup.provider.model.clone(),
+                agent: setup.agent.name.clone(),
+            };
+            let log = SessionLog::create(&state, header).map_err(|e| {
+                RpcError::new(rpc::INTERNAL_ERROR, format!("cannot save the session: {e}"))
+            })?;
+            (Vec::new(), log, false)
+        }
+        Open::Load(p) | Open::Resume(p) => {
+            let path = sessions::find(&state, &p.session_id)
+                .map_err(|e| RpcError::new(rpc::RESOURCE_NOT_FOUND, e))?;
+            let claimed = match sessions::claim(&path, std::time::Duration::ZERO, || {}) {
+                Ok(Claim::Claimed(c)) => c,
+                Ok(Claim::Busy) => {
+                    return Err(RpcError::new(
+                        rpc::INTERNAL_ERROR,
+                        format!("session {} is open in another hrns", p.session_id),
+                    ));
+                }
+                Ok(Claim::Removed) | Err(_) => return Err(unknown_session(&p.session_id)),
+            };
+            let loaded = sessions::load(&path)
+                .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e.to_string()))?;
+            let log = SessionLog::append_to(claimed, &loaded.header.id).map_err(|e| {
+                RpcError::new(rpc::INTERNAL_ERROR, format!("cannot save the session: {e}"))
+            })?;
+            (loaded.messages, log, matches!(how, Open::Load(_)))
+        }
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    let cwd_shown = setup.workspace.display().to_string();
+    // Checkpoints as in the UI: `hrns undo` takes an editor's session's changes back too.
+    let (checkpointer, warning) =
+        crate::host::checkpoints::checkpointer(&setup.file.config, &setup.workspace, log.id());
+    if let Some(warning) = warning {
+        eprintln!("hrns acp: warning: {warning}");
+    }
+    let built = conversation::build(
+        &setup,
+        policy,
+        &shared,
+        subagents(&server.out, log.id(), &cwd_shown),
+        checkpointer.clone(),
+        history,
+    );
+    if let Some(why) = &built.history_refused {
+        eprintln!("hrns acp: {why}");
+    }
+    let Built {
+        session,
+        runner,
+        diffs,
+        ..
+    } = built;
+    let secrets = secrets_of(&session);
+    let replay = if replay_of {
+        update::replay(
+            &secrets,
+            &setup.workspace.display().to_string(),
+            session.messages(),
+        )
+    } else {
+        Vec::new()
+    };
+    let id = log.id().to_owned();
+    let acp = Acp {
+        id: id.clone(),
+        out: server.out.clone(),
+        updates: Updates::new(setup.workspace.display().to_string()),
+        setup,
+        policy,
+        shared,
+        session,
+        runner,
+        diffs,
+        log: Some(log),
+        permissions: Permissions::new(),
+        secrets,
+        prompt: None,
+        checkpointer,
+        tx: tx.clone(),
+    };
+    let state = acp.state();
+    let commands = acp.commands();
+    tokio::spawn(acp.run(rx));
+    Ok(Started {
+        id,
+        tx,
+        replay,
+        state,
+        commands,
+    })
+}
+
+fn invalid(message: String) -> RpcError {
+    RpcError::new(rpc::INVALID_PARAMS, message)
+}
+
+fn cli_error(e: CliError) -> RpcError {
+    RpcError::new(rpc::INTERNAL_ERROR, e.message)
+}
+
+/// The session's secrets with the run's (config keys, MCP values), for the mapping.
+fn secrets_of(session: &Session) -> Secrets {
+    let mut secrets = session.secrets().clone();
+    crate::host::redact::with_secrets(|run| secrets.extend(run));
+    secrets
+}
+
+/// The client's MCP servers as config entries, read like `mcpServers` in config.json, so they
+/// start and are checked exactly as configured ones.
+fn client_servers(
+    servers: &[McpServer],
+) -> (Vec<hrns_core::mcp::config::ServerConfig>, Vec<String>) {
+    let mut entries = serde_json::Map::new();
+    for server in servers {
+        let pairs =
+            |list: &[hrns_core::acp::methods::NameValue]| -> serde_json::Map<String, Value> {
+                list.iter()
+                    .map(|nv| (nv.name.clone(), Value::String(nv.value.clone())))
+                    .collect()
+            };
+        let (name, entry) = match server {
+            McpServer::Stdio {
+                name,
+                command,
+                args,
+                env,
+            } => (
+                name,
+                json!({"command": command, "args": args, "env": pairs(env)}),
+            ),
+            McpServer::Http {
+                kind,
+                name,
+                url,
+                headers,
+            } => {
+                let mut entry = json!({"url": url, "headers": pairs(headers)});
+                if let HttpKind::Sse = kind {
+                    // The HTTP transport falls back to HTTP+SSE by itself.
+                    entry["type"] = json!("http");
+                }
+                (name, entry)
+            }
+        };
+        entries.insert(name.clone(), entry);
+    }
+    let (found, errors) = hrns_core::mcp::config::parse_servers(&Value::Object(entries));
+    let warnings = errors
+        .iter()
+        .map(|e| format!("the editor's MCP server: {e}"))
+        .collect();
+    (found, warnings)
+}
+
+/// Subagents under ACP: their events are not shown (the parent's `task` call carries the
+/// answer); their questions go to the editor like the session's own.
+fn subagents(out: &Outbound, session_id: &str, cwd: &str) -> Subagents {
+    let out = out.clone();
+    let (sid, cwd) = (session_id.to_owned(), cwd.to_owned());
+    Subagents {
+        on_event: Box::new(|_| {}),
+        ask: Arc::new(move |_agent: String, run| {
+            let out = out.clone();
+            let params = crate::host::redact::with_secrets(|secrets| {
+                update::permission_request(
+                    secrets,
+                    &cwd,
+                    &sid,
+                    &run.call_id,
+                    &run.name,
+                    &run.arguments,
+                )
+            });
+            Box::pin(async move {
+                let answer = out.request("session/request_permission", params).await;
+                Permissions::new().answer(&run.name, answer.as_ref())
+            })
+        }),
+    }
+}
+
+/// `session/list`: the saved sessions, newest first, of `cwd` when given.
+pub(crate) fn list(p: &ListSessionsParams) -> Result<Value, RpcError> {
+    const PAGE: usize = 50;
+    let dir = crate::setup::paths::state_dir()
+        .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e))?
+        .join("sessions");
+    let skip = match &p.cursor {
+        Some(c) => c
+            .parse::<usize>()
+            .map_err(|_| invalid(format!("the cursor `{c}` is not one hrns gave")))?,
+        None => 0,
+    };
+    let mut all = sessions::files(&dir)
+        .into_iter()
+        .filter_map(|path| sessions::summarize(&path))
+        .filter(|s| p.cwd.as_ref().is_none_or(|cwd| *cwd == s.header.cwd));
+    let page: Vec<Value> = all
+        .by_ref()
+        .skip(skip)
+        .take(PAGE)
+        .map(|s| {
+            let mut info = json!({
+                "sessionId": s.header.id,
+                "cwd": s.header.cwd,
+                "updatedAt": s.header.started,
+            });
+            if let Some(title) = s.first_user_message {
+                let title: String = title
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(100)
+                    .collect();
+                info["title"] = json!(title);
+            }
+            info
+        })
+        .collect();
+    let mut result = json!({"sessions": page});
+    if all.next().is_some() {
+        result["nextCursor"] = json!((skip + PAGE).to_string());
+    }
+    Ok(result)
+}
+
+impl Acp {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
+        loop {
+            let busy = !self.session.is_idle();
+            tokio::select! {
+                command = rx.recv() => match command {
+                    Some(Command::Close { done }) => {
+                        self.close();
+                        if let Some(done) = done {
+                            let _ = done.send(());
+                        }
+                        return;
+                    }
+                    Some(command) => {
+                        if self.on_command(command) {
+                            return;
+                        }
+                    }
+                    None => {
+                        self.close();
+                        return;
+                    }
+                },
+                events = self.runner.complete_io(&mut self.session), if busy => {
+                    self.on_events(events);
+                }
+            }
+        }
+    }
+
+    /// Acts on a command; `true` when the session ends.
+    fn on_command(&mut self, command: Command) -> bool {
+        match command {
+            Command::Cancel => {
+                if !self.session.is_idle() {
+                    self.session.cancel();
+                    self.dispatch();
+                }
+            }
+            Command::Permission {
+                call_id,
+                tool,
+                answer,
+            } => {
+                let asked = self
+                    .session
+                    .asked()
+                    .is_some_and(|run| run.call_id == call_id);
+                if asked {
+                    let approval = self.permissions.answer(&tool, answer.as_ref());
+                    self.answer(&call_id, approval);
+                }
+            }
+            Command::Close { .. } => {
+                self.close();
+                return true;
+            }
+            Command::Call { id, call } => return self.on_call(id, call),
+        }
+        false
+    }
+
+    fn on_call(&mut self, id: Value, call: ClientCall) -> bool {
+        match call {
+            ClientCall::Prompt(p) => self.start_prompt(id, &p.prompt),
+            ClientCall::SetMode(p) => match self.set_agent(&p.mode_id) {
+                Ok(()) => self.out.result(&id, json!({})),
+                Err(e) => self.out.error(&id, &e),
+            },
+            ClientCall::SetConfigOption(p) => {
+                let value = match &p.value {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let done = match p.config_id.as_str() {
+                    "mode" => self.set_agent(&value),
+                    "model" => self.set_model(&value),
+                    "approval" => self.set_approval(&value),
+                    other => Err(invalid(format!(
+                        "hrns has no config option `{other}`; it has mode, model and approval"
+                    ))),
+                };
+                match done {
+                    Ok(()) => self
+                        .out
+                        .result(&id, json!({"configOptions": self.config_options()})),
+                    Err(e) => self.out.error(&id, &e),
+                }
+            }
+            ClientCall::CloseSession(_) => {
+                if !self.session.is_idle() {
+                    self.session.cancel();
+                    self.dispatch();
+                }
+                self.close();
+                self.out.result(&id, json!({}));
+                return true;
+            }
+            ClientCall::Initialize(_)
+            | ClientCall::Authenticate
+            | ClientCall::NewSession(_)
+            | ClientCall::LoadSession(_)
+            | ClientCall::ResumeSession(_)
+            | ClientCall::ListSessions(_)
+            | ClientCall::Cancel(_) => {
+                self.out.error(
+                    &id,
+                    &RpcError::new(rpc::INTERNAL_ERROR, "not a call about one session"),
+                );
+            }
+        }
+        false
+    }
+
+    fn start_prompt(&mut self, id: Value, blocks: &[hrns_core::acp::methods::ContentBlock]) {
+        if self.prompt.is_some() || !self.session.is_idle() {
+            self.out.error(
+                &id,
+                &RpcError::new(
+                    rpc::INVALID_REQUEST,
+                    "a prompt is already running in this session; cancel it first",
+                ),
+            );
+            return;
+        }
+        let (text, mut message) = super::prompt::message(blocks, &self.setup);
+        // A custom command (`/name args`) is expanded as in the UI.
+        let before = (
+            self.setup.agent.name.clone(),
+            self.setup.provider.model.clone(),
+        );
+        match crate::setup::custom_commands::invoke(&text, &mut self.setup) {
+            Ok(Some(expanded)) => {
+                message = Message::user(expanded);
+                if before
+                    != (
+                        self.setup.agent.name.clone(),
+                        self.setup.provider.model.clone(),
+                    )
+                {
+                    self.rebuild();
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                self.out.error(&id, &cli_error(e));
+                return;
+            }
+        }
+        self.runner.update_tools(&mut self.session);
+        if let Err(e) = self.session.submit_message(message) {
+            self.out.error(
+                &id,
+                &RpcError::new(
+                    rpc::INTERNAL_ERROR,
+                    format!("the message could not be sent: {e}"),
+                ),
+            );
+            return;
+        }
+        self.prompt = Some(id);
+        self.dispatch();
+    }
+
+    /// Starts the IO the session asked for after input of our own, and maps its events.
+    fn dispatch(&mut self) {
+        let events = self.runner.dispatch(&mut self.session);
+        self.on_events(events);
+    }
+
+    fn on_events(&mut self, events: Vec<Event>) {
+        let mut out = Vec::new();
+        let mut asks = Vec::new();
+        for event in &events {
+            if !event.is_delta() {
+                if let Some(log) = self.log.as_mut() {
+                    let _ = log.record(event);
+                }
+            }
+            let change = self.diffs.on_event_whole(event).map(|t| t.change);
+            self.updates
+                .on_event(&self.secrets, event, change.as_ref(), &mut out);
+            if let Event::ApprovalRequested {
+                id,
+                name,
+                arguments,
+            } = event
+            {
+                asks.push((id.clone(), name.clone(), arguments.clone()));
+            }
+            if let Event::Usage { .. } = event {
+                let usage = self.session.context_usage();
+                out.extend(update::usage_update(usage.tokens, usage.window));
+            }
+            if let Event::OptionDropped { .. } = event {
+                self.learn_quirk(event);
+            }
+            if let Some(stop) = self.updates.stop(event) {
+                self.send(&mut out);
+                self.finish(stop);
+            }
+        }
+        self.updates.end_batch(&mut out);
+        self.send(&mut out);
+        for (call_id, tool, arguments) in asks {
+            self.ask(call_id, tool, arguments);
+        }
+    }
+
+    fn send(&self, out: &mut Vec<Value>) {
+        for update in out.drain(..) {
+            self.out.notify(
+                "session/update",
+                json!({"sessionId": self.id, "update": update}),
+            );
+        }
+    }
+
+    /// Answers the running prompt.
+    fn finish(&mut self, stop: Result<update::StopReason, hrns_core::session::TurnError>) {
+        let Some(id) = self.prompt.take() else {
+            return;
+        };
+        match stop {
+            Ok(reason) => self.out.result(&id, json!({"stopReason": reason.as_str()})),
+            Err(e) => self.out.error(
+                &id,
+                &RpcError::new(
+                    rpc::INTERNAL_ERROR,
+                    crate::host::redact::redact(&e.to_string()).into_owned(),
+                ),
+            ),
+        }
+    }
+
+    /// Asks the editor about a call, from a task of its own; a standing answer is given at once.
+    fn ask(&mut self, call_id: String, tool: String, arguments: String) {
+        if let Some(approval) = self.permissions.standing(&tool) {
+            self.answer(&call_id, approval);
+            return;
+        }
+        let params = update::permission_request(
+            &self.secrets,
+            &self.setup.workspace.display().to_string(),
+            &self.id,
+            &call_id,
+            &tool,
+            &arguments,
+        );
+        let (out, tx) = (self.out.clone(), self.tx.clone());
+        tokio::spawn(async move {
+            let answer = out.request("session/request_permission", params).await;
+            let _ = tx.send(Command::Permission {
+                call_id,
+                tool,
+                answer,
+            });
+        });
+    }
+
+    fn answer(&mut self, call_id: &str, approval: Approval) {
+        if let Approval::Once | Approval::AlwaysThisTool = approval {
+            let mut out = Vec::new();
+            self.updates.allowed(call_id, &mut out);
+            self.send(&mut out);
+        }
+        if self
+            .runner
+            .handle_approval(&mut self.session, call_id, approval)
+            .is_ok()
+        {
+            self.dispatch();
+        }
+    }
+
+    fn learn_quirk(&self, event: &Event) {
+        let store = crate::setup::learned::QuirkStore {
+            path: self.setup.file.path.clone(),
+            provider: self.setup.provider.name.clone(),
+        };
+        if let Some(Err(e)) = store.observe(event) {
+            eprintln!("hrns acp: {}", e.message);
+        }
+    }
+
+    /// Builds the conversation again (another agent, model or policy), keeping its history.
+    fn rebuild(&mut self) {
+        let history = self.session.messages().to_vec();
+        let subagents = subagents(
+            &self.out,
+            &self.id,
+            &self.setup.workspace.display().to_string(),
+        );
+        let built = conversation::build(
+            &self.setup,
+            self.policy,
+            &self.shared,
+            subagents,
+            self.checkpointer.clone(),
+            history,
+        );
+        if let Some(why) = &built.history_refused {
+            eprintln!("hrns acp: {why}");
+        }
+        self.session = built.session;
+        self.runner = built.runner;
+        self.diffs = built.diffs;
+        self.secrets = secrets_of(&self.session);
+    }
+
+    fn idle(&self) -> Result<(), RpcError> {
+        if self.session.is_idle() {
+            Ok(())
+        } else {
+            Err(RpcError::new(
+                rpc::INVALID_REQUEST,
+                "a prompt is running in this session; wait for it or cancel it first",
+            ))
+        }
+    }
+
+    fn set_agent(&mut self, name: &str) -> Result<(), RpcError> {
+        self.idle()?;
+        let agent = hrns_core::agent::find_agent(&self.setup.discovered.agents, name)
+            .cloned()
+            .ok_or_else(|| {
+                invalid(format!(
+                    "there is no mode (agent) `{name}`; pick one of: {}",
+                    self.agent_names().join(", ")
+                ))
+            })?;
+        self.setup.agent = agent;
+        self.rebuild();
+        let update =
+            json!({"sessionUpdate": "current_mode_update", "currentModeId": self.setup.agent.name});
+        self.send(&mut vec![update]);
+        Ok(())
+    }
+
+    fn set_model(&mut self, model: &str) -> Result<(), RpcError> {
+        self.idle()?;
+        if model.trim().is_empty() {
+            return Err(invalid("the model name is empty".into()));
+        }
+        self.setup.provider.model = model.trim().to_owned();
+        self.rebuild();
+        Ok(())
+    }
+
+    fn set_approval(&mut self, value: &str) -> Result<(), RpcError> {
+        self.idle()?;
+        self.policy = match value {
+            "read-only" => ApprovalPolicy::ReadOnly,
+            "ask" => ApprovalPolicy::Ask,
+            "auto" => ApprovalPolicy::Auto,
+            other => {
+                return Err(invalid(format!(
+                    "the approval policy `{other}` is not one of read-only, ask, auto"
+                )));
+            }
+        };
+        self.rebuild();
+        Ok(())
+    }
+
+    fn agent_names(&self) -> Vec<String> {
+        self.setup
+            .discovered
+            .agents
+            .iter()
+            .map(|a| a.name.clone())
+            .collect()
+    }
+
+    /// The modes (the agents) and config options, for the answer to new, load and resume.
+    fn state(&self) -> Value {
+        json!({"modes": self.modes(), "configOptions": self.config_options()})
+    }
+
+    fn modes(&self) -> Value {
+        let available: Vec<Value> = self
+            .setup
+            .discovered
+            .agents
+            .iter()
+            .map(|a| json!({"id": a.name, "name": a.name, "description": a.description}))
+            .collect();
+        json!({"currentModeId": self.setup.agent.name, "availableModes": available})
+    }
+
+    fn config_options(&self) -> Value {
+        let policy = match self.policy {
+            ApprovalPolicy::ReadOnly => "read-only",
+            ApprovalPolicy::Ask => "ask",
+            ApprovalPolicy::Auto => "auto",
+        };
+        let model = &self.setup.provider.model;
+        let mut models: Vec<String> = vec![model.clone()];
+        for entry in self.setup.file.config.providers.values() {
+            if let Some(m) = &entry.model {
+                if !models.contains(m) {
+                    models.push(m.clone());
+                }
+            }
+        }
+        let models: Vec<Value> = models
+            .iter()
+            .map(|m| json!({"value": m, "name": m}))
+            .collect();
+        let modes: Vec<Value> = self
+            .agent_names()
+            .iter()
+            .map(|m| json!({"value": m, "name": m}))
+            .collect();
+        json!([
+            {"id": "mode", "name": "Agent", "category": "mode", "type": "select",
+             "currentValue": self.setup.agent.name, "options": modes},
+            {"id": "model", "name": "Model", "category": "model", "type": "select",
+             "currentValue": model, "options": models},
+            {"id": "approval", "name": "Approval", "type": "select", "currentValue": policy,
+             "description": "Which tool calls run without asking",
+             "options": [
+                {"value": "read-only", "name": "Read-only", "description": "only read-only tools run"},
+                {"value": "ask", "name": "Ask", "description": "calls with effects ask first"},
+                {"value": "auto", "name": "Auto", "description": "every call runs"},
+             ]},
+        ])
+    }
+
+    /// The `available_commands_update` with the custom commands.
+    fn commands(&self) -> Value {
+        let commands: Vec<Value> = self
+            .setup
+            .discovered
+            .commands
+            .iter()
+            .map(|c| {
+                let mut command = json!({"name": c.name, "description": c.description});
+                if c.body.contains('$') {
+                    command["input"] = json!({"hint": "arguments"});
+                }
+                command
+            })
+            .collect();
+        json!({"sessionUpdate": "available_commands_update", "availableCommands": commands})
+    }
+
+    /// Closes the log: a session that never got an answer is not kept.
+    fn close(&mut self) {
+        let history = self.session.messages().to_vec();
+        if let Some(log) = self.log.take() {
+            let _ = log.keep_if_answered(&history);
+        }
+    }
+}

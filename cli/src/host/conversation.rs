@@ -1,0 +1,152 @@
+//! A conversation put together once, for every front end on the tokio driver: the client, the
+//! toolbox (built-ins the agent allows, the MCP servers' tools, the sandbox escape of
+//! `run_command` under `ask`, the diffs of writes), `update_plan`, subagents, and the session
+//! with its secrets, over a history to continue.
+//!
+//! The TUI and `hrns acp` both build their runner and session here; a front end only says
+//! where subagents' events and approval questions go ([`Subagents`]).
+
+use crate::host::diff::WriteDiffs;
+use crate::sandbox::escalate::Escalations;
+use crate::setup::Setup;
+use crate::setup::mcp::{LiveTools, ServersTold};
+use hrns_blocking::mcp::McpServers;
+use hrns_core::secrets::Secrets;
+use hrns_core::session::{Approval, ApprovalPolicy, Session, SessionConfig, ToolRun};
+use hrns_core::task::ChildEvent;
+use hrns_core::wire::Message;
+use hrns_tokio::{Client, ClientConfig, HttpClient, Runner, ToolContext, Toolbox};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+/// The future a subagent's approval question is answered with.
+pub(crate) type ChildAnswer = Pin<Box<dyn Future<Output = Approval> + Send>>;
+
+/// Where a front end wants subagents' events and questions.
+pub(crate) struct Subagents {
+    /// Each event of a child, tagged with the parent's `task` call.
+    pub(crate) on_event: Box<dyn Fn(&ChildEvent) + Send + Sync>,
+    /// A child's question (its agent's name and the call); the answer goes to the child.
+    pub(crate) ask: Arc<dyn Fn(String, ToolRun) -> ChildAnswer + Send + Sync>,
+}
+
+/// What lives as long as the front end's run, across rebuilds (`/model`, a resume).
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// The MCP servers of this run, started once; their tools join every rebuilt toolbox.
+    pub(crate) mcp: Arc<McpServers>,
+    /// Their env and header values, redacted from the session's events and records.
+    pub(crate) mcp_secrets: Secrets,
+    /// What the session was last told of the MCP servers, kept across rebuilds.
+    pub(crate) mcp_told: Arc<Mutex<ServersTold>>,
+    /// `run_command` calls the user let out of the sandbox once, under `ask` only.
+    pub(crate) escalations: Escalations,
+}
+
+/// A conversation ready to run.
+pub(crate) struct Built {
+    pub(crate) client: Client,
+    pub(crate) session: Session,
+    pub(crate) runner: Runner,
+    /// The diffs the write tools take just before they run.
+    pub(crate) diffs: WriteDiffs,
+    /// Why `history` could not be kept (the session then starts empty).
+    pub(crate) history_refused: Option<String>,
+}
+
+/// The async client for the run's provider.
+pub(crate) fn client_for(setup: &Setup) -> Client {
+    Client::new(
+        setup.provider.to_provider(),
+        &ClientConfig {
+            skip_verify: setup.provider.skip_verify,
+            ..ClientConfig::default()
+        },
+    )
+}
+
+/// The built-in tools the agent allows. `web_fetch` gets a client of its own with default
+/// settings: it never inherits the provider's TLS settings (a `skipVerify` provider must not
+/// switch off certificate checks for every page the model fetches).
+pub(crate) fn toolbox_for(setup: &Setup) -> Toolbox {
+    let http = HttpClient::new(&ClientConfig::default());
+    let mut toolbox = hrns_tokio::tools::builtin_toolbox(http, setup.discovered.skills.clone());
+    toolbox.retain(|name| setup.agent.tools.allows(name));
+    toolbox
+}
+
+/// Builds the runner and a session for `setup`'s provider and agent under `policy`,
+/// continuing `history`; with a `checkpointer`, the session takes checkpoints of the workspace.
+pub(crate) fn build(
+    setup: &Setup,
+    policy: ApprovalPolicy,
+    shared: &Shared,
+    subagents: Subagents,
+    checkpointer: Option<Arc<hrns_blocking::Checkpointer>>,
+    history: Vec<Message>,
+) -> Built {
+    let client = client_for(setup);
+    let mut toolbox = toolbox_for(setup);
+    let mut live_tools = LiveTools::add(
+        &shared.mcp,
+        &mut toolbox,
+        &setup.agent,
+        policy,
+        &shared.mcp_told,
+    );
+    if crate::sandbox::escalate::possible(policy, &setup.sandbox.policy) {
+        crate::sandbox::escalate::make_async_escalatable(&mut toolbox, &shared.escalations);
+    }
+    let diffs = WriteDiffs::new(crate::host::diff::wrap_async_writes(&mut toolbox));
+    let plan = crate::host::subagents::plan_spec(setup);
+    let specs = toolbox.specs().into_iter().chain(plan.clone()).collect();
+    let mut config: SessionConfig = setup.session_config_for(specs, policy);
+    config.secrets.extend(&shared.mcp_secrets);
+    if crate::host::subagents::enabled(setup) {
+        let Subagents { on_event, ask } = subagents;
+        let task = crate::host::subagents::tokio_task_tool(
+            &setup.discovered,
+            &setup.workspace,
+            &setup.agent,
+            &config,
+            setup.stated_images(),
+            &shared.mcp,
+            client.clone(),
+            on_event,
+        )
+        .approve_with(move |agent: String, run| ask(agent, run));
+        config.subagents = Some(task.subagents());
+        toolbox.add(task);
+        config.tools = toolbox.specs().into_iter().chain(plan).collect();
+    }
+    if checkpointer.is_some() {
+        config.checkpoints = hrns_core::checkpoint::Checkpoints::On;
+    }
+    let (session, history_refused) = match Session::with_history(config.clone(), history) {
+        Ok(s) => (s, None),
+        Err(e) => (
+            Session::new(config),
+            Some(format!("the conversation could not be kept: {e}")),
+        ),
+    };
+    let ctx = ToolContext {
+        workspace: setup.workspace.clone(),
+        cancel: Default::default(),
+        sandbox: setup.sandbox.clone(),
+        usage: Default::default(),
+    };
+    // A server that stops or changes its tools: the next request offers them as they are.
+    let mut runner = Runner::new(client.clone(), toolbox, ctx)
+        .update_tools_with(move |toolbox| live_tools.update(toolbox));
+    if let Some(checkpointer) = checkpointer {
+        runner = runner.checkpoints(checkpointer);
+    }
+    Built {
+        client,
+        session,
+        runner,
+        diffs,
+        history_refused,
+    }
+}

@@ -1,0 +1,618 @@
+//! `hrns acp` end to end: the real binary over pipes against the scripted provider, every
+//! method, hostile JSON-RPC input, permissions and cancellation.
+
+mod common;
+
+use common::{Env, KEY};
+use hrns_blocking::mock::{MockProvider, Reply, chunk};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long a test waits for a line before it calls the agent hung (a guard, not a timing
+/// assertion).
+const HANG: Duration = Duration::from_secs(60);
+
+/// A running `hrns acp` and what it wrote.
+struct Agent {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    /// Every line seen, in order.
+    seen: Vec<Value>,
+    next_id: u64,
+}
+
+impl Agent {
+    fn start(env: &Env, mock: &MockProvider, args: &[&str]) -> Agent {
+        env.config_with(mock, "");
+        let mut child = env
+            .cmd(Some(mock))
+            .arg("acp")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Agent {
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+            next_id: 1,
+        }
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write_raw(line.as_bytes());
+    }
+
+    /// The next line: every line on stdout must be one JSON-RPC message.
+    fn next(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(HANG)
+            .expect("hrns acp wrote nothing (hung or exited)");
+        assert!(!line.contains(KEY), "the key leaked: {line}");
+        let value: Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert_eq!(value["jsonrpc"], "2.0", "{line}");
+        self.seen.push(value.clone());
+        value
+    }
+
+    /// Sends a request and returns its answer; notifications and requests from the agent
+    /// met meanwhile are kept in `seen` (and requests answered by `on_request`).
+    fn call_with(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut on_request: impl FnMut(&Value) -> Value,
+    ) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.until_answer(json!(id), &mut on_request)
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.call_with(method, params, |r| panic!("unexpected request {r}"))
+    }
+
+    fn until_answer(&mut self, id: Value, on_request: &mut dyn FnMut(&Value) -> Value) -> Value {
+        loop {
+            let m = self.next();
+            if m.get("method").is_some() && m.get("id").is_some() {
+                let result = on_request(&m);
+                self.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
+                continue;
+            }
+            if m.get("method").is_none() && m["id"] == id {
+                return m;
+            }
+        }
+    }
+
+    fn initialize(&mut self) -> Value {
+        let r = self.call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}}),
+        );
+        r["result"].clone()
+    }
+
+    fn new_session(&mut self, env: &Env) -> String {
+        let r = self.call(
+            "session/new",
+            json!({"cwd": env.work().display().to_string(), "mcpServers": []}),
+        );
+        r["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session: {r}"))
+            .to_owned()
+    }
+
+    fn prompt(&mut self, sid: &str, text: &str) -> Value {
+        self.call(
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "text", "text": text}]}),
+        )
+    }
+
+    /// The `session/update`s seen so far, taken.
+    fn updates(&mut self) -> Vec<Value> {
+        let seen = std::mem::take(&mut self.seen);
+        seen.into_iter()
+            .filter(|m| m["method"] == "session/update")
+            .map(|m| m["params"]["update"].clone())
+            .collect()
+    }
+
+    /// Closes stdin and waits for the exit.
+    fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        while self.lines.recv_timeout(HANG).is_ok() {}
+        self.child.wait().unwrap()
+    }
+}
+
+fn text_of(updates: &[Value], kind: &str) -> String {
+    updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .map(|u| u["content"]["text"].as_str().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn a_text_turn_streams_chunks_and_ends_the_turn_without_the_key() {
+    // The key split over three deltas, as a provider echoing it might send it.
+    let (a, b) = KEY.split_at(8);
+    let (b, c) = b.split_at(6);
+    let mock = MockProvider::start([Reply::sse([
+        chunk::role_chunk(),
+        chunk::reasoning_chunk("thinking"),
+        chunk::text_chunk("the key is "),
+        chunk::text_chunk(a),
+        chunk::text_chunk(b),
+        chunk::text_chunk(c),
+        chunk::text_chunk(", done"),
+        chunk::finish_chunk("stop"),
+        chunk::usage_chunk(10, 5),
+    ])])
+    .unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &["--context-window", "100000"]);
+    let init = agent.initialize();
+    assert_eq!(init["protocolVersion"], 1);
+    assert_eq!(init["agentCapabilities"]["loadSession"], true);
+    assert_eq!(
+        init["agentCapabilities"]["promptCapabilities"]["embeddedContext"],
+        true
+    );
+    assert_eq!(init["agentCapabilities"]["mcpCapabilities"]["http"], true);
+    assert_eq!(init["authMethods"], json!([]));
+    let sid = agent.new_session(&env);
+    let answer = agent.prompt(&sid, "hello");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let updates = agent.updates();
+    assert_eq!(text_of(&updates, "agent_thought_chunk"), "thinking");
+    let text = text_of(&updates, "agent_message_chunk");
+    assert!(
+        text.starts_with("the key is ") && text.ends_with(", done"),
+        "{text}"
+    );
+    assert!(!text.contains("NEVERSHOWN"), "{text}");
+    let usage = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "usage_update")
+        .expect("a usage_update");
+    assert_eq!(usage["size"], 100000);
+    assert!(usage["used"].as_u64().unwrap() > 0);
+    // The model got the prompt.
+    let sent = mock.chat_requests()[0].json();
+    assert!(sent["messages"].to_string().contains("hello"));
+    assert!(agent.finish().success());
+}
+
+fn write_call(path: &str, content: &str) -> Reply {
+    let args = json!({"path": path, "content": content}).to_string();
+    Reply::tool_calls(&[("call_w", "write_file", &args)])
+}
+
+#[test]
+fn a_write_asks_permission_and_shows_its_diff_once_allowed() {
+    let mock =
+        MockProvider::start([write_call("a.txt", "new\n"), Reply::text_answer("written")]).unwrap();
+    let env = Env::new();
+    env.write("work/a.txt", "old\n");
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    let mut asked = Vec::new();
+    let answer = agent.call_with(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "write it"}]}),
+        |request| {
+            asked.push(request.clone());
+            json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}})
+        },
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(asked.len(), 1);
+    let request = &asked[0];
+    assert_eq!(request["method"], "session/request_permission");
+    assert_eq!(request["params"]["sessionId"], sid);
+    assert_eq!(request["params"]["toolCall"]["toolCallId"], "call_w");
+    let options: Vec<&str> = request["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        options,
+        ["allow_once", "allow_always", "reject_once", "reject_always"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work().join("a.txt")).unwrap(),
+        "new\n"
+    );
+    let updates = agent.updates();
+    let calls: Vec<&Value> = updates
+        .iter()
+        .filter(|u| u["toolCallId"] == "call_w")
+        .collect();
+    let statuses: Vec<&str> = calls
+        .iter()
+        .map(|u| u["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["pending", "in_progress", "completed"],
+        "{calls:?}"
+    );
+    assert_eq!(calls[0]["kind"], "edit");
+    let diff = &calls[2]["content"][1];
+    assert_eq!(diff["type"], "diff");
+    assert_eq!(diff["oldText"], "old\n");
+    assert_eq!(diff["newText"], "new\n");
+    assert!(diff["path"].as_str().unwrap().ends_with("/work/a.txt"));
+    assert!(agent.finish().success());
+}
+
+#[test]
+fn a_rejected_or_cancelled_permission_denies_the_call() {
+    for outcome in [
+        json!({"outcome": "selected", "optionId": "reject_once"}),
+        json!({"outcome": "cancelled"}),
+    ] {
+        let mock =
+            MockProvider::start([write_call("b.txt", "x"), Reply::text_answer("ok")]).unwrap();
+        let env = Env::new();
+        let mut agent = Agent::start(&env, &mock, &[]);
+        agent.initialize();
+        let sid = agent.new_session(&env);
+        let answer = agent.call_with(
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "write"}]}),
+            |_| json!({"outcome": outcome}),
+        );
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        assert!(!env.work().join("b.txt").exists(), "{outcome}");
+        let updates = agent.updates();
+        let last = updates
+            .iter()
+            .rfind(|u| u["toolCallId"] == "call_w")
+            .unwrap();
+        assert_eq!(last["status"], "failed", "{outcome}");
+        assert!(agent.finish().success());
+    }
+}
+
+#[test]
+fn reject_always_answers_later_calls_of_the_tool_without_asking() {
+    let mock = MockProvider::start([
+        write_call("c.txt", "1"),
+        write_call("c.txt", "2"),
+        Reply::text_answer("gave up"),
+    ])
+    .unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    let mut asked = 0;
+    let answer = agent.call_with(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "write"}]}),
+        |_| {
+            asked += 1;
+            json!({"outcome": {"outcome": "selected", "optionId": "reject_always"}})
+        },
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(asked, 1);
+    assert!(!env.work().join("c.txt").exists());
+    assert!(agent.finish().success());
+}
+
+#[test]
+fn cancel_answers_the_prompt_with_cancelled() {
+    let mock = MockProvider::start([Reply::hang(), Reply::text_answer("second")]).unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 99, "method": "session/prompt",
+        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "wait"}]}}),
+    );
+    assert!(
+        mock.wait_for_requests(1, HANG),
+        "the request never went out"
+    );
+    agent.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}));
+    let answer = agent.until_answer(json!(99), &mut |r| panic!("unexpected {r}"));
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    // The session goes on: a second prompt in it is answered.
+    let second = agent.prompt(&sid, "again");
+    assert_eq!(second["result"]["stopReason"], "end_turn", "{second}");
+    assert!(text_of(&agent.updates(), "agent_message_chunk").contains("second"));
+    assert!(agent.finish().success());
+}
+
+#[test]
+fn a_cancel_while_the_editor_asks_denies_the_call_and_ends_cancelled() {
+    let mock = MockProvider::start([write_call("d.txt", "x")]).unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 50, "method": "session/prompt",
+        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "write"}]}}),
+    );
+    let asked = loop {
+        let m = agent.next();
+        if m["method"] == "session/request_permission" {
+            break m;
+        }
+    };
+    agent.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}));
+    let answer = agent.until_answer(json!(50), &mut |r| panic!("unexpected {r}"));
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    // The editor answers the question late, as clients do after a cancel: nothing runs.
+    agent.send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"outcome": {"outcome": "cancelled"}}}));
+    let list = agent.call("session/list", json!({}));
+    assert!(list["result"]["sessions"].is_array(), "{list}");
+    assert!(!env.work().join("d.txt").exists());
+    assert!(agent.finish().success());
+}
+
+#[test]
+fn hostile_input_gets_clear_errors_and_the_agent_goes_on() {
+    let mock = MockProvider::start([Reply::text_answer("still here")]).unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    let cases: Vec<(Vec<u8>, i64, Value)> = vec![
+        (b"{not json\n".to_vec(), -32700, Value::Null),
+        (b"[1,2,3]\n".to_vec(), -32600, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":{"x":1},"method":"initialize"}"#.to_vec(), -32600, Value::Null),
+        (br#"{"jsonrpc":"1.0","id":5,"method":"initialize"}"#.to_vec(), -32600, json!(5)),
+        (br#"{"jsonrpc":"2.0","id":6,"method":"session/fly","params":{}}"#.to_vec(), -32601, json!(6)),
+        (br#"{"jsonrpc":"2.0","id":7,"method":"session/new","params":{"cwd":3}}"#.to_vec(), -32602, json!(7)),
+        (br#"{"jsonrpc":"2.0","id":8,"method":"session/prompt","params":{"sessionId":"nope","prompt":[]}}"#.to_vec(), -32002, json!(8)),
+        (br#"{"jsonrpc":"2.0","id":9,"method":"session/new","params":{"cwd":"relative/dir"}}"#.to_vec(), -32602, json!(9)),
+        ("\u{feff}\u{0}\n".as_bytes().to_vec(), -32700, Value::Null),
+    ];
+    for (mut line, code, id) in cases {
+        if line.last() != Some(&b'\n') {
+            line.push(b'\n');
+        }
+        agent.write_raw(&line);
+        let answer = agent.next();
+        assert_eq!(
+            answer["error"]["code"],
+            code,
+            "{}: {answer}",
+            String::from_utf8_lossy(&line)
+        );
+        assert_eq!(answer["id"], id, "{answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().len() > 10);
+    }
+    // An answer to a request hrns never sent, and a notification of an unknown method: no
+    // reply (a notification is never answered), and nothing breaks.
+    agent.send(json!({"jsonrpc": "2.0", "id": 12345, "result": {}}));
+    agent.send(json!({"jsonrpc": "2.0", "method": "nothing/here"}));
+    // A message over the size limit is dropped with its own error, and the next one is read.
+    let mut huge = br#"{"jsonrpc":"2.0","id":77,"method":"initialize","params":{"x":""#.to_vec();
+    huge.resize(huge.len() + 65 * 1024 * 1024, b'a');
+    huge.extend_from_slice(b"\"}}\n");
+    agent.write_raw(&huge);
+    drop(huge);
+    let answer = agent.next();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than")
+    );
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    let answer = agent.prompt(&sid, "hi");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(agent.finish().success());
+}
+
+#[test]
+fn sessions_are_listed_loaded_resumed_and_closed() {
+    let mock = MockProvider::start([
+        Reply::text_answer("first answer"),
+        Reply::text_answer("after resume"),
+    ])
+    .unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    assert_eq!(
+        agent.prompt(&sid, "remember me")["result"]["stopReason"],
+        "end_turn"
+    );
+    let closed = agent.call("session/close", json!({"sessionId": sid}));
+    assert!(closed.get("result").is_some(), "{closed}");
+    let gone = agent.prompt(&sid, "hello?");
+    assert_eq!(gone["error"]["code"], -32002, "{gone}");
+    let cwd = env.work().display().to_string();
+    let list = agent.call("session/list", json!({"cwd": cwd}));
+    let sessions = list["result"]["sessions"].as_array().unwrap().clone();
+    assert_eq!(sessions.len(), 1, "{list}");
+    assert_eq!(sessions[0]["sessionId"], sid);
+    assert_eq!(sessions[0]["title"], "remember me");
+    agent.updates();
+    let loaded = agent.call(
+        "session/load",
+        json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
+    );
+    assert_eq!(
+        loaded["result"]["modes"]["currentModeId"], "Builder",
+        "{loaded}"
+    );
+    let replay = agent.updates();
+    assert_eq!(text_of(&replay, "user_message_chunk"), "remember me");
+    assert_eq!(text_of(&replay, "agent_message_chunk"), "first answer");
+    agent.call("session/close", json!({"sessionId": sid}));
+    let resumed = agent.call(
+        "session/resume",
+        json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
+    );
+    assert!(resumed.get("result").is_some(), "{resumed}");
+    assert!(
+        text_of(&agent.updates(), "user_message_chunk").is_empty(),
+        "resume does not replay"
+    );
+    assert_eq!(
+        agent.prompt(&sid, "and now")["result"]["stopReason"],
+        "end_turn"
+    );
+    // The resumed session sent the whole history.
+    let sent = mock.chat_requests()[1].json().to_string();
+    assert!(
+        sent.contains("remember me") && sent.contains("first answer"),
+        "{sent}"
+    );
+    let unknown = agent.call(
+        "session/load",
+        json!({"sessionId": "ffffff", "cwd": cwd, "mcpServers": []}),
+    );
+    assert_eq!(unknown["error"]["code"], -32002, "{unknown}");
+    assert!(agent.finish().success());
+    // The same session file `hrns --resume` and `hrns sessions` read.
+    let listed = env.run(None, &["sessions"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains(&sid));
+}
+
+#[test]
+fn modes_are_agents_and_config_options_switch_model_and_approval() {
+    let mock =
+        MockProvider::start([write_call("e.txt", "auto"), Reply::text_answer("done")]).unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let r = agent.call(
+        "session/new",
+        json!({"cwd": env.work().display().to_string(), "mcpServers": []}),
+    );
+    let sid = r["result"]["sessionId"].as_str().unwrap().to_owned();
+    let modes: Vec<&str> = r["result"]["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        modes.contains(&"Planner") && modes.contains(&"Builder"),
+        "{modes:?}"
+    );
+    let ids: Vec<&str> = r["result"]["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["mode", "model", "approval"]);
+    let set = agent.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "Planner"}),
+    );
+    assert!(set.get("result").is_some(), "{set}");
+    let update = agent
+        .updates()
+        .into_iter()
+        .find(|u| u["sessionUpdate"] == "current_mode_update")
+        .expect("current_mode_update");
+    assert_eq!(update["currentModeId"], "Planner");
+    let bad = agent.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "Nobody"}),
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    agent.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "Builder"}),
+    );
+    let set = agent.call(
+        "session/set_config_option",
+        json!({"sessionId": sid, "configId": "approval", "value": "auto"}),
+    );
+    let approval = set["result"]["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "approval")
+        .unwrap()
+        .clone();
+    assert_eq!(approval["currentValue"], "auto", "{set}");
+    let set = agent.call(
+        "session/set_config_option",
+        json!({"sessionId": sid, "configId": "model", "value": "other-model"}),
+    );
+    assert!(set.get("result").is_some(), "{set}");
+    let bad = agent.call(
+        "session/set_config_option",
+        json!({"sessionId": sid, "configId": "colour", "value": "red"}),
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    // Under `auto` the write runs without a question, on the model now set.
+    let answer = agent.prompt(&sid, "write");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(env.work().join("e.txt")).unwrap(),
+        "auto"
+    );
+    assert_eq!(mock.chat_requests()[0].json()["model"], "other-model");
+    assert!(agent.finish().success());
+}
+
+#[test]
+fn a_failed_turn_is_a_json_rpc_error_with_the_providers_message() {
+    let mock = MockProvider::start([Reply::error(401, "bad key for this model")]).unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    let answer = agent.prompt(&sid, "hi");
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bad key for this model"),
+        "{answer}"
+    );
+    assert!(agent.finish().success());
+}

@@ -1,0 +1,474 @@
+//! Vectors for the ACP framing, message sorting, event mapping and permissions, each framing
+//! vector fed whole and one byte at a time.
+
+use super::frame::{FrameError, LineDecoder};
+use super::methods::{ClientCall, ContentBlock, McpServer, file_uri_path};
+use super::permission::Permissions;
+use super::rpc::{self, Incoming};
+use super::update::{FileChange, StopReason, Updates, replay, tool_kind, usage_update};
+use crate::secrets::Secrets;
+use crate::session::{Approval, Event, ToolStatus, TurnError};
+use crate::tool::ToolOutput;
+use serde_json::{Value, json};
+
+/// What the decoder handed out, line by line.
+type Lines = Vec<Result<Vec<u8>, FrameError>>;
+
+/// Every line or error of `input`, fed in pieces of `step` bytes.
+fn lines(input: &[u8], step: usize, max: usize) -> Lines {
+    let mut d = LineDecoder::new(max);
+    let mut out = Vec::new();
+    let drain = |d: &mut LineDecoder, out: &mut Vec<_>| {
+        loop {
+            match d.poll_line() {
+                Ok(Some(line)) => out.push(Ok(line)),
+                Ok(None) => break,
+                Err(e) => out.push(Err(e)),
+            }
+        }
+    };
+    for piece in input.chunks(step.max(1)) {
+        d.feed(piece);
+        drain(&mut d, &mut out);
+    }
+    d.feed_eof();
+    drain(&mut d, &mut out);
+    out
+}
+
+#[test]
+fn framing_vectors_whole_and_byte_by_byte() {
+    let ok = |s: &str| Ok(s.as_bytes().to_vec());
+    let cases: Vec<(&[u8], usize, Lines)> = vec![
+        (b"{\"a\":1}\n", 100, vec![ok("{\"a\":1}")]),
+        (b"{}\r\n\n  \n{}\n", 100, vec![ok("{}"), ok("{}")]),
+        (b"{}", 100, vec![Err(FrameError::Truncated { bytes: 2 })]),
+        (
+            b"0123456789\n{}\n",
+            5,
+            vec![Err(FrameError::TooLong { limit: 5 }), ok("{}")],
+        ),
+        (
+            b"{}\n0123456789abcdef\n{}\n",
+            5,
+            vec![ok("{}"), Err(FrameError::TooLong { limit: 5 }), ok("{}")],
+        ),
+        (b"\xff\xfe\n", 100, vec![Ok(vec![0xff, 0xfe])]),
+        // Two lines past the limit in one read (found by the acp_decoder fuzz target).
+        (
+            b"0123456789\nabcdefghij\n{}\n",
+            5,
+            vec![
+                Err(FrameError::TooLong { limit: 5 }),
+                Err(FrameError::TooLong { limit: 5 }),
+                ok("{}"),
+            ],
+        ),
+        (b"12345\r\n", 5, vec![ok("12345")]),
+    ];
+    for (input, max, want) in cases {
+        for step in [input.len(), 1, 3] {
+            assert_eq!(
+                lines(input, step, max),
+                want,
+                "{:?} in pieces of {step}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_huge_line_does_not_grow_the_buffer() {
+    let mut d = LineDecoder::new(1024);
+    for _ in 0..1000 {
+        d.feed(&[b'x'; 4096]);
+        while let Ok(Some(_)) = d.poll_line() {}
+    }
+    d.feed(b"\n{}\n");
+    let mut got = Vec::new();
+    loop {
+        match d.poll_line() {
+            Ok(Some(l)) => got.push(l),
+            Ok(None) => break,
+            Err(_) => {}
+        }
+    }
+    assert_eq!(got, vec![b"{}".to_vec()]);
+}
+
+#[test]
+fn messages_are_sorted_and_bad_ones_answered() {
+    let parse = |s: &str| rpc::parse(s.as_bytes());
+    assert_eq!(
+        parse(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#),
+        Ok(Incoming::Request {
+            id: json!(1),
+            method: "initialize".into(),
+            params: json!({})
+        })
+    );
+    assert!(matches!(
+        parse(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#),
+        Ok(Incoming::Notification { .. })
+    ));
+    assert!(matches!(
+        parse(r#"{"jsonrpc":"2.0","id":"x","result":{"outcome":{"outcome":"cancelled"}}}"#),
+        Ok(Incoming::Response { outcome: Ok(_), .. })
+    ));
+    assert!(matches!(
+        parse(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}"#),
+        Ok(Incoming::Response {
+            outcome: Err(_),
+            ..
+        })
+    ));
+    let bad = [
+        ("{not json", rpc::PARSE_ERROR, Value::Null),
+        ("[1,2]", rpc::INVALID_REQUEST, Value::Null),
+        ("42", rpc::INVALID_REQUEST, Value::Null),
+        (r#"{"id":7,"method":"x"}"#, rpc::INVALID_REQUEST, json!(7)),
+        (
+            r#"{"jsonrpc":"2.0","id":{},"method":"x"}"#,
+            rpc::INVALID_REQUEST,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#,
+            rpc::INVALID_REQUEST,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":5}"#,
+            rpc::INVALID_REQUEST,
+            json!(2),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"x","params":3}"#,
+            rpc::INVALID_REQUEST,
+            json!(2),
+        ),
+        (r#"{"jsonrpc":"2.0"}"#, rpc::INVALID_REQUEST, Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":4}"#,
+            rpc::INVALID_REQUEST,
+            json!(4),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"result":1,"error":{}}"#,
+            rpc::INVALID_REQUEST,
+            json!(4),
+        ),
+    ];
+    for (line, code, id) in bad {
+        let m = parse(line).unwrap_err();
+        assert_eq!((m.error.code, &m.id), (code, &id), "{line}");
+        // The answer is itself a valid JSON-RPC error line.
+        let answer: Value = serde_json::from_str(&rpc::encode_error(&m.id, &m.error)).unwrap();
+        assert_eq!(answer["error"]["code"], code);
+    }
+}
+
+#[test]
+fn calls_decode_or_say_what_is_wrong() {
+    let call = ClientCall::decode(
+        "session/prompt",
+        json!({"sessionId": "s1", "prompt": [
+            {"type": "text", "text": "hi"},
+            {"type": "resource_link", "uri": "file:///w/a%20b.rs", "name": "a b.rs"},
+            {"type": "resource", "resource": {"uri": "file:///w/c.rs", "text": "fn c() {}"}},
+            {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+        ]}),
+    )
+    .unwrap();
+    let ClientCall::Prompt(p) = call else {
+        panic!("not a prompt");
+    };
+    assert_eq!(p.session_id, "s1");
+    assert_eq!(p.prompt.len(), 4);
+    assert!(
+        matches!(&p.prompt[1], ContentBlock::ResourceLink { uri, .. } if uri.ends_with("a%20b.rs"))
+    );
+    let new = ClientCall::decode(
+        "session/new",
+        json!({"cwd": "/w", "mcpServers": [
+            {"name": "a", "command": "srv", "args": ["-x"], "env": [{"name": "K", "value": "v"}]},
+            {"type": "http", "name": "b", "url": "http://h/mcp", "headers": []}
+        ]}),
+    )
+    .unwrap();
+    let ClientCall::NewSession(n) = new else {
+        panic!("not new");
+    };
+    assert!(matches!(n.mcp_servers[0], McpServer::Stdio { .. }));
+    assert!(matches!(n.mcp_servers[1], McpServer::Http { .. }));
+    let unknown = ClientCall::decode("session/fly", json!({})).unwrap_err();
+    assert_eq!(unknown.code, rpc::METHOD_NOT_FOUND);
+    assert!(
+        unknown.message.contains("session/fly"),
+        "{}",
+        unknown.message
+    );
+    let missing = ClientCall::decode("session/prompt", json!({"sessionId": "s"})).unwrap_err();
+    assert_eq!(missing.code, rpc::INVALID_PARAMS);
+    assert!(missing.message.contains("prompt"), "{}", missing.message);
+    let wrong = ClientCall::decode("session/new", Value::Null).unwrap_err();
+    assert_eq!(wrong.code, rpc::INVALID_PARAMS);
+    assert_eq!(
+        file_uri_path("file:///w/a%20b.rs").as_deref(),
+        Some("/w/a b.rs")
+    );
+    assert_eq!(file_uri_path("file://localhost/x").as_deref(), Some("/x"));
+    assert_eq!(file_uri_path("https://x/y"), None);
+    assert_eq!(file_uri_path("file:///bad%zz"), None);
+}
+
+fn delta(text: &str) -> Event {
+    Event::TextDelta { text: text.into() }
+}
+
+fn texts(updates: &[Value]) -> String {
+    updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_secret_split_over_deltas_is_hidden() {
+    let mut secrets = Secrets::new();
+    secrets.add("sk-SECRET-split-4242");
+    let answer = "the key is sk-SECRET-split-4242, done";
+    for step in [1, 2, 5, answer.len()] {
+        let mut u = Updates::new("/w");
+        let mut out = Vec::new();
+        let bytes = answer.as_bytes();
+        for piece in bytes.chunks(step) {
+            u.on_event(
+                &secrets,
+                &delta(std::str::from_utf8(piece).unwrap()),
+                None,
+                &mut out,
+            );
+        }
+        let finished = Event::TurnFinished {
+            finish_reason: None,
+            usage: None,
+            output: None,
+        };
+        u.on_event(&secrets, &finished, None, &mut out);
+        let shown = texts(&out);
+        assert!(!shown.contains("SECRET"), "step {step}: {shown}");
+        assert!(
+            shown.starts_with("the key is ") && shown.ends_with(", done"),
+            "{shown}"
+        );
+        assert_eq!(u.stop(&finished), Some(Ok(StopReason::EndTurn)));
+    }
+}
+
+#[test]
+fn a_tool_call_goes_pending_in_progress_completed_with_its_diff() {
+    let secrets = Secrets::new();
+    let mut u = Updates::new("/w");
+    let mut out = Vec::new();
+    u.on_event(&secrets, &delta("editing"), None, &mut out);
+    u.on_event(
+        &secrets,
+        &Event::ToolCall {
+            id: "c1".into(),
+            name: "edit_file".into(),
+            arguments: r#"{"path":"a.txt","old_string":"a","new_string":"b"}"#.into(),
+        },
+        None,
+        &mut out,
+    );
+    u.end_batch(&mut out);
+    let change = FileChange {
+        path: "/w/a.txt".into(),
+        old_text: Some("a\n".into()),
+        new_text: "b\n".into(),
+    };
+    u.on_event(
+        &secrets,
+        &Event::ToolResult {
+            id: "c1".into(),
+            name: "edit_file".into(),
+            status: ToolStatus::Ok,
+            output: ToolOutput::ok("edited a.txt"),
+        },
+        Some(&change),
+        &mut out,
+    );
+    let kinds: Vec<&str> = out
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "agent_message_chunk",
+            "tool_call",
+            "tool_call_update",
+            "tool_call_update"
+        ]
+    );
+    assert_eq!(out[1]["status"], "pending");
+    assert_eq!(out[1]["kind"], "edit");
+    assert_eq!(out[1]["locations"][0]["path"], "/w/a.txt");
+    assert_eq!(out[2]["status"], "in_progress");
+    assert_eq!(out[3]["status"], "completed");
+    assert_eq!(out[3]["content"][1]["type"], "diff");
+    assert_eq!(out[3]["content"][1]["oldText"], "a\n");
+    assert_eq!(out[3]["content"][1]["newText"], "b\n");
+}
+
+#[test]
+fn an_asked_call_runs_only_when_allowed_and_a_denied_one_fails() {
+    let secrets = Secrets::new();
+    let mut u = Updates::new("/w");
+    let mut out = Vec::new();
+    let args = r#"{"command":"ls"}"#;
+    u.on_event(
+        &secrets,
+        &Event::ToolCall {
+            id: "c".into(),
+            name: "run_command".into(),
+            arguments: args.into(),
+        },
+        None,
+        &mut out,
+    );
+    u.on_event(
+        &secrets,
+        &Event::ApprovalRequested {
+            id: "c".into(),
+            name: "run_command".into(),
+            arguments: args.into(),
+        },
+        None,
+        &mut out,
+    );
+    u.end_batch(&mut out);
+    assert_eq!(out.len(), 1, "no in_progress while asked: {out:?}");
+    assert_eq!(out[0]["kind"], "execute");
+    assert_eq!(out[0]["title"], "Run ls");
+    u.on_event(
+        &secrets,
+        &Event::ToolResult {
+            id: "c".into(),
+            name: "run_command".into(),
+            status: ToolStatus::Denied,
+            output: ToolOutput::error("denied"),
+        },
+        None,
+        &mut out,
+    );
+    assert_eq!(out[1]["status"], "failed");
+}
+
+#[test]
+fn final_events_give_stop_reasons() {
+    let mut u = Updates::new("/w");
+    let cases = [
+        (Event::TurnCancelled, Ok(StopReason::Cancelled)),
+        (
+            Event::TurnFailed {
+                error: TurnError::StepLimit { limit: 3 },
+            },
+            Ok(StopReason::MaxTurnRequests),
+        ),
+        (
+            Event::TurnFailed {
+                error: TurnError::NoChoices,
+            },
+            Err(TurnError::NoChoices),
+        ),
+    ];
+    for (event, want) in cases {
+        assert_eq!(u.stop(&event), Some(want));
+    }
+    u.on_event(
+        &Secrets::new(),
+        &Event::RefusalDelta { text: "no".into() },
+        None,
+        &mut Vec::new(),
+    );
+    let finished = Event::TurnFinished {
+        finish_reason: None,
+        usage: None,
+        output: None,
+    };
+    assert_eq!(u.stop(&finished), Some(Ok(StopReason::Refusal)));
+    assert_eq!(u.stop(&finished), Some(Ok(StopReason::EndTurn)));
+    assert_eq!(u.stop(&delta("x")), None);
+}
+
+#[test]
+fn permission_answers_map_to_approvals() {
+    let mut p = Permissions::new();
+    let selected = |id: &str| json!({"outcome": {"outcome": "selected", "optionId": id}});
+    assert_eq!(p.answer("t", Ok(&selected("allow_once"))), Approval::Once);
+    assert_eq!(
+        p.answer("t", Ok(&selected("allow_always"))),
+        Approval::AlwaysThisTool
+    );
+    assert_eq!(
+        p.answer("t", Ok(&selected("reject_once"))),
+        Approval::Deny { reason: None }
+    );
+    assert_eq!(p.standing("t"), None);
+    assert!(matches!(
+        p.answer("t", Ok(&json!({"outcome": {"outcome": "cancelled"}}))),
+        Approval::Deny { reason: Some(_) }
+    ));
+    assert!(matches!(
+        p.answer("t", Ok(&selected("something_else"))),
+        Approval::Deny { reason: Some(_) }
+    ));
+    assert!(matches!(
+        p.answer("t", Err(&rpc::RpcError::new(-1, "gone"))),
+        Approval::Deny { reason: Some(_) }
+    ));
+    p.answer("t", Ok(&selected("reject_always")));
+    assert!(matches!(p.standing("t"), Some(Approval::Deny { .. })));
+    assert_eq!(p.standing("other"), None);
+}
+
+#[test]
+fn kinds_usage_and_replay() {
+    assert_eq!(tool_kind("read_file"), "read");
+    assert_eq!(tool_kind("grep"), "search");
+    assert_eq!(tool_kind("web_fetch"), "fetch");
+    assert_eq!(tool_kind("mcp__x__y"), "other");
+    assert_eq!(usage_update(10, None), None);
+    assert_eq!(usage_update(10, Some(100)).unwrap()["size"], 100);
+    let mut secrets = Secrets::new();
+    secrets.add("sk-replayed-SECRET-99");
+    let history: Vec<crate::wire::Message> = serde_json::from_value(json!([
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "hello sk-replayed-SECRET-99"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"a\"}"}}
+        ]},
+        {"role": "tool", "tool_call_id": "c1", "content": "text of a"},
+        {"role": "assistant", "content": "done"}
+    ]))
+    .unwrap();
+    let updates = replay(&secrets, "/w", &history);
+    let kinds: Vec<&str> = updates
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user_message_chunk",
+            "tool_call",
+            "tool_call_update",
+            "agent_message_chunk"
+        ]
+    );
+    assert!(!updates[0].to_string().contains("SECRET"));
+}
