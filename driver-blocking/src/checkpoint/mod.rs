@@ -360,19 +360,34 @@ impl CheckpointStore {
             .map(Vec::as_slice)
             .filter(|p| !skipped_paths.contains(p))
             .collect();
-        self.add(&to_add, deadline)?;
-        let tree = text(self.git.run(&[OsStr::new("write-tree")], None, deadline)?);
-        if let Some((parent, parent_tree)) = &parent
-            && *parent_tree == tree
-        {
+        let head_is_parent = scan.head.is_some() && scan.head == parent;
+        if scan.nothing && head_is_parent {
+            // The index is HEAD's tree, HEAD is the session's last checkpoint, and the
+            // workspace matches the index: nothing to write at all.
             return Ok(Snapshot {
-                id: CheckpointId(parent.clone()),
+                id: CheckpointId(parent.unwrap_or_default()),
                 changed: Vec::new(),
                 skipped,
             });
         }
+        self.add(&to_add, deadline)?;
+        let tree = text(self.git.run(&[OsStr::new("write-tree")], None, deadline)?);
+        let raw = match &parent {
+            Some(parent) => {
+                let raw = self.diff_raw(parent, &tree, deadline)?;
+                if raw.is_empty() {
+                    return Ok(Snapshot {
+                        id: CheckpointId(parent.clone()),
+                        changed: Vec::new(),
+                        skipped,
+                    });
+                }
+                raw
+            }
+            None => Vec::new(),
+        };
         let mut args = vec!["commit-tree".to_owned(), tree, "-m".into(), message.into()];
-        if let Some((parent, _)) = &parent {
+        if let Some(parent) = &parent {
             args.extend(["-p".into(), parent.clone()]);
         }
         let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
@@ -386,14 +401,10 @@ impl CheckpointStore {
             Some(updates.as_bytes()),
             deadline,
         )?;
-        let changed: Vec<String> = match &parent {
-            Some((parent, _)) => self
-                .diff(parent, &commit, deadline)?
-                .into_iter()
-                .map(|c| c.path)
-                .collect(),
-            None => Vec::new(),
-        };
+        let changed: Vec<String> = paths::parse_raw_diff(&raw)
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
         self.keep_within_cap(parent.is_none(), &changed, deadline)?;
         Ok(Snapshot {
             id: CheckpointId(commit),
@@ -402,17 +413,22 @@ impl CheckpointStore {
         })
     }
 
-    /// The last checkpoint of a session and its tree, in one call.
-    fn tip(
-        &self,
-        session_ref: &str,
-        deadline: Instant,
-    ) -> Result<Option<(String, String)>, CheckpointError> {
+    /// The last checkpoint of a session: its loose ref file when there is one (the shadow
+    /// repository keeps git's files format, where a loose ref is authoritative), else git's
+    /// answer (a ref packed by `gc`, or none yet).
+    fn tip(&self, session_ref: &str, deadline: Instant) -> Result<Option<String>, CheckpointError> {
+        let loose = self.git.git_dir.join(session_ref);
+        if let Ok(text) = fs::read_to_string(&loose) {
+            let id = text.trim();
+            if matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Ok(Some(id.to_owned()));
+            }
+        }
         let out = text(
             self.git.run(
                 &[
                     "for-each-ref",
-                    "--format=%(refname) %(objectname) %(tree)",
+                    "--format=%(refname) %(objectname)",
                     session_ref,
                 ]
                 .map(OsStr::new),
@@ -421,9 +437,8 @@ impl CheckpointStore {
             )?,
         );
         Ok(out.lines().find_map(|line| {
-            let mut parts = line.split(' ');
-            let (name, commit, tree) = (parts.next()?, parts.next()?, parts.next()?);
-            (name == session_ref).then(|| (commit.to_owned(), tree.to_owned()))
+            let (name, commit) = line.split_once(' ')?;
+            (name == session_ref).then(|| commit.to_owned())
         }))
     }
 
@@ -435,6 +450,7 @@ impl CheckpointStore {
             &[
                 "status",
                 "--porcelain=v2",
+                "--branch",
                 "-z",
                 "--untracked-files=normal",
                 "--ignore-submodules=all",
@@ -527,8 +543,7 @@ impl CheckpointStore {
         to: &CheckpointId,
     ) -> Result<Vec<PathChange>, CheckpointError> {
         let deadline = self.deadline();
-        self.known(from, deadline)?;
-        self.known(to, deadline)?;
+        self.known(&[from, to], deadline)?;
         self.diff(&from.0, &to.0, deadline)
     }
 
@@ -760,42 +775,50 @@ impl CheckpointStore {
         Ok(())
     }
 
+    /// `git diff-tree --raw` between two tree-ish (a commit or a tree).
+    fn diff_raw(&self, from: &str, to: &str, deadline: Instant) -> Result<Vec<u8>, CheckpointError> {
+        self.git.run(
+            &["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to].map(OsStr::new),
+            None,
+            deadline,
+        )
+    }
+
     fn diff(
         &self,
         from: &str,
         to: &str,
         deadline: Instant,
     ) -> Result<Vec<PathChange>, CheckpointError> {
+        Ok(paths::parse_raw_diff(&self.diff_raw(from, to, deadline)?))
+    }
+
+    /// Fails with [`CheckpointError::Unknown`] unless every id names a commit of the store:
+    /// hex only (so nothing is taken for an option or a ref name), checked in one call.
+    fn known(&self, ids: &[&CheckpointId], deadline: Instant) -> Result<(), CheckpointError> {
+        if let Some(bad) = ids
+            .iter()
+            .find(|id| id.0.len() < 4 || !id.0.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            return Err(CheckpointError::Unknown(bad.0.clone()));
+        }
+        let input: String = ids.iter().map(|id| format!("{}^{{commit}}\n", id.0)).collect();
         let out = self.git.run(
-            &["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to].map(OsStr::new),
-            None,
+            &["cat-file", "--batch-check"].map(OsStr::new),
+            Some(input.as_bytes()),
             deadline,
         )?;
-        Ok(paths::parse_raw_diff(&out))
-    }
-
-    fn resolve(&self, spec: &str, deadline: Instant) -> Result<Option<String>, CheckpointError> {
-        match self.git.run(
-            &["rev-parse", "--verify", "--quiet", spec].map(OsStr::new),
-            None,
-            deadline,
-        ) {
-            Ok(out) => Ok(Some(text(out))),
-            Err(CheckpointError::Git {
-                status: Some(1), ..
-            }) => Ok(None),
-            Err(e) => Err(e),
+        let answers = String::from_utf8_lossy(&out);
+        let mut lines = answers.lines();
+        for id in ids {
+            let is_commit = lines
+                .next()
+                .is_some_and(|line| line.split(' ').nth(1) == Some("commit"));
+            if !is_commit {
+                return Err(CheckpointError::Unknown(id.0.clone()));
+            }
         }
-    }
-
-    fn known(&self, id: &CheckpointId, deadline: Instant) -> Result<(), CheckpointError> {
-        let valid = id.0.len() >= 4 && id.0.bytes().all(|b| b.is_ascii_hexdigit());
-        if !valid {
-            return Err(CheckpointError::Unknown(id.0.clone()));
-        }
-        self.resolve(&format!("{}^{{commit}}", id.0), deadline)?
-            .map(|_| ())
-            .ok_or_else(|| CheckpointError::Unknown(id.0.clone()))
+        Ok(())
     }
 
     /// The contents of the blobs the actions write, in one `cat-file --batch`.

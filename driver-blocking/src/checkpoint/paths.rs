@@ -276,14 +276,31 @@ pub(super) fn parse_raw_diff(out: &[u8]) -> Vec<PathChange> {
 pub(super) struct Scan {
     pub(super) changed: Vec<Vec<u8>>,
     pub(super) untracked: Vec<Vec<u8>>,
+    /// HEAD's commit (`None` while HEAD is unborn).
+    pub(super) head: Option<String>,
+    /// No record at all: the work tree matches the index and the index matches HEAD.
+    pub(super) nothing: bool,
 }
 
 /// Parses `git status --porcelain=v2 -z` output. Only the work-tree side of each record
 /// counts (its index side is the last snapshot against HEAD); malformed records are dropped.
 pub(super) fn parse_status(out: &[u8]) -> Scan {
-    let mut scan = Scan::default();
+    let mut scan = Scan {
+        nothing: true,
+        ..Scan::default()
+    };
     let mut records = out.split(|b| *b == 0);
     while let Some(record) = records.next() {
+        if let Some(head) = record.strip_prefix(b"# branch.oid ") {
+            let head = String::from_utf8_lossy(head);
+            if head.bytes().all(|b| b.is_ascii_hexdigit()) && !head.is_empty() {
+                scan.head = Some(head.into_owned());
+            }
+            continue;
+        }
+        if !record.is_empty() && !record.starts_with(b"#") {
+            scan.nothing = false;
+        }
         // Fields before the path, by record kind: `1` has 8, `2` has 9 (and the original
         // path follows as its own record), `u` has 10.
         let (fields, renamed) = match record.first() {
