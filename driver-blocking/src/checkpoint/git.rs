@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 ///
 /// The untracked cache is on: `git status` then re-reads only the directories whose `stat`
 /// changed since the last snapshot, so a step costs what changed plus one `lstat` per file.
+/// The index is split: each of the step's index writes (`status`, `add`, `write-tree`) writes
+/// only the entries that changed, not the whole index again.
 const ISOLATION: [&str; 13] = [
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
@@ -22,7 +24,7 @@ const ISOLATION: [&str; 13] = [
     "core.symlinks=true",
     "core.fileMode=true",
     "core.quotePath=false",
-    "core.splitIndex=false",
+    "core.splitIndex=true",
     "gc.auto=0",
     "maintenance.auto=false",
     "commit.gpgSign=false",
