@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 /// changed since the last snapshot, so a step costs what changed plus one `lstat` per file.
 /// The index is split: each of the step's index writes (`status`, `add`, `write-tree`) writes
 /// only the entries that changed, not the whole index again.
-const ISOLATION: [&str; 13] = [
+const ISOLATION: [&str; 14] = [
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
     "core.untrackedCache=true",
@@ -26,6 +26,8 @@ const ISOLATION: [&str; 13] = [
     "core.quotePath=false",
     "core.splitIndex=true",
     "gc.auto=0",
+    // No reflog: HEAD moves with every snapshot, and a log would keep pruned ones alive.
+    "core.logAllRefUpdates=false",
     "maintenance.auto=false",
     "commit.gpgSign=false",
     "advice.addEmbeddedRepo=false",
