@@ -1,9 +1,10 @@
 //! The cost of checkpoints on generated trees: the first snapshot, a step that changed one
 //! file, an unchanged step's disk, and undoing one step.
 //!
-//! `cargo bench -p hrns-blocking --bench checkpoints [-- FILES...]` (default 2000 20000); each
-//! figure is the median of the runs, with the range. The trees are made in a temporary
-//! directory: 10 KB files (so 20 000 files are 200 MB) in directories of 100.
+//! `cargo bench -p hrns-blocking --bench checkpoints [-- FILES...]` (default 2000 20000
+//! 200000: the size sweep); each figure is the median of the runs, with the range. The trees
+//! are made in a temporary directory, in directories of 100 files: 10 KB files up to 20 000
+//! files (200 MB), smaller ones past it so a tree stays at 200 MB (200 000 files of 1 KB).
 
 use hrns_blocking::checkpoint::{CheckpointLimits, CheckpointStore};
 use hrns_core::checkpoint::Overwrite;
@@ -18,7 +19,7 @@ fn main() {
         .filter_map(|a| a.parse().ok())
         .collect();
     let sizes = if sizes.is_empty() {
-        vec![2_000, 20_000]
+        vec![2_000, 20_000, 200_000]
     } else {
         sizes
     };
@@ -30,13 +31,14 @@ fn main() {
 fn run(files: usize) {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
+    let file_bytes = (200 * 1024 * 1024 / files).min(10 * 1024);
     for i in 0..files {
         let d = ws.join(format!("d{}", i / 100));
         if i % 100 == 0 {
             std::fs::create_dir_all(&d).unwrap();
         }
         let mut content = format!("file {i}\n").into_bytes();
-        content.resize(10 * 1024, b'x');
+        content.resize(file_bytes, b'x');
         std::fs::write(d.join(format!("f{i}.txt")), &content).unwrap();
     }
     let limits = CheckpointLimits {
@@ -63,8 +65,11 @@ fn run(files: usize) {
 
     let disk = store.disk_use();
     let mut unchanged_disk = Vec::new();
+    let mut unchanged_times = Vec::new();
     for _ in 0..STEPS {
+        let started = Instant::now();
         store.snapshot("bench", "unchanged").unwrap();
+        unchanged_times.push(started.elapsed());
         unchanged_disk.push(store.disk_use().saturating_sub(disk));
     }
 
@@ -86,10 +91,11 @@ fn run(files: usize) {
         latest = store.snapshot("bench", "redone").unwrap().id;
     }
     println!(
-        "{files} files: first snapshot {:.0} ms; one-file step {}; unchanged step +{} bytes \
-         (median); undo one step {}; disk {:.1} MB",
+        "{files} files of {file_bytes} bytes: first snapshot {:.0} ms; one-file step {}; \
+         unchanged step {} and +{} bytes (median); undo one step {}; disk {:.1} MB",
         first_time.as_secs_f64() * 1000.0,
         summary(&mut step_times),
+        summary(&mut unchanged_times),
         median(&mut unchanged_disk),
         summary(&mut undo_times),
         disk as f64 / 1e6,

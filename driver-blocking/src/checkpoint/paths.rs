@@ -270,6 +270,79 @@ pub(super) fn parse_raw_diff(out: &[u8]) -> Vec<PathChange> {
     changes
 }
 
+/// What `git status --porcelain=v2 -z` found: tracked paths whose file changed (or went),
+/// and untracked paths (a directory ends in `/`), as raw bytes.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Scan {
+    pub(super) changed: Vec<Vec<u8>>,
+    pub(super) untracked: Vec<Vec<u8>>,
+    /// HEAD's commit (`None` while HEAD is unborn).
+    pub(super) head: Option<String>,
+    /// No record at all: the work tree matches the index and the index matches HEAD.
+    pub(super) nothing: bool,
+}
+
+/// Parses `git status --porcelain=v2 -z` output. Only the work-tree side of each record
+/// counts (its index side is the last snapshot against HEAD); malformed records are dropped.
+pub(super) fn parse_status(out: &[u8]) -> Scan {
+    let mut scan = Scan {
+        nothing: true,
+        ..Scan::default()
+    };
+    let mut records = out.split(|b| *b == 0);
+    while let Some(record) = records.next() {
+        if let Some(head) = record.strip_prefix(b"# branch.oid ") {
+            let head = String::from_utf8_lossy(head);
+            if head.bytes().all(|b| b.is_ascii_hexdigit()) && !head.is_empty() {
+                scan.head = Some(head.into_owned());
+            }
+            continue;
+        }
+        if !record.is_empty() && !record.starts_with(b"#") {
+            scan.nothing = false;
+        }
+        // Fields before the path, by record kind: `1` has 8, `2` has 9 (and the original
+        // path follows as its own record), `u` has 10.
+        let (fields, renamed) = match record.first() {
+            Some(b'1') => (8, false),
+            Some(b'2') => (9, true),
+            Some(b'u') => (10, false),
+            Some(b'?') => {
+                if let Some(path) = record.strip_prefix(b"? ") {
+                    scan.untracked.push(path.to_vec());
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        let mut parts = record.splitn(fields + 1, |b| *b == b' ');
+        let xy = parts.nth(1);
+        let Some(path) = parts.nth(fields - 2) else {
+            continue;
+        };
+        let original = if renamed { records.next() } else { None };
+        if xy.is_some_and(|xy| xy.len() == 2 && xy[1] != b'.') {
+            scan.changed.push(path.to_vec());
+            scan.changed.extend(original.map(<[u8]>::to_vec));
+        }
+    }
+    scan
+}
+
+/// An upper guess of what a snapshot that changed `changed` added to the shadow repository:
+/// each file's size as it is now (objects are stored compressed) and a few KiB of trees and
+/// commit for each.
+pub(super) fn estimated_growth(workspace: &Path, changed: &[String]) -> u64 {
+    const TREES_PER_PATH: u64 = 8 * 1024;
+    changed
+        .iter()
+        .map(|path| {
+            let size = fs::symlink_metadata(workspace.join(path)).map_or(0, |m| m.len());
+            size.saturating_add(TREES_PER_PATH)
+        })
+        .fold(0, u64::saturating_add)
+}
+
 /// The bytes the files under `dir` take.
 pub(super) fn disk_use(dir: &Path) -> u64 {
     let mut total = 0;

@@ -520,3 +520,127 @@ fn exclude_lines_match_exactly_the_path() {
     assert_eq!(paths::exclude_line("a b/[x]*.js"), "/a\\ b/\\[x\\]\\*.js\n");
     assert_eq!(paths::exclude_line("!#d/"), "/\\!\\#d/\n");
 }
+
+#[test]
+fn status_records_parse() {
+    let out = b"# branch.oid 0123abcd\0# branch.head (detached)\0\
+1 .M N... 100644 100644 100644 aa bb src/a b.rs\0\
+1 M. N... 100644 100644 100644 aa bb staged-only\0\
+2 .D N... 100644 100644 100644 aa bb R100 new\0old\0\
+u UU N... 100644 100644 100644 100644 a b c both\0\
+? dir/\0? file\0! ignored\0";
+    let scan = paths::parse_status(out);
+    assert_eq!(scan.head.as_deref(), Some("0123abcd"));
+    assert!(!scan.nothing);
+    let changed: Vec<&[u8]> = scan.changed.iter().map(Vec::as_slice).collect();
+    assert_eq!(
+        changed,
+        [&b"src/a b.rs"[..], b"new", b"old", b"both"],
+        "the index side alone (staged-only) is not a work-tree change"
+    );
+    assert_eq!(scan.untracked, [b"dir/".to_vec(), b"file".to_vec()]);
+    let unborn = paths::parse_status(b"# branch.oid (initial)\0# branch.head main\0");
+    assert_eq!(unborn.head, None);
+    assert!(unborn.nothing);
+    // Truncated and malformed records are dropped, not misread.
+    let bad = paths::parse_status(b"1 .M N... 100644\0garbage\0? ");
+    assert!(bad.changed.is_empty(), "{bad:?}");
+}
+
+#[test]
+fn a_skipped_directory_that_shrinks_is_taken_again() {
+    let f = fixture();
+    let limits = CheckpointLimits {
+        max_dir_files: 10,
+        max_file_bytes: 100,
+        ..CheckpointLimits::default()
+    };
+    fs::create_dir_all(f.ws.join("deps")).unwrap();
+    for i in 0..20 {
+        fs::write(f.ws.join(format!("deps/{i}.js")), "x").unwrap();
+    }
+    fs::write(f.ws.join("big.bin"), vec![1u8; 200]).unwrap();
+    fs::write(f.ws.join("a.txt"), "a").unwrap();
+    let store = CheckpointStore::open(&f.root, &f.ws, limits).unwrap();
+    let first = store.snapshot("s", "one").unwrap();
+    let mut skipped: Vec<&str> = first.skipped.iter().map(|s| s.path.as_str()).collect();
+    skipped.sort();
+    assert_eq!(skipped, ["big.bin", "deps/"]);
+    // Still over the limits: still named on the next step, though git no longer lists them.
+    fs::write(f.ws.join("a.txt"), "b").unwrap();
+    let second = store.snapshot("s", "two").unwrap();
+    assert_eq!(second.changed, ["a.txt"]);
+    assert_eq!(second.skipped.len(), 2, "{:?}", second.skipped);
+    // Shrunk: taken again.
+    for i in 5..20 {
+        fs::remove_file(f.ws.join(format!("deps/{i}.js"))).unwrap();
+    }
+    fs::write(f.ws.join("big.bin"), "small now").unwrap();
+    let third = store.snapshot("s", "three").unwrap();
+    assert!(third.skipped.is_empty(), "{:?}", third.skipped);
+    let mut changed = third.changed.clone();
+    changed.sort();
+    assert_eq!(
+        changed,
+        [
+            "big.bin",
+            "deps/0.js",
+            "deps/1.js",
+            "deps/2.js",
+            "deps/3.js",
+            "deps/4.js"
+        ]
+    );
+}
+
+#[test]
+fn the_disk_cap_prunes_older_sessions_though_it_is_not_measured_every_step() {
+    let f = fixture();
+    let limits = CheckpointLimits {
+        max_disk_bytes: 1,
+        ..CheckpointLimits::default()
+    };
+    fs::write(f.ws.join("a.txt"), "a").unwrap();
+    let store = CheckpointStore::open(&f.root, &f.ws, limits).unwrap();
+    let old = store.snapshot("old", "one").unwrap().id;
+    fs::write(f.ws.join("a.txt"), "b").unwrap();
+    store.snapshot("new", "one").unwrap();
+    fs::write(f.ws.join("a.txt"), "c").unwrap();
+    let latest = store.snapshot("new", "two").unwrap().id;
+    let err = store
+        .restore("new", &old, &latest, Overwrite::Never)
+        .unwrap_err();
+    assert!(matches!(err, CheckpointError::Unknown(_)), "{err}");
+    assert!(
+        store
+            .tip(&paths::session_ref("old"), store.deadline())
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn a_first_snapshot_of_many_files_is_one_pack_and_restores_exactly() {
+    let f = fixture();
+    for i in 0..300 {
+        fs::write(f.ws.join(format!("f{i}.txt")), format!("file {i}")).unwrap();
+    }
+    let store = store(&f);
+    let start = store.snapshot("s", "start").unwrap().id;
+    let packs: Vec<_> = fs::read_dir(store.git_dir().join("objects/pack"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+        .collect();
+    assert_eq!(packs.len(), 1);
+    let before = read_tree(&f.ws, &[]);
+    for i in 0..300 {
+        fs::write(f.ws.join(format!("f{i}.txt")), "changed").unwrap();
+    }
+    let latest = store.snapshot("s", "all changed").unwrap();
+    assert_eq!(latest.changed.len(), 300);
+    store
+        .restore("s", &start, &latest.id, Overwrite::Never)
+        .unwrap();
+    assert_eq!(read_tree(&f.ws, &[]), before);
+}
