@@ -534,7 +534,7 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
         // printing).
         for child in self.children.into_iter().flat_map(|rx| rx.try_iter()) {
             if let Event::Usage { usage } = &child.event {
-                self.child_usage.push(usage.clone());
+                self.child_usage.push(hrns_core::wire::Usage::clone(usage));
             }
             if let Some(log) = self.log.as_deref_mut() {
                 if let Err(e) = log.record_child(&child) {
@@ -573,7 +573,11 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
                 } if !self.child_usage.is_empty() => {
                     with_children = Event::TurnFinished {
                         finish_reason: finish_reason.clone(),
-                        usage: hrns_core::task::add_usage(usage.clone(), &self.child_usage),
+                        usage: hrns_core::task::add_usage(
+                            usage.as_deref().cloned(),
+                            &self.child_usage,
+                        )
+                        .map(Box::new),
                         output: output.clone(),
                     };
                     &with_children
@@ -674,7 +678,7 @@ fn note(ended: &mut Ended, event: &Event) {
             status: ToolStatus::Denied | ToolStatus::DeniedByPolicy,
             ..
         } => ended.denied += 1,
-        Event::TurnFinished { output, .. } => ended.output = output.clone(),
+        Event::TurnFinished { output, .. } => ended.output = output.as_deref().cloned(),
         _ => {}
     }
 }

@@ -520,11 +520,11 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
                         .iter_mut()
                         .find(|c| c.parent_call_id == child.parent_call_id)
                     {
-                        Some(c) => c.messages.push(message),
+                        Some(c) => c.messages.push(*message),
                         None => children.push(ChildTranscript {
                             parent_call_id: child.parent_call_id,
                             agent: child.agent,
-                            messages: vec![message],
+                            messages: vec![*message],
                         }),
                     }
                 }
@@ -600,7 +600,7 @@ fn history_until(events: &[Event], marks: &[Mark], end: usize) -> Vec<Message> {
             }
         }
         match events.get(i).filter(|_| i < end) {
-            Some(Event::Message { message }) => messages.push(message.clone()),
+            Some(Event::Message { message }) => messages.push(Message::clone(message)),
             Some(Event::ContextCompacted {
                 method: CompactMethod::Summarized,
                 ..
@@ -728,9 +728,9 @@ pub(crate) fn transcript(s: &LoadedSession) -> Vec<TranscriptItem> {
         match e {
             Event::Message { message } => {
                 match restated {
-                    Some(0) => items.push(TranscriptItem::Message(message.clone())),
+                    Some(0) => items.push(TranscriptItem::Message(Message::clone(message))),
                     Some(_) => {}
-                    None => items.push(TranscriptItem::Message(message.clone())),
+                    None => items.push(TranscriptItem::Message(Message::clone(message))),
                 }
                 restated = restated.map(|n| n + 1);
             }

@@ -62,7 +62,7 @@ impl Calls {
         cut_off: Option<&str>,
     ) -> Self {
         s.emit(Event::Message {
-            message: message.clone(),
+            message: Box::new(message.clone()),
         });
         let mut calls = Vec::with_capacity(message.tool_calls.len());
         for c in &message.tool_calls {

@@ -376,7 +376,7 @@ impl Turn {
                 TurnError::ContextOverflow {
                     tried: "compacting the history, but the summary request itself was too long"
                         .to_owned(),
-                    error: error.clone(),
+                    error: Box::new(error.clone()),
                 },
             );
             return true;
@@ -386,7 +386,7 @@ impl Turn {
                 s,
                 TurnError::ContextOverflow {
                     tried,
-                    error: error.clone(),
+                    error: Box::new(error.clone()),
                 },
             );
             return true;
@@ -494,7 +494,9 @@ impl Turn {
         let messages: Vec<Event> = s
             .history
             .iter()
-            .map(|m| Event::Message { message: m.clone() })
+            .map(|m| Event::Message {
+                message: Box::new(m.clone()),
+            })
             .collect();
         for event in messages {
             s.emit(event);

@@ -445,7 +445,7 @@ fn compact_on_demand_replaces_the_history_and_finishes() {
     let replayed: Vec<&crate::wire::Message> = sim.events[at..]
         .iter()
         .filter_map(|e| match e {
-            Event::Message { message } => Some(message),
+            Event::Message { message } => Some(&**message),
             _ => None,
         })
         .collect();

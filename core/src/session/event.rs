@@ -91,7 +91,7 @@ pub enum Event {
     /// The provider reported token usage for one request.
     Usage {
         /// The counts.
-        usage: Usage,
+        usage: Box<Usage>,
     },
     /// A failed request will be retried after a delay.
     Retry {
@@ -151,8 +151,9 @@ pub enum Event {
     },
     /// A message entered the history (the user's, the model's answer, a tool result).
     Message {
-        /// The message as it will be sent back to the model.
-        message: Message,
+        /// The message as it will be sent back to the model. Boxed, as the payloads of all the
+        /// larger variants are: every delta is an `Event` too, and moving a small one is cheap.
+        message: Box<Message>,
     },
     /// A snapshot of the workspace was taken (before the turn's first call that may change
     /// files, or after such a call): `hrns undo` and `/undo` go back to these.
@@ -188,11 +189,11 @@ pub enum Event {
         finish_reason: Option<FinishReason>,
         /// Tokens used over the whole turn; `None` (JSON `null`) when no request of the turn
         /// reported usage, so that "unknown" is not mistaken for zero.
-        usage: Option<Usage>,
+        usage: Option<Box<Usage>>,
         /// The final answer as the JSON value that matched the session's output schema
         /// ([`SessionConfig::output`](super::SessionConfig)); absent without one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        output: Option<serde_json::Value>,
+        output: Option<Box<serde_json::Value>>,
     },
     /// The turn ended with an error.
     TurnFailed {
@@ -350,8 +351,9 @@ pub enum TurnError {
     Api {
         /// The HTTP status.
         status: u16,
-        /// The provider's error.
-        error: ApiError,
+        /// The provider's error (boxed: it is the largest, and a turn error rides in an
+        /// [`Event`]).
+        error: Box<ApiError>,
     },
     /// The stream could not be read (truncated, malformed, an error inside it).
     #[error("{error}")]
@@ -417,8 +419,8 @@ pub enum TurnError {
     ContextOverflow {
         /// What was tried.
         tried: String,
-        /// The provider's last error.
-        error: ApiError,
+        /// The provider's last error (boxed, as in [`TurnError::Api`]).
+        error: Box<ApiError>,
     },
     /// The history could not be compacted enough to continue (or the summary failed).
     #[error(
@@ -593,7 +595,7 @@ mod tests {
         let others = [
             Event::TurnStarted { turn: 1 },
             Event::Message {
-                message: crate::wire::Message::assistant("x"),
+                message: Box::new(crate::wire::Message::assistant("x")),
             },
             Event::TurnCancelled,
         ];
@@ -607,7 +609,7 @@ mod tests {
         let text = |status| {
             TurnError::Api {
                 status,
-                error: error.clone(),
+                error: Box::new(error.clone()),
             }
             .to_string()
         };
@@ -618,5 +620,21 @@ mod tests {
         assert!(text(403).ends_with("(check the API key and its permissions)"));
         assert!(text(404).ends_with("(check the base URL and the model name)"));
         assert_eq!(text(500), "the provider answered 500: Not Found");
+    }
+}
+
+#[cfg(test)]
+mod size {
+    /// Most events of a stream are deltas, each moved from the answer into the outbox and on
+    /// to the driver: an event is as large as its largest variant, so the large payloads
+    /// (a message, usage, an output value, a provider's error) are boxed. It was 192 bytes.
+    #[test]
+    fn an_event_stays_small() {
+        assert!(
+            std::mem::size_of::<super::Event>() <= 112,
+            "{}",
+            std::mem::size_of::<super::Event>()
+        );
+        assert!(std::mem::size_of::<super::TurnError>() <= 56);
     }
 }

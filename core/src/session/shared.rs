@@ -81,7 +81,7 @@ impl Shared {
 
     pub(super) fn push_history(&mut self, message: Message) {
         self.emit(Event::Message {
-            message: message.clone(),
+            message: Box::new(message.clone()),
         });
         self.append(message);
     }

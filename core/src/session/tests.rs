@@ -1111,10 +1111,10 @@ fn events_have_a_stable_json_shape() {
     let e = Event::TurnFailed {
         error: TurnError::Api {
             status: 500,
-            error: ApiError {
+            error: Box::new(ApiError {
                 message: "m".into(),
                 ..Default::default()
-            },
+            }),
         },
     };
     let v = serde_json::to_value(&e).unwrap();

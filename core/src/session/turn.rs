@@ -348,7 +348,10 @@ impl Turn {
         if self.on_overflow(s, Some(status), &api) {
             return;
         }
-        let failure = TurnError::Api { status, error: api };
+        let failure = TurnError::Api {
+            status,
+            error: Box::new(api),
+        };
         if retry::is_retryable_status(status) {
             let reason = failure.to_string();
             self.retry_or_fail(s, now, attempt, reason, retry_after, failure);
@@ -405,7 +408,7 @@ impl Turn {
             self.usage_reported = true;
             s.totals.add(usage);
             s.emit(Event::Usage {
-                usage: usage.clone(),
+                usage: Box::new(usage.clone()),
             });
         }
         let Some(choice) = completion
@@ -584,8 +587,8 @@ impl Turn {
                 self.phase = Phase::Over;
                 s.emit(Event::TurnFinished {
                     finish_reason,
-                    usage: self.usage_reported.then(|| self.usage.to_usage()),
-                    output: Some(value),
+                    usage: self.usage_reported.then(|| Box::new(self.usage.to_usage())),
+                    output: Some(Box::new(value)),
                 });
             }
             Err(errors) => match self.output_tries {
@@ -606,7 +609,7 @@ impl Turn {
         self.phase = Phase::Over;
         s.emit(Event::TurnFinished {
             finish_reason,
-            usage: self.usage_reported.then(|| self.usage.to_usage()),
+            usage: self.usage_reported.then(|| Box::new(self.usage.to_usage())),
             output: None,
         });
     }

@@ -110,7 +110,7 @@ impl TaskTool {
         let outcome = runner
             .run(&mut session, &child.plan.prompt, |event: &Event| {
                 if let Event::Usage { usage: used } = event {
-                    usage.report(used.clone());
+                    usage.report(hrns_core::wire::Usage::clone(used));
                 }
                 self.children.observe(call_id, agent, event);
             })

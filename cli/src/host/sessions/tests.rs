@@ -30,10 +30,12 @@ fn tool_turn() -> Vec<Event> {
     vec![
         Event::TurnStarted { turn: 1 },
         Event::Message {
-            message: Message::user("read a"),
+            message: Box::new(Message::user("read a")),
         },
         Event::TextDelta { text: "x".into() },
-        Event::Message { message: call },
+        Event::Message {
+            message: Box::new(call),
+        },
         Event::ToolResult {
             id: "c1".into(),
             name: "read_file".into(),
@@ -41,10 +43,10 @@ fn tool_turn() -> Vec<Event> {
             output: ToolOutput::ok("A"),
         },
         Event::Message {
-            message: Message::tool("c1", "A"),
+            message: Box::new(Message::tool("c1", "A")),
         },
         Event::Message {
-            message: Message::assistant("a says A"),
+            message: Box::new(Message::assistant("a says A")),
         },
         Event::TurnFinished {
             finish_reason: None,
@@ -86,7 +88,9 @@ fn a_summarising_compaction_replaces_the_resumed_history_and_shows_in_exports() 
     use hrns_core::session::CompactReason;
     let dir = tempfile::tempdir().unwrap();
     let mut log = SessionLog::create(dir.path(), header()).unwrap();
-    let msg = |m: Message| Event::Message { message: m };
+    let msg = |m: Message| Event::Message {
+        message: Box::new(m),
+    };
     let events = vec![
         msg(Message::user("old task")),
         msg(Message::assistant("old answer")),
@@ -294,10 +298,10 @@ fn text_turn(user: &str, answer: &str) -> Vec<Event> {
     vec![
         Event::TurnStarted { turn: 1 },
         Event::Message {
-            message: Message::user(user),
+            message: Box::new(Message::user(user)),
         },
         Event::Message {
-            message: Message::assistant(answer),
+            message: Box::new(Message::assistant(answer)),
         },
         Event::TurnFinished {
             finish_reason: None,
