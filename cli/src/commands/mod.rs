@@ -160,8 +160,10 @@ pub(crate) fn sessions(command: Option<&SessionsCommand>) -> Result<u8, CliError
                 .and_then(|d| d.canonicalize())
                 .ok()
                 .and_then(|cwd| sessions::latest_in(&dir, &cwd.display().to_string()));
+            // Each row remembered from the last listing: only what was appended since is read.
+            let mut summaries = sessions::Summaries::open(&dir);
             for path in files.iter().take(50) {
-                if let Some(s) = sessions::summarize(path) {
+                if let Some(s) = summaries.summarize(path) {
                     let first = s
                         .first_user_message
                         .as_deref()
@@ -186,6 +188,7 @@ pub(crate) fn sessions(command: Option<&SessionsCommand>) -> Result<u8, CliError
                     println!("{}", crate::term::safe_text::safe(&line));
                 }
             }
+            summaries.save();
             Ok(0)
         }
         Some(SessionsCommand::Export { id, format }) => {
