@@ -16,7 +16,9 @@
 //!   (`tui`): its whole-process CPU time, beside the same TUI started and quit without a
 //!   prompt in the same run;
 //! - `hrns exec` from process start to the first byte of its request;
-//! - `hrns sessions` over 1 000 saved sessions.
+//! - `hrns sessions` over 1 000 saved sessions, and with the 50 it lists growing to 50 MB each;
+//! - `hrns exec --continue` on generated sessions of 250 to 2 000 steps (`long`): time to its
+//!   first request, peak RSS against the file's size.
 //!
 //! Child modes for profiling one path alone are in `profile.rs`.
 //!
@@ -37,6 +39,12 @@ mod pty;
 
 const RUNS: usize = 5;
 
+/// The `hrns` binary measured: this build's, or `HRNS_BENCH_BIN` (another build's, to compare
+/// two versions in one run).
+fn hrns_bin() -> String {
+    std::env::var("HRNS_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_hrns").to_owned())
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -55,6 +63,7 @@ fn time(runs: usize, mut f: impl FnMut()) -> Duration {
     )
 }
 
+mod long_session;
 mod memory;
 mod process;
 mod profile;
@@ -62,6 +71,7 @@ mod roundtrip;
 mod throughput;
 mod tui;
 
+use long_session::*;
 use memory::*;
 use process::*;
 use profile::*;
@@ -131,6 +141,10 @@ fn main() {
     }
     if want("sessions") {
         sessions_listing();
+        sessions_sweep();
+    }
+    if want("long") {
+        long_sessions();
     }
     if want("memory") {
         memory(100);

@@ -4,7 +4,8 @@
 use super::*;
 
 pub(crate) fn exec_startup() {
-    let bin = env!("CARGO_BIN_EXE_hrns");
+    let bin = hrns_bin();
+    let bin = bin.as_str();
     let home = tempfile::tempdir().unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
@@ -45,7 +46,8 @@ pub(crate) fn exec_startup() {
 }
 
 pub(crate) fn sessions_listing() {
-    let bin = env!("CARGO_BIN_EXE_hrns");
+    let bin = hrns_bin();
+    let bin = bin.as_str();
     let state = tempfile::tempdir().unwrap();
     let dir = state.path().join("hrns/sessions");
     std::fs::create_dir_all(&dir).unwrap();
@@ -116,16 +118,26 @@ pub(crate) fn measure_child(argv: &[String]) {
 /// Whole-process figures of one run.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ProcessRun {
-    wall: Duration,
-    cpu: Duration,
+    pub(crate) wall: Duration,
+    pub(crate) cpu: Duration,
     /// Peak resident set, in bytes.
-    rss: u64,
+    pub(crate) rss: u64,
 }
 
 /// One run of `args` (a program and its arguments, with `envs`) measured by a helper process
 /// of which it is the only child.
 pub(crate) fn measure(args: &[&str], envs: &[(&str, &str)]) -> ProcessRun {
+    measure_in(&std::env::current_dir().unwrap(), args, envs)
+}
+
+/// [`measure`] with `cwd` as the working directory of the command.
+pub(crate) fn measure_in(
+    cwd: &std::path::Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> ProcessRun {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .current_dir(cwd)
         .arg("measure-child")
         .args(args)
         .envs(envs.iter().copied())
@@ -153,7 +165,8 @@ pub(crate) fn measure(args: &[&str], envs: &[(&str, &str)]) -> ProcessRun {
 /// same `mb` MB text-only answer from the mock provider; runs interleaved so that the
 /// machine's noise falls on all of them alike.
 pub(crate) fn exec_vs_client(mb: usize) {
-    let bin = env!("CARGO_BIN_EXE_hrns");
+    let bin = hrns_bin();
+    let bin = bin.as_str();
     let me = std::env::current_exe().unwrap();
     let me = me.to_str().unwrap();
     let stream = streams::generate(streams::Variant::Content, mb * 1_000_000);
