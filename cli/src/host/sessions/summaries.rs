@@ -2,7 +2,7 @@
 //!
 //! A row needs the number of messages, which is only known by reading the whole file; a long
 //! session is tens of megabytes, and the listing reads up to 50 of them. So each row is kept
-//! in `summaries.json` beside the sessions, with how far into its file it was made: the next
+//! in `session-summaries.json` beside the sessions directory, with how far into its file it was made: the next
 //! listing reads only what was appended since (nothing, for a session that did not change).
 //! A session file is only ever appended to; a file that is shorter than the summary says, or
 //! whose bytes before that point changed (compared through a hash of the last ones), is read
@@ -18,8 +18,13 @@ use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-/// The cache's name in the sessions directory (not a `.jsonl`: it is no session).
-const FILE: &str = "summaries.json";
+/// The cache's name, beside the sessions directory (which holds only sessions).
+const FILE: &str = "session-summaries.json";
+
+/// Where the cache of the sessions in `dir` is kept.
+fn cache_path(dir: &Path) -> PathBuf {
+    dir.with_file_name(FILE)
+}
 
 /// The largest cache read back (50 rows of at most a few KB each fit many times).
 const CAP: u64 = 4 << 20;
@@ -58,7 +63,7 @@ pub(crate) struct Summaries {
 impl Summaries {
     /// The rows remembered in `dir` (none when there is no cache or it cannot be read).
     pub(crate) fn open(dir: &Path) -> Summaries {
-        let known = read_cache(&dir.join(FILE)).unwrap_or_default();
+        let known = read_cache(&cache_path(dir)).unwrap_or_default();
         Summaries {
             dir: dir.to_owned(),
             known,
@@ -91,7 +96,7 @@ impl Summaries {
         let Ok(bytes) = serde_json::to_vec(&cache) else {
             return;
         };
-        let _ = crate::exec::write_private(&self.dir.join(FILE), &bytes);
+        let _ = crate::exec::write_private(&cache_path(&self.dir), &bytes);
     }
 }
 
@@ -253,29 +258,27 @@ mod tests {
 
     #[test]
     fn a_second_listing_reads_only_what_was_appended() {
-        let dir = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("sessions");
+        std::fs::create_dir(&dir).unwrap();
         // The messages, then other events: more than the checked bytes after them.
         let mut lines = vec![message("user", "first task"), message("assistant", "done")];
         lines.extend(
             (0..10).map(|t| format!(r#"{{"event":{{"type":"turn_started","turn":{t}}}}}"#)),
         );
-        let path = session(dir.path(), &lines);
-        assert_eq!(listed(dir.path(), &path), (2, Some("first task".into())));
-        assert!(dir.path().join(FILE).exists());
+        let path = session(&dir, &lines);
+        assert_eq!(listed(&dir, &path), (2, Some("first task".into())));
+        assert!(cache_path(&dir).exists());
         // A change in place far before the end (which a session file never sees) shows that
         // the part already summarised is not read again...
         let text = std::fs::read_to_string(&path).unwrap();
         let changed = text.replacen(r#""type":"message""#, r#""type":"massage""#, 1);
         std::fs::write(&path, &changed).unwrap();
         assert_eq!(summarize_whole(&path).unwrap().messages, 1);
-        assert_eq!(
-            listed(dir.path(), &path).0,
-            2,
-            "the kept part was read again"
-        );
+        assert_eq!(listed(&dir, &path).0, 2, "the kept part was read again");
         // ...while what is appended is counted on top of it.
         append(&path, &format!("{}\n", message("user", "more")));
-        assert_eq!(listed(dir.path(), &path), (3, Some("first task".into())));
+        assert_eq!(listed(&dir, &path), (3, Some("first task".into())));
         // A change among the last bytes before the kept end is seen: read from the start.
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(
@@ -283,51 +286,54 @@ mod tests {
             text.replace(r#""content":"more""#, r#""content":"mere""#),
         )
         .unwrap();
-        assert_eq!(listed(dir.path(), &path).0, 2);
+        assert_eq!(listed(&dir, &path).0, 2);
     }
 
     #[test]
     fn a_rewritten_file_is_read_again_from_its_start() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = session(
-            dir.path(),
-            &[message("user", "one"), message("assistant", "two")],
-        );
-        assert_eq!(listed(dir.path(), &path).0, 2);
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("sessions");
+        std::fs::create_dir(&dir).unwrap();
+        let path = session(&dir, &[message("user", "one"), message("assistant", "two")]);
+        assert_eq!(listed(&dir, &path).0, 2);
         // Shorter than the kept end.
-        let path = session(dir.path(), &[message("user", "other")]);
-        assert_eq!(listed(dir.path(), &path), (1, Some("other".into())));
+        let path = session(&dir, &[message("user", "other")]);
+        assert_eq!(listed(&dir, &path), (1, Some("other".into())));
         // Longer, with other bytes before the kept end.
         let path = session(
-            dir.path(),
+            &dir,
             &[
                 message("user", "third"),
                 message("assistant", "a much longer answer than before"),
                 message("user", "again"),
             ],
         );
-        assert_eq!(listed(dir.path(), &path), (3, Some("third".into())));
+        assert_eq!(listed(&dir, &path), (3, Some("third".into())));
     }
 
     #[test]
     fn a_torn_last_line_is_counted_but_not_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = session(dir.path(), &[message("user", "task")]);
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("sessions");
+        std::fs::create_dir(&dir).unwrap();
+        let path = session(&dir, &[message("user", "task")]);
         let torn = message("assistant", "half");
         append(&path, &torn[..torn.len() / 2 + 10]);
-        assert_eq!(listed(dir.path(), &path).0, 2, "as a full read counts it");
+        assert_eq!(listed(&dir, &path).0, 2, "as a full read counts it");
         assert_eq!(summarize_whole(&path).unwrap().messages, 2);
         // Completed by the writer: counted once.
         append(&path, &format!("{}\n", &torn[torn.len() / 2 + 10..]));
-        assert_eq!(listed(dir.path(), &path).0, 2);
+        assert_eq!(listed(&dir, &path).0, 2);
         append(&path, &format!("{}\n", message("user", "next")));
-        assert_eq!(listed(dir.path(), &path).0, 3);
+        assert_eq!(listed(&dir, &path).0, 3);
     }
 
     #[test]
     fn a_broken_cache_is_ignored_and_replaced() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = session(dir.path(), &[message("user", "task")]);
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("sessions");
+        std::fs::create_dir(&dir).unwrap();
+        let path = session(&dir, &[message("user", "task")]);
         for junk in [
             "",
             "{",
@@ -335,11 +341,11 @@ mod tests {
             r#"{"version":7,"sessions":{}}"#,
             "\u{0}\u{1}",
         ] {
-            std::fs::write(dir.path().join(FILE), junk).unwrap();
-            assert_eq!(listed(dir.path(), &path), (1, Some("task".into())));
+            std::fs::write(cache_path(&dir), junk).unwrap();
+            assert_eq!(listed(&dir, &path), (1, Some("task".into())));
         }
         let kept: CacheFile =
-            serde_json::from_slice(&std::fs::read(dir.path().join(FILE)).unwrap()).unwrap();
+            serde_json::from_slice(&std::fs::read(cache_path(&dir)).unwrap()).unwrap();
         assert_eq!(kept.version, 1);
         assert_eq!(kept.sessions.len(), 1);
     }
@@ -347,10 +353,12 @@ mod tests {
     #[test]
     fn the_cache_is_private() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = session(dir.path(), &[message("user", "a secret plan")]);
-        listed(dir.path(), &path);
-        let mode = std::fs::metadata(dir.path().join(FILE))
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("sessions");
+        std::fs::create_dir(&dir).unwrap();
+        let path = session(&dir, &[message("user", "a secret plan")]);
+        listed(&dir, &path);
+        let mode = std::fs::metadata(cache_path(&dir))
             .unwrap()
             .permissions()
             .mode();
