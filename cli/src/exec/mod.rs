@@ -417,7 +417,7 @@ fn parent_dir(path: &std::path::Path) -> &std::path::Path {
 
 /// Writes `bytes` to `path` whole or not at all (a temporary file beside it, renamed), with
 /// mode 0600 whatever the file had before.
-fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = tempfile::NamedTempFile::new_in(parent_dir(path))?;
     file.write_all(bytes)?;
     file.as_file().sync_all()?;

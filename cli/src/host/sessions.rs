@@ -621,39 +621,10 @@ pub(crate) struct Summary {
 }
 
 /// Summarises a session file without keeping its events: the header, the first user message
-/// and the number of messages. Lines are only parsed when they hold a message.
+/// and the number of messages. Reads the whole file; `hrns sessions` uses [`Summaries`],
+/// which reads only what was appended since its last listing.
 pub(crate) fn summarize(path: &Path) -> Option<Summary> {
-    let file = open_session(path).ok()?;
-    let mut lines = BufReader::new(file).split(b'\n');
-    let header: SessionHeader = serde_json::from_slice(&lines.next()?.ok()?).ok()?;
-    let mut first_user_message = None;
-    let mut messages = 0;
-    for line in lines.map_while(Result::ok) {
-        if !contains(&line, br#""type":"message""#) {
-            continue;
-        }
-        messages += 1;
-        if first_user_message.is_none() && contains(&line, br#""role":"user""#) {
-            if let Ok(Entry {
-                event: Event::Message { message },
-            }) = serde_json::from_slice(&line)
-            {
-                if message.role == Role::User && !hrns_core::session::is_tool_images(&message) {
-                    first_user_message = Some(message.text());
-                }
-            }
-        }
-    }
-    Some(Summary {
-        header,
-        path: path.to_owned(),
-        first_user_message,
-        messages,
-    })
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+    summaries::summarize_whole(path)
 }
 
 /// The session files in `dir`, newest first (names start with the start time).
@@ -850,5 +821,7 @@ pub(crate) fn to_json(s: &LoadedSession) -> serde_json::Value {
     serde_json::json!({"header": s.header, "messages": messages, "compactions": compactions, "children": children})
 }
 
+mod summaries;
+pub(crate) use summaries::Summaries;
 #[cfg(test)]
 mod tests;
