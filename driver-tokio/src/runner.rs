@@ -515,6 +515,7 @@ impl<F: FnMut(&Event)> Drop for Turn<'_, '_, F> {
                 Action::SendRequest(_)
                 | Action::RunTool(_)
                 | Action::AskApproval(_)
+                | Action::RunHooks(_)
                 | Action::TakeCheckpoint(_) => {}
             }
         }
