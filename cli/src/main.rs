@@ -132,6 +132,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Skills) => commands::skills(),
         Some(Command::Mcp { command }) => mcp::command(g, command),
+        Some(Command::Hooks { command }) => setup::hooks::command(g, command),
         Some(Command::Sessions { command }) => commands::sessions(command.as_ref()),
         Some(Command::Checkpoints(args)) => commands::checkpoints::list(g, args),
         Some(Command::Undo(args)) => commands::checkpoints::undo(g, args),

@@ -195,6 +195,12 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Hooks (Claude Code's contract): list them with where they come from, or approve
+    /// ./.hrns/hooks.json.
+    Hooks {
+        #[command(subcommand)]
+        command: HooksCommand,
+    },
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -234,6 +240,21 @@ pub(crate) enum McpCommand {
         config: ConfigFlag,
     },
     /// Approve ./.mcp.json as it is now, so hrns starts its servers (again after a change).
+    Approve,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum HooksCommand {
+    /// List every configured hook command: its event, matcher and command, where it comes
+    /// from, and whether it runs (a project file's only once approved).
+    List {
+        /// One JSON object per hook command and line.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        config: ConfigFlag,
+    },
+    /// Approve ./.hrns/hooks.json as it is now, so its hooks run (again after a change).
     Approve,
 }
 

@@ -118,7 +118,7 @@ impl Turn {
     /// the hooks of `SessionStart` (the session's first turn) and `UserPromptSubmit` let it.
     pub(super) fn start(s: &mut Shared, message: Message) -> Self {
         let mut turn = Turn::new();
-        if s.turns == 1 {
+        if s.turns == 1 && s.config.hooks.role == crate::hooks::AgentRole::Main {
             let source = s.config.hooks.start.as_str();
             let input = s
                 .hook_input(HookEvent::SessionStart)
