@@ -91,6 +91,11 @@ pub enum StartSource {
     Startup,
     /// A resumed one.
     Resume,
+    /// A new conversation in place of the last (`/new`).
+    Clear,
+    /// The same conversation in a session made again (another model, a retry): it started
+    /// before, so `SessionStart` does not run again.
+    Continued,
 }
 
 impl StartSource {
@@ -99,6 +104,8 @@ impl StartSource {
         match self {
             StartSource::Startup => "startup",
             StartSource::Resume => "resume",
+            StartSource::Clear => "clear",
+            StartSource::Continued => "continued",
         }
     }
 }

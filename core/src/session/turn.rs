@@ -118,7 +118,13 @@ impl Turn {
     /// the hooks of `SessionStart` (the session's first turn) and `UserPromptSubmit` let it.
     pub(super) fn start(s: &mut Shared, message: Message) -> Self {
         let mut turn = Turn::new();
-        if s.turns == 1 && s.config.hooks.role == crate::hooks::AgentRole::Main {
+        let starts = match s.config.hooks.start {
+            crate::hooks::StartSource::Startup
+            | crate::hooks::StartSource::Resume
+            | crate::hooks::StartSource::Clear => true,
+            crate::hooks::StartSource::Continued => false,
+        };
+        if s.turns == 1 && starts && s.config.hooks.role == crate::hooks::AgentRole::Main {
             let source = s.config.hooks.start.as_str();
             let input = s
                 .hook_input(HookEvent::SessionStart)

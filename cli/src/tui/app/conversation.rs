@@ -34,6 +34,16 @@ impl App {
         let specs = toolbox.specs().into_iter().chain(plan.clone()).collect();
         let mut config: SessionConfig = self.setup.session_config_for(specs, self.policy);
         config.secrets.extend(&self.mcp_secrets);
+        let start = std::mem::replace(
+            &mut self.hook_start,
+            hrns_core::hooks::StartSource::Continued,
+        );
+        config.hooks = crate::setup::hooks::for_session(
+            &self.hooks,
+            &self.setup.workspace,
+            self.log.as_ref().map(|l| (l.id(), l.path())),
+            start,
+        );
         if crate::host::subagents::enabled(&self.setup) {
             let tx = self.tx.clone();
             let asks = self.tx.clone();
@@ -222,6 +232,7 @@ impl App {
             Ok(log) => self.log = Some(log),
             Err(e) => self.error(&format!("this session is not saved: {e}")),
         }
+        self.hook_start = hrns_core::hooks::StartSource::Resume;
         self.rebuild(loaded.messages);
     }
 }

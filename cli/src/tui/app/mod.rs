@@ -136,6 +136,11 @@ pub(crate) struct App {
     mcp: std::sync::Arc<hrns_blocking::mcp::McpServers>,
     /// Their env and header values, redacted from the session's events and records.
     mcp_secrets: hrns_core::secrets::Secrets,
+    /// The hooks of this workspace ([`crate::setup::hooks`]).
+    hooks: crate::setup::hooks::Found,
+    /// How the next session [`App::rebuild`] makes starts, for `SessionStart` hooks (taken by
+    /// it: later rebuilds continue the same conversation).
+    hook_start: hrns_core::hooks::StartSource,
     /// What the session was last told of the MCP servers, kept across rebuilds (`/model`,
     /// `/connect`, a resume) so a server that stops just before one is still told of.
     mcp_told: std::sync::Arc<std::sync::Mutex<crate::setup::mcp::ServersTold>>,
@@ -249,6 +254,8 @@ impl App {
             checkpoints_warned: false,
             mcp: std::sync::Arc::new(mcp),
             mcp_secrets: crate::setup::mcp::secrets(&mcp_found),
+            hooks: crate::setup::hooks::configured(&setup.file.config, &setup.workspace),
+            hook_start: hrns_core::hooks::StartSource::Startup,
             mcp_told: Default::default(),
             diffs: Default::default(),
             escalations: Default::default(),
@@ -273,13 +280,17 @@ impl App {
         for line in mcp_found.warnings.iter().chain(&mcp_failures) {
             app.error(line);
         }
+        for line in app.hooks.warnings.clone() {
+            app.error(&line);
+        }
         for w in app.setup.discovered.warnings.clone() {
             app.print(&[view::error_line(&w)]);
         }
         if app.mcp.servers().iter().any(|s| !s.config().disabled) {
             watch_mcp(app.mcp.watch(), app.tx.clone());
         }
-        // The log first: the session's checkpoints are named after it.
+        // The log first: the session's checkpoints are named after it, and its hooks read
+        // its id and path.
         match options.resume {
             Some(claimed) => app.resume(claimed),
             None => {

@@ -27,6 +27,7 @@ impl App {
             CommandId::New => {
                 self.close_log();
                 self.new_log();
+                self.hook_start = hrns_core::hooks::StartSource::Clear;
                 self.rebuild(Vec::new());
                 self.tokens_before = 0;
                 self.info("new conversation");
