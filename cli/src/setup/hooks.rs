@@ -204,32 +204,86 @@ fn list(config: &Config, workspace: &Path, json: bool) -> Result<u8, CliError> {
     Ok(0)
 }
 
+/// What approving the project file at `path` holding `text` approves: every command and
+/// when it runs, redacted and stripped of control sequences; an error when it cannot be read.
+fn approval_lines(path: &Path, text: &str) -> Result<Vec<String>, CliError> {
+    let value = serde_json::from_str::<Value>(text)
+        .map_err(|e| CliError::usage(format!("{} is not valid JSON: {e}", path.display())))?;
+    let source = HookSource::ProjectFile(path.display().to_string());
+    let (hooks, errors) = Hooks::parse(value.get("hooks").unwrap_or(&Value::Null), &source);
+    let mut lines: Vec<String> = errors.iter().map(|e| format!("warning: {e}")).collect();
+    lines.push(format!(
+        "{} runs {} (as you, outside the sandbox):",
+        path.display(),
+        crate::exec::output::count(hooks.entries().len(), "hook command")
+    ));
+    for entry in hooks.entries() {
+        let matcher = match entry.matcher.as_str() {
+            "" => "*",
+            m => m,
+        };
+        lines.push(format!(
+            "  {} [{matcher}] {}",
+            entry.event, entry.command.command
+        ));
+    }
+    Ok(lines
+        .into_iter()
+        .map(|l| crate::host::redact::redact(&safe(&l)).into_owned())
+        .collect())
+}
+
 /// Approves `./.hrns/hooks.json` as it is now, after listing what it runs.
 fn approve(workspace: &Path) -> Result<u8, CliError> {
     let path = workspace.join(PROJECT_FILE);
     let text = hrns_blocking::read_text(&path, MCP_CONFIG_CAP)
         .map_err(|e| CliError::usage(format!("cannot read {e}")))?;
-    let value = serde_json::from_str::<Value>(&text)
-        .map_err(|e| CliError::usage(format!("{} is not valid JSON: {e}", path.display())))?;
-    let source = HookSource::ProjectFile(path.display().to_string());
-    let (hooks, errors) = Hooks::parse(value.get("hooks").unwrap_or(&Value::Null), &source);
-    for e in &errors {
-        eprintln!("hrns: warning: {}", safe(e));
+    // What is approved, said before it is.
+    for line in approval_lines(&path, &text)? {
+        println!("{line}");
     }
-    // What is approved, said before it is: every command and when it runs.
+    save_approval(&path, text)?;
     println!(
-        "{} runs {}:",
-        path.display(),
-        crate::exec::output::count(hooks.entries().len(), "hook command")
+        "approved {} (approve again after it changes)",
+        path.display()
     );
-    for entry in hooks.entries() {
-        println!(
-            "  {} [{}] {}",
-            entry.event,
-            entry.matcher.as_str(),
-            safe(&entry.command.command)
-        );
+    Ok(0)
+}
+
+/// The interactive UI's question, on the terminal before the screen is taken: a project
+/// file that is not approved (or changed since) is listed, and the user approves it with a
+/// yes; anything else (an empty line, end of input) leaves its hooks skipped.
+pub(crate) fn ask_on_terminal(workspace: &Path) -> Result<(), CliError> {
+    let path = workspace.join(PROJECT_FILE);
+    let Ok(text) = hrns_blocking::read_text(&path, MCP_CONFIG_CAP) else {
+        return Ok(()); // missing, or unreadable: `configured` warns
+    };
+    if is_approved(&path, &text) {
+        return Ok(());
     }
+    let Ok(lines) = approval_lines(&path, &text) else {
+        return Ok(()); // not JSON: `configured` warns
+    };
+    let s = crate::term::style::Style::stderr();
+    for line in &lines {
+        eprintln!("{} {line}", s.harness("hrns:"));
+    }
+    eprint!(
+        "{} run these hooks in this project? [y/N] ",
+        s.harness("hrns:")
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    // A terminal that cannot be read counts as a no: the hooks stay skipped.
+    let _ = std::io::stdin().read_line(&mut answer);
+    if hrns_core::sandbox::is_yes(&answer) {
+        save_approval(&path, text)?;
+    }
+    Ok(())
+}
+
+/// Remembers `path` approved with `text`.
+fn save_approval(path: &Path, text: String) -> Result<(), CliError> {
     let target = approvals_path().ok_or_else(|| {
         CliError::usage("cannot find the state directory; set HOME or XDG_STATE_HOME")
     })?;
@@ -243,11 +297,7 @@ fn approve(workspace: &Path) -> Result<u8, CliError> {
     let mut out = paths::create_private(&target).map_err(fail)?;
     let body = serde_json::to_string_pretty(&all).unwrap_or_default();
     out.write_all(body.as_bytes()).map_err(fail)?;
-    println!(
-        "approved {} (approve again after it changes)",
-        path.display()
-    );
-    Ok(0)
+    Ok(())
 }
 
 /// The session's hooks: `found`'s, with the session's facts for their input.
