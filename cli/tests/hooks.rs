@@ -347,3 +347,34 @@ fn hooks_list_says_where_each_comes_from() {
         stderr(&out)
     );
 }
+
+#[test]
+fn replay_runs_hooks_only_with_the_hooks_flag() {
+    let env = Env::new();
+    env.write("work/notes.txt", "hello");
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":"notes.txt"}"#)]),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    env.config_with(&mock, "");
+    let record = env.path("run.record");
+    let out = env.run(
+        None,
+        &["exec", "--record", record.to_str().unwrap(), "read"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let marker = env.path("hook-ran");
+    let hooks = one(
+        "PreToolUse",
+        "Read",
+        &format!("cat >/dev/null; touch {}", marker.display()),
+    );
+    config_with_hooks(&env, &mock, hooks);
+    let out = env.run(None, &["replay", record.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!marker.exists(), "hooks are off in a replay");
+    let out = env.run(None, &["replay", "--hooks", record.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(marker.exists(), "--hooks runs them");
+}

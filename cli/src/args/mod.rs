@@ -455,6 +455,10 @@ pub(crate) struct ReplayArgs {
     /// Exit with 1 when a request differs from the recording.
     #[arg(long)]
     pub(crate) strict: bool,
+    /// Run the configured hooks, as a live session would (off by default: the recorded
+    /// calls would reach them).
+    #[arg(long)]
+    pub(crate) hooks: bool,
     #[command(flatten)]
     pub(crate) policy: PolicyFlags,
     #[command(flatten)]
