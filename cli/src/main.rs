@@ -134,6 +134,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Skills) => commands::skills(),
         Some(Command::Mcp { command }) => mcp::command(g, command),
+        Some(Command::Hooks { command }) => setup::hooks::command(g, command),
         Some(Command::Sessions { command }) => commands::sessions(command.as_ref()),
         Some(Command::Checkpoints(args)) => commands::checkpoints::list(g, args),
         Some(Command::Undo(args)) => commands::checkpoints::undo(g, args),
@@ -157,6 +158,7 @@ fn tui(global: &args::Global, cli: &Cli) -> Result<u8, setup::CliError> {
     let file = setup::ConfigFile::load(global.config.as_deref())?;
     let mut setup = onboarding::resolve_or_onboard(global, file)?;
     confirm_broad_workspace(&mut setup)?;
+    setup::hooks::ask_on_terminal(&setup.workspace)?;
     let sessions_dir = paths::state_dir().map(|s| s.join("sessions"));
     let resume = match (&cli.resume, cli.continue_, sessions_dir) {
         (Some(id), _, Ok(dir)) => Some(sessions::find(&dir, id).map_err(setup::CliError::usage)?),

@@ -99,6 +99,7 @@
 //!         }
 //!         Action::AbortTool { .. } => {} // no tool here runs long enough to be stopped
 //!         Action::TakeCheckpoint(_) => {} // checkpoints are off unless the config turns them on
+//!         Action::RunHooks(_) => {} // no hooks are configured here
 //!         Action::AskApproval(run) => {
 //!             let yes = hrns_core::session::Approval::Once;
 //!             session.handle_approval(Instant::now(), &run.call_id, yes)?
@@ -131,6 +132,7 @@ pub mod frontmatter;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod history;
+pub mod hooks;
 pub mod http;
 pub mod instructions;
 pub mod mcp;

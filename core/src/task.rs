@@ -235,6 +235,8 @@ pub fn child_config(
     }
     config.tools = plan.tools.clone();
     config.subagents = None; // no task inside a task
+    // The parent's hooks watch the child's calls too; its end is a `SubagentStop`.
+    config.hooks.role = crate::hooks::AgentRole::Subagent;
     config.max_steps = CHILD_MAX_STEPS.min(parent.max_steps.max(1));
     config
 }

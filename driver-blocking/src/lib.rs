@@ -85,6 +85,7 @@
 pub mod checkpoint;
 pub mod client;
 pub mod client_config;
+pub mod hooks;
 pub mod mcp;
 #[cfg(feature = "mock")]
 pub mod mock;

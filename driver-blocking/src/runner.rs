@@ -94,6 +94,8 @@ pub struct Runner<'a> {
     checkpoints: Option<Arc<Checkpointer>>,
     /// Whether a snapshot is being taken (its outcome comes through `rx`).
     snapshotting: bool,
+    /// How many batches of hooks run (their results come through `rx`).
+    hooks_running: usize,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -147,6 +149,8 @@ enum Io {
     Tool(ToolRun, Option<ToolOutput>),
     /// A checkpoint the session asked for was taken (or not).
     Checkpoint(u64, CheckpointOutcome),
+    /// Hooks the session asked for ran.
+    Hooks(u64, Vec<hrns_core::hooks::HookRun>),
 }
 
 impl<'a> Runner<'a> {
@@ -170,6 +174,7 @@ impl<'a> Runner<'a> {
             actions: Vec::new(),
             checkpoints: None,
             snapshotting: false,
+            hooks_running: 0,
         }
     }
 
@@ -267,8 +272,10 @@ impl<'a> Runner<'a> {
                 continue;
             }
             let deadline = session.poll_timeout();
-            let in_flight =
-                self.exchange.is_some() || !self.running.is_empty() || self.snapshotting;
+            let in_flight = self.exchange.is_some()
+                || !self.running.is_empty()
+                || self.snapshotting
+                || self.hooks_running > 0;
             if !in_flight && deadline.is_none() {
                 return; // waits for the owner
             }
@@ -383,6 +390,19 @@ impl<'a> Runner<'a> {
                 // The owner learns of it from `Event::ApprovalRequested`.
                 Action::AskApproval(_) => {}
                 Action::TakeCheckpoint(due) => self.take_checkpoint(due),
+                Action::RunHooks(due) => {
+                    let env = crate::hooks::HookEnv::new(
+                        &self.ctx.workspace,
+                        &self.ctx.sandbox.env,
+                        session.secrets(),
+                    );
+                    self.hooks_running += 1;
+                    let tx = self.tx.clone();
+                    thread::spawn(move || {
+                        let runs = crate::hooks::run_hooks(&due, &env);
+                        tx.send(Io::Hooks(due.id, runs)).ok();
+                    });
+                }
                 Action::Emit(event) => events.push(event),
             }
         }
@@ -417,6 +437,10 @@ impl<'a> Runner<'a> {
                     Some(output) => session.handle_tool_output(now, &run.call_id, output),
                     None => session.handle_tool_unavailable(now, &run.call_id, &run.name),
                 }
+            }
+            Io::Hooks(id, runs) => {
+                self.hooks_running -= 1;
+                session.handle_hooks(now, id, runs)
             }
             Io::Checkpoint(id, outcome) => {
                 self.snapshotting = false;

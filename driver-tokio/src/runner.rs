@@ -67,6 +67,8 @@ pub struct Runner {
     checkpoints: Option<Arc<Checkpointer>>,
     /// The snapshot being taken, on a blocking thread.
     checkpoint: Option<(u64, JoinHandle<CheckpointOutcome>)>,
+    /// Hooks running, each batch on a blocking thread ([`hrns_blocking::hooks`]).
+    hooks: JoinSet<(u64, Vec<hrns_core::hooks::HookRun>)>,
 }
 
 impl fmt::Debug for Runner {
@@ -98,6 +100,7 @@ impl Runner {
             actions: Vec::new(),
             checkpoints: None,
             checkpoint: None,
+            hooks: JoinSet::new(),
         }
     }
 
@@ -211,6 +214,16 @@ impl Runner {
                     }
                     .expect("the session issued this call");
                 }
+                Some(joined) = self.hooks.join_next(), if !self.hooks.is_empty() => {
+                    // `run_hooks` turns a panic of any hook's thread into a result, so a
+                    // batch always comes back.
+                    if let Ok((id, runs)) = joined {
+                        self.update_tools(session);
+                        session
+                            .handle_hooks(Instant::now(), id, runs)
+                            .expect("the session asked for these hooks");
+                    }
+                }
                 (id, outcome) = next_checkpoint(&mut self.checkpoint), if self.checkpoint.is_some() => {
                     self.checkpoint = None;
                     session.handle_checkpoint(Instant::now(), id, outcome);
@@ -287,6 +300,16 @@ impl Runner {
                 // The owner learns of it from `Event::ApprovalRequested`.
                 Action::AskApproval(_) => {}
                 Action::TakeCheckpoint(due) => self.take_checkpoint(due),
+                Action::RunHooks(due) => {
+                    let env = hrns_blocking::hooks::HookEnv::new(
+                        &self.ctx.workspace,
+                        &self.ctx.sandbox.env,
+                        session.secrets(),
+                    );
+                    self.hooks.spawn_blocking(move || {
+                        (due.id, hrns_blocking::hooks::run_hooks(&due, &env))
+                    });
+                }
                 Action::Emit(event) => events.push(event),
             }
         }
@@ -515,6 +538,7 @@ impl<F: FnMut(&Event)> Drop for Turn<'_, '_, F> {
                 Action::SendRequest(_)
                 | Action::RunTool(_)
                 | Action::AskApproval(_)
+                | Action::RunHooks(_)
                 | Action::TakeCheckpoint(_) => {}
             }
         }

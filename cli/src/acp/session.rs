@@ -196,12 +196,30 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
     if let Some(warning) = warning {
         eprintln!("hrns acp: warning: {warning}");
     }
+    // Hooks as in the UI; an unapproved project file is skipped with its warning (an editor
+    // has no terminal to ask in).
+    let found_hooks = crate::setup::hooks::configured(&setup.file.config, &setup.workspace);
+    for warning in &found_hooks.warnings {
+        eprintln!("hrns acp: {warning}");
+    }
+    let start = if history.is_empty() {
+        hrns_core::hooks::StartSource::Startup
+    } else {
+        hrns_core::hooks::StartSource::Resume
+    };
+    let hooks = crate::setup::hooks::for_session(
+        &found_hooks,
+        &setup.workspace,
+        Some((log.id(), log.path())),
+        start,
+    );
     let built = conversation::build(
         &setup,
         policy,
         &shared,
         subagents(&server.out, log.id(), &cwd_shown),
         checkpointer.clone(),
+        hooks,
         history,
     );
     if let Some(why) = &built.history_refused {
@@ -681,12 +699,20 @@ impl Acp {
             &self.id,
             &self.setup.workspace.display().to_string(),
         );
+        // The same conversation goes on: its `SessionStart` hooks do not run again.
+        let hooks = crate::setup::hooks::for_session(
+            &crate::setup::hooks::configured(&self.setup.file.config, &self.setup.workspace),
+            &self.setup.workspace,
+            self.log.as_ref().map(|l| (l.id(), l.path())),
+            hrns_core::hooks::StartSource::Continued,
+        );
         let built = conversation::build(
             &self.setup,
             self.policy,
             &self.shared,
             subagents,
             self.checkpointer.clone(),
+            hooks,
             history,
         );
         if let Some(why) = &built.history_refused {

@@ -6,8 +6,8 @@
 //! only where the subcommand honours them: a flag that would be silently ignored is refused.
 
 use crate::args::{
-    AgentFlag, Cli, Command, ConfigFlag, ContextFlag, DebugCommand, Global, McpCommand,
-    PolicyFlags, ProviderFlags, RunFlags, SessionsCommand,
+    AgentFlag, Cli, Command, ConfigFlag, ContextFlag, DebugCommand, Global, HooksCommand,
+    McpCommand, PolicyFlags, ProviderFlags, RunFlags, SessionsCommand,
 };
 use std::ffi::OsString;
 
@@ -194,6 +194,18 @@ fn honoured<'a>(command: Option<&'a Command>, none: &'a RunFlags) -> (&'static s
                 ..nothing
             },
         ),
+        Command::Hooks {
+            command: HooksCommand::List { config, .. },
+        } => (
+            "hrns hooks list",
+            Honoured {
+                config: Some(config),
+                ..nothing
+            },
+        ),
+        Command::Hooks {
+            command: HooksCommand::Approve,
+        } => ("hrns hooks approve", nothing),
         Command::Skills => ("hrns skills", nothing),
         Command::Sessions { command: None } => ("hrns sessions", nothing),
         Command::Sessions {

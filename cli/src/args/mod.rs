@@ -200,6 +200,12 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Hooks (Claude Code's contract): list them with where they come from, or approve
+    /// ./.hrns/hooks.json.
+    Hooks {
+        #[command(subcommand)]
+        command: HooksCommand,
+    },
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -239,6 +245,21 @@ pub(crate) enum McpCommand {
         config: ConfigFlag,
     },
     /// Approve ./.mcp.json as it is now, so hrns starts its servers (again after a change).
+    Approve,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum HooksCommand {
+    /// List every configured hook command: its event, matcher and command, where it comes
+    /// from, and whether it runs (a project file's only once approved).
+    List {
+        /// One JSON object per hook command and line.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        config: ConfigFlag,
+    },
+    /// Approve ./.hrns/hooks.json as it is now, so its hooks run (again after a change).
     Approve,
 }
 
@@ -439,6 +460,10 @@ pub(crate) struct ReplayArgs {
     /// Exit with 1 when a request differs from the recording.
     #[arg(long)]
     pub(crate) strict: bool,
+    /// Run the configured hooks, as a live session would (off by default: the recorded
+    /// calls would reach them).
+    #[arg(long)]
+    pub(crate) hooks: bool,
     #[command(flatten)]
     pub(crate) policy: PolicyFlags,
     #[command(flatten)]

@@ -241,6 +241,18 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     let file = crate::setup::ConfigFile::load(global.config.as_deref())?;
     let sandbox = crate::sandbox::for_run(global.sandbox, &file.path, &file.config, &cwd, None)?;
     config.web_fetch = sandbox.fetch_policy.clone();
+    if args.hooks {
+        let found = crate::setup::hooks::configured(&file.config, &cwd);
+        for line in &found.warnings {
+            eprintln!("hrns: warning: {}", crate::term::safe_text::safe(line));
+        }
+        config.hooks = crate::setup::hooks::for_session(
+            &found,
+            &cwd,
+            None,
+            hrns_core::hooks::StartSource::Startup,
+        );
+    }
     let replayer = Arc::new(recording.into_replayer());
     let transport: Arc<dyn Transport> = Arc::clone(&replayer) as Arc<dyn Transport>;
     // A recorded run that offered `task` replays its children through the same recording.

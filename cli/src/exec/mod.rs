@@ -79,6 +79,10 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     for line in mcp_found.warnings.iter().chain(&mcp_failures) {
         eprintln!("hrns: warning: {}", crate::term::safe_text::safe(line));
     }
+    let hooks_found = crate::setup::hooks::configured(&setup.file.config, &setup.workspace);
+    for line in &hooks_found.warnings {
+        eprintln!("hrns: warning: {}", crate::term::safe_text::safe(line));
+    }
     let mut toolbox = setup.toolbox();
     let live_tools = crate::setup::mcp::LiveTools::add(
         &mcp_servers,
@@ -149,6 +153,12 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
                 .map_err(|e| eprintln!("hrns: warning: the session is not saved: {e}"))
                 .ok();
             let checkpointer = checkpointer_for(&setup, log.as_ref(), &mut config);
+            config.hooks = crate::setup::hooks::for_session(
+                &hooks_found,
+                &setup.workspace,
+                Some((&loaded.header.id, &path)),
+                hrns_core::hooks::StartSource::Resume,
+            );
             let session = Session::with_history(config.clone(), loaded.messages)
                 .map_err(|e| CliError::usage(format!("cannot resume {}: {e}", path.display())))?;
             (session, log, checkpointer)
@@ -172,6 +182,14 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
                 .ok()
             });
             let checkpointer = checkpointer_for(&setup, log.as_ref(), &mut config);
+            // Subagents get the same hooks (their calls are watched; their end is
+            // `SubagentStop`): they are made from this config.
+            config.hooks = crate::setup::hooks::for_session(
+                &hooks_found,
+                &setup.workspace,
+                log.as_ref().map(|l| (l.id(), l.path())),
+                hrns_core::hooks::StartSource::Startup,
+            );
             (Session::new(config.clone()), log, checkpointer)
         }
     };
@@ -255,6 +273,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         checkpointer,
         setup.pricing(),
     );
+    session_end(&mut session, &setup, args.json);
     let outcome = &ended.outcome;
     // A cancelled turn does not wait for its tools; a child ends a moment later, and its
     // final event belongs in the output and the session file.
@@ -312,6 +331,37 @@ fn checkpointer_for(
         config.checkpoints = hrns_core::checkpoint::Checkpoints::On;
     }
     checkpointer
+}
+
+/// Runs the `SessionEnd` hooks (`reason: other`), if any, and shows what became of them as
+/// the turn's hooks are shown.
+fn session_end(session: &mut Session, setup: &crate::setup::Setup, json: bool) {
+    let Some(due) = session.end("other") else {
+        return;
+    };
+    let env =
+        hrns_blocking::hooks::HookEnv::new(&setup.workspace, &setup.sandbox.env, session.secrets());
+    let runs = hrns_blocking::hooks::run_hooks(&due, &env);
+    if session
+        .handle_hooks(std::time::Instant::now(), due.id, runs)
+        .is_err()
+    {
+        return;
+    }
+    while let Some(action) = session.poll() {
+        let hrns_core::session::Action::Emit(event) = action else {
+            continue;
+        };
+        if json {
+            let mut line = Vec::new();
+            crate::exec::output::print_json(&event, &mut line);
+            let line = String::from_utf8_lossy(&line);
+            print!("{}", crate::host::redact::redact(&line));
+        } else if let Some(text) = crate::exec::output::hook_text(&event) {
+            let s = crate::term::style::Style::stderr();
+            eprintln!("{}", s.harness(&crate::term::safe_text::safe(&text)));
+        }
+    }
 }
 
 /// Whether the session file is kept (`--ephemeral` keeps nothing).

@@ -343,6 +343,13 @@ impl HumanPrinter {
                     ))
                 );
             }
+            Event::Hook { .. } => {
+                self.end_reasoning(to);
+                self.end_text(to);
+                if let Some(line) = hook_text(event) {
+                    let _ = writeln!(to.err(), "{}", s.harness(&safe(&line)));
+                }
+            }
             Event::OptionDropped { field, .. } => {
                 let _ = writeln!(
                     to.err(),
@@ -411,6 +418,7 @@ fn shown(event: &Event) -> bool {
             | Event::ContextCompacted { .. }
             | Event::OptionDropped { .. }
             | Event::ToolsChanged { .. }
+            | Event::Hook { .. }
             | Event::PlanUpdated { .. }
             | Event::Checkpoint { .. }
             | Event::CheckpointFailed { .. }
@@ -435,6 +443,34 @@ fn redacted_event(event: &Event) -> Option<Event> {
             }
         }
     }
+}
+
+/// The one line that reports a hook that ran: its event, its command, what became of it and
+/// why, and how long it took — for `exec`'s stderr and the TUI; `None` for other events.
+pub(crate) fn hook_text(event: &Event) -> Option<String> {
+    let Event::Hook {
+        event,
+        hook,
+        outcome,
+        duration_ms,
+        message,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    let outcome = serde_json::to_value(outcome)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let why = message
+        .as_deref()
+        .map(|m| format!(": {}", one_line(m, 200)))
+        .unwrap_or_default();
+    Some(format!(
+        "hook {event} `{}` {outcome}{why} ({duration_ms} ms)",
+        one_line(hook, 60)
+    ))
 }
 
 /// The one line that reports a change of the offered tools (an MCP server stopped or changed

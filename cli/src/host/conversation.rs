@@ -84,6 +84,7 @@ pub(crate) fn build(
     shared: &Shared,
     subagents: Subagents,
     checkpointer: Option<Arc<hrns_blocking::Checkpointer>>,
+    hooks: hrns_core::hooks::SessionHooks,
     history: Vec<Message>,
 ) -> Built {
     let client = client_for(setup);
@@ -103,6 +104,8 @@ pub(crate) fn build(
     let specs = toolbox.specs().into_iter().chain(plan.clone()).collect();
     let mut config: SessionConfig = setup.session_config_for(specs, policy);
     config.secrets.extend(&shared.mcp_secrets);
+    // Before the subagents' tool is made: children inherit the hooks.
+    config.hooks = hooks;
     if crate::host::subagents::enabled(setup) {
         let Subagents { on_event, ask } = subagents;
         let task = crate::host::subagents::tokio_task_tool(

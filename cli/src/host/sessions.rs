@@ -215,7 +215,7 @@ impl SessionLog {
         &self.id
     }
 
-    /// The file.
+    /// The file (hooks read it as `transcript_path`).
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }

@@ -3,6 +3,7 @@
 
 pub(crate) mod custom_commands;
 pub(crate) mod guard;
+pub(crate) mod hooks;
 pub(crate) mod instructions;
 pub(crate) mod learned;
 pub(crate) mod mcp;

@@ -199,7 +199,8 @@ impl Updates {
             | Event::ContextCompacted { .. }
             | Event::Message { .. }
             | Event::Checkpoint { .. }
-            | Event::CheckpointFailed { .. } => return,
+            | Event::CheckpointFailed { .. }
+            | Event::Hook { .. } => return,
         };
         if self.chunk != Some(chunk) {
             self.flush(secrets, out);
@@ -268,7 +269,8 @@ impl Updates {
             | Event::PlanUpdated { .. }
             | Event::Message { .. }
             | Event::Checkpoint { .. }
-            | Event::CheckpointFailed { .. } => {
+            | Event::CheckpointFailed { .. }
+            | Event::Hook { .. } => {
                 self.refused = refused;
                 None
             }
@@ -363,7 +365,8 @@ fn tool_result(
         | ToolStatus::Denied
         | ToolStatus::Repeated
         | ToolStatus::NotRun
-        | ToolStatus::Cancelled => "failed",
+        | ToolStatus::Cancelled
+        | ToolStatus::BlockedByHook => "failed",
     };
     let mut content = vec![json!({"type": "content", "content": {"type": "text", "text": output}})];
     if let (ToolStatus::Ok, Some(change), WRITE_FILE | EDIT_FILE) = (status, change, name) {

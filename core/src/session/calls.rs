@@ -3,9 +3,10 @@
 //! in the model's order, take their results, time them out, and answer them all in the
 //! history.
 
-use super::event::{Event, ToolStatus};
+use super::event::{Event, ToolStatus, TurnError};
 use super::shared::Shared;
 use super::{Action, Approval, SessionError, ToolRun};
+use crate::hooks::{HookEvent, HookWait, Permission};
 use crate::tool::{Effect, ToolOutput};
 use crate::wire::Message;
 use std::time::Instant;
@@ -22,7 +23,33 @@ pub(super) struct Calls {
 struct PendingCall {
     id: String,
     name: String,
+    /// The arguments it runs with (a `PreToolUse` hook may have changed them).
+    arguments: String,
     state: CallState,
+    /// Context from its `PreToolUse` hooks, added to its result for the model.
+    context: Vec<String>,
+}
+
+/// What a call does once its `PreToolUse` hooks let it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Next {
+    /// Run (the policy allows it).
+    Run,
+    /// Ask the user (the policy says ask).
+    Ask,
+}
+
+/// Where an approval question stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Asked {
+    /// Not yet: its turn to be asked has not come.
+    No,
+    /// Its `PermissionRequest` hooks run (these).
+    Hooking(u64),
+    /// Its hooks had their say without deciding; the user is asked next.
+    Hooked,
+    /// The question went out.
+    Yes,
 }
 
 #[derive(Debug)]
@@ -34,8 +61,18 @@ pub(super) enum CallState {
         effect: Effect,
         deadline: Option<Instant>,
     },
-    /// Waits for the user; `asked` once the approval request went out (one at a time).
-    AwaitingApproval { run: ToolRun, asked: bool },
+    /// Waits for the user; asked once the approval request went out (one at a time).
+    AwaitingApproval { run: ToolRun, asked: Asked },
+    /// Waits for its `PreToolUse` hooks (`id`), then runs or is asked about (`next`).
+    PreHook { run: ToolRun, next: Next, id: u64 },
+    /// Ran; waits for its `PostToolUse` (or `PostToolUseFailure`) hooks before its result
+    /// stands.
+    PostHook {
+        effect: Effect,
+        status: ToolStatus,
+        output: ToolOutput,
+        id: u64,
+    },
     Done {
         status: ToolStatus,
         output: ToolOutput,
@@ -79,7 +116,10 @@ impl Calls {
                         "Not run: the answer was cut off (finish_reason `{reason}`) before this call was complete."
                     ),
                 ),
-                None => super::decide::decide(s, id, name, arguments),
+                None => {
+                    let state = super::decide::decide(s, id, name, arguments);
+                    pre_hook(s, state)
+                }
             };
             if let CallState::Done { status, output } = &state {
                 s.emit(Event::ToolResult {
@@ -92,7 +132,9 @@ impl Calls {
             calls.push(PendingCall {
                 id: id.clone(),
                 name: name.clone(),
+                arguments: arguments.clone(),
                 state,
+                context: Vec::new(),
             });
         }
         let mut calls = Calls {
@@ -114,10 +156,15 @@ impl Calls {
     /// The call whose approval request went out and is not answered yet.
     pub(super) fn asked(&self) -> Option<&ToolRun> {
         self.calls.iter().find_map(|c| match &c.state {
-            CallState::AwaitingApproval { run, asked: true } => Some(run),
-            CallState::AwaitingApproval { asked: false, .. }
+            CallState::AwaitingApproval {
+                run,
+                asked: Asked::Yes,
+            } => Some(run),
+            CallState::AwaitingApproval { .. }
             | CallState::Ready(_)
             | CallState::Running { .. }
+            | CallState::PreHook { .. }
+            | CallState::PostHook { .. }
             | CallState::Done { .. } => None,
         })
     }
@@ -130,6 +177,8 @@ impl Calls {
                 CallState::Running { deadline, .. } => deadline,
                 CallState::Ready(_)
                 | CallState::AwaitingApproval { .. }
+                | CallState::PreHook { .. }
+                | CallState::PostHook { .. }
                 | CallState::Done { .. } => None,
             })
             .min()
@@ -151,20 +200,48 @@ impl Calls {
         else {
             return s.late_call(call_id);
         };
-        if let CallState::Running { effect, .. } = call.state {
-            super::checkpoints::after_call(s, effect);
-        }
-        let status = if output.is_error {
-            ToolStatus::Error
+        let CallState::Running { effect, .. } = call.state else {
+            unreachable!("found as running above");
+        };
+        super::checkpoints::after_call(s, effect);
+        let (status, event) = if output.is_error {
+            (ToolStatus::Error, HookEvent::PostToolUseFailure)
         } else {
-            ToolStatus::Ok
+            (ToolStatus::Ok, HookEvent::PostToolUse)
         };
         // `env` or a config file read by the model must not hand it (or the logs) a key.
         let output = ToolOutput {
             content: s.redact(output.content),
             ..output
         };
-        call.finish(s, status, output);
+        let mut input = s
+            .hook_input(event)
+            .with_tool(&call.name, &call.arguments)
+            .with("tool_use_id", call.id.clone());
+        input = match event {
+            HookEvent::PostToolUseFailure => input.with("error", output.content.clone()),
+            _ => input.with(
+                "tool_response",
+                serde_json::json!({"output": output.content, "is_error": output.is_error}),
+            ),
+        };
+        match s.run_hooks(
+            event,
+            Some(&call.name),
+            Some(&call.id),
+            input,
+            HookWait::Awaited,
+        ) {
+            Some(id) => {
+                call.state = CallState::PostHook {
+                    effect,
+                    status,
+                    output,
+                    id,
+                }
+            }
+            None => call.finish(s, status, output),
+        }
         self.release(s, now);
         Ok(())
     }
@@ -221,6 +298,147 @@ impl Calls {
         Ok(())
     }
 
+    /// The answer of hooks one of these calls waited on: its `PreToolUse` hooks (block,
+    /// allow, ask, new arguments, context), its `PermissionRequest` hooks (allow or deny
+    /// instead of asking), or its `PostToolUse` hooks (feedback and context for the model).
+    pub(super) fn on_hooks(&mut self, s: &mut Shared, now: Instant, answer: super::hooks::Answer) {
+        let id = answer.id;
+        let Some(pos) = self.calls.iter().position(|c| match &c.state {
+            CallState::PreHook { id: h, .. } | CallState::PostHook { id: h, .. } => *h == id,
+            CallState::AwaitingApproval {
+                asked: Asked::Hooking(h),
+                ..
+            } => *h == id,
+            CallState::AwaitingApproval { .. }
+            | CallState::Ready(_)
+            | CallState::Running { .. }
+            | CallState::Done { .. } => false,
+        }) else {
+            return;
+        };
+        let c = answer.combined;
+        let call = &mut self.calls[pos];
+        let state = std::mem::replace(&mut call.state, done(ToolStatus::Cancelled, String::new()));
+        match state {
+            CallState::PreHook { run, next, .. } => {
+                let event = HookEvent::PreToolUse;
+                if let Some(reason) = c.stop {
+                    let text = format!("Not run: a {event} hook stopped the run: {reason}");
+                    s.hook_stop.get_or_insert(TurnError::HookStopped {
+                        event: event.name().to_owned(),
+                        reason,
+                    });
+                    call.finish(s, ToolStatus::BlockedByHook, ToolOutput::error(text));
+                } else if let Some(reason) = c.block {
+                    let text = format!(
+                        "A {event} hook blocked this `{}` call. Its reason: {reason}",
+                        call.name
+                    );
+                    call.finish(s, ToolStatus::BlockedByHook, ToolOutput::error(text));
+                } else {
+                    call.context.extend(c.context);
+                    let state = match c.updated_input {
+                        Some(updated) => updated_call(s, call, run, next, updated),
+                        None => match next {
+                            Next::Run => CallState::Ready(run),
+                            Next::Ask => CallState::AwaitingApproval {
+                                run,
+                                asked: Asked::No,
+                            },
+                        },
+                    };
+                    // `allow` spares the question, `ask` asks one; neither passes a refusal.
+                    call.state = match (state, c.permission) {
+                        (CallState::AwaitingApproval { run, .. }, Some(Permission::Allow)) => {
+                            CallState::Ready(run)
+                        }
+                        (CallState::Ready(run), Some(Permission::Ask)) => {
+                            CallState::AwaitingApproval {
+                                run,
+                                asked: Asked::No,
+                            }
+                        }
+                        (state, _) => state,
+                    };
+                    if let CallState::Done { status, output } = &call.state {
+                        let (status, output) = (*status, output.clone());
+                        call.finish(s, status, output);
+                    }
+                }
+            }
+            CallState::AwaitingApproval { run, .. } => {
+                let event = HookEvent::PermissionRequest;
+                if let Some(reason) = c.stop {
+                    let text = format!("Not run: a {event} hook stopped the run: {reason}");
+                    s.hook_stop.get_or_insert(TurnError::HookStopped {
+                        event: event.name().to_owned(),
+                        reason,
+                    });
+                    call.finish(s, ToolStatus::BlockedByHook, ToolOutput::error(text));
+                } else if let Some(reason) = c.block {
+                    let text = format!(
+                        "A {event} hook denied this `{}` call. Its reason: {reason}",
+                        call.name
+                    );
+                    call.finish(s, ToolStatus::BlockedByHook, ToolOutput::error(text));
+                } else {
+                    let state = match c.updated_input {
+                        Some(updated) => updated_call(s, call, run, Next::Ask, updated),
+                        None => CallState::AwaitingApproval {
+                            run,
+                            asked: Asked::Hooked,
+                        },
+                    };
+                    call.state = match (state, c.permission) {
+                        (CallState::AwaitingApproval { run, .. }, Some(Permission::Allow)) => {
+                            CallState::Ready(run)
+                        }
+                        (CallState::AwaitingApproval { run, .. }, Some(Permission::Ask) | None) => {
+                            CallState::AwaitingApproval {
+                                run,
+                                asked: Asked::Hooked,
+                            }
+                        }
+                        (state, _) => state,
+                    };
+                    if let CallState::Done { status, output } = &call.state {
+                        let (status, output) = (*status, output.clone());
+                        call.finish(s, status, output);
+                    }
+                }
+            }
+            CallState::PostHook {
+                status, mut output, ..
+            } => {
+                let event = match status {
+                    ToolStatus::Ok => HookEvent::PostToolUse,
+                    _ => HookEvent::PostToolUseFailure,
+                };
+                if let Some(reason) = c.block {
+                    output
+                        .content
+                        .push_str(&format!("\n\nA {event} hook says: {reason}"));
+                }
+                if let Some(text) = super::hooks::context_text(event, &c.context) {
+                    output.content.push_str("\n\n");
+                    output.content.push_str(&text);
+                }
+                if let Some(reason) = c.stop {
+                    s.hook_stop.get_or_insert(TurnError::HookStopped {
+                        event: event.name().to_owned(),
+                        reason,
+                    });
+                }
+                call.finish(s, status, output);
+            }
+            other @ (CallState::Ready(_) | CallState::Running { .. } | CallState::Done { .. }) => {
+                call.state = other;
+            }
+        }
+        self.release(s, now);
+        self.ask_next(s);
+    }
+
     /// Stops the running calls whose deadline passed; the model is told they timed out.
     pub(super) fn on_timeout(&mut self, s: &mut Shared, now: Instant) {
         let limit = s.config.tool_timeout.unwrap_or_default().as_secs_f64();
@@ -260,7 +478,20 @@ impl Calls {
                 CallState::Running { .. } => s.outbox.push(Action::AbortTool {
                     call_id: call.id.clone(),
                 }),
-                CallState::Ready(_) | CallState::AwaitingApproval { .. } => {}
+                // It ran: its own result stands, without its hooks' say.
+                CallState::PostHook { .. } => {
+                    let CallState::PostHook { status, output, .. } = std::mem::replace(
+                        &mut call.state,
+                        super::calls::done(ToolStatus::Cancelled, String::new()),
+                    ) else {
+                        unreachable!("matched as post-hook above");
+                    };
+                    call.finish(s, status, output);
+                    continue;
+                }
+                CallState::Ready(_)
+                | CallState::AwaitingApproval { .. }
+                | CallState::PreHook { .. } => {}
             }
             let output = ToolOutput::error("Cancelled by the user before this call finished.");
             call.finish(s, ToolStatus::Cancelled, output);
@@ -280,7 +511,9 @@ impl Calls {
                 }
                 CallState::Ready(_)
                 | CallState::Running { .. }
-                | CallState::AwaitingApproval { .. } => crate::history::MISSING_RESULT.to_owned(),
+                | CallState::AwaitingApproval { .. }
+                | CallState::PreHook { .. }
+                | CallState::PostHook { .. } => crate::history::MISSING_RESULT.to_owned(),
             };
             s.push_history(Message::tool(call.id, text));
         }
@@ -304,6 +537,8 @@ impl Calls {
                 CallState::Done { .. } => continue,
                 CallState::Running { effect, .. } => runs_alone(*effect),
                 CallState::AwaitingApproval { run, .. } => runs_alone(run.effect),
+                CallState::PreHook { run, .. } => runs_alone(run.effect),
+                CallState::PostHook { effect, .. } => runs_alone(*effect),
                 CallState::Ready(run) => runs_alone(run.effect),
             };
             if let CallState::Ready(run) = &call.state {
@@ -334,15 +569,50 @@ impl Calls {
     fn ask_next(&mut self, s: &mut Shared) {
         let mut waiting = self.calls.iter_mut().filter_map(|c| match &mut c.state {
             CallState::AwaitingApproval { run, asked } => Some((run, asked)),
-            CallState::Ready(_) | CallState::Running { .. } | CallState::Done { .. } => None,
+            CallState::Ready(_)
+            | CallState::Running { .. }
+            | CallState::PreHook { .. }
+            | CallState::PostHook { .. }
+            | CallState::Done { .. } => None,
         });
         let Some((run, asked)) = waiting.next() else {
             return;
         };
-        if *asked {
-            return;
+        match *asked {
+            Asked::Yes | Asked::Hooking(_) => return,
+            Asked::No => {
+                let input = s
+                    .hook_input(HookEvent::PermissionRequest)
+                    .with_tool(&run.name, &run.arguments)
+                    .with("tool_use_id", run.call_id.clone());
+                let event = HookEvent::PermissionRequest;
+                let (name, id) = (run.name.clone(), run.call_id.clone());
+                if let Some(hooks) =
+                    s.run_hooks(event, Some(&name), Some(&id), input, HookWait::Awaited)
+                {
+                    *asked = Asked::Hooking(hooks);
+                    return;
+                }
+            }
+            Asked::Hooked => {}
         }
-        *asked = true;
+        *asked = Asked::Yes;
+        // hrns now waits for the user: `Notification` hooks hear of it, in the background.
+        let label = crate::hooks::claude_tool_name(&run.name).unwrap_or(&run.name);
+        let input = s
+            .hook_input(HookEvent::Notification)
+            .with(
+                "message",
+                format!("hrns needs your permission to use {label}"),
+            )
+            .with("notification_type", "permission_prompt");
+        s.run_hooks(
+            HookEvent::Notification,
+            Some("permission_prompt"),
+            None,
+            input,
+            HookWait::Background,
+        );
         s.issued_calls.insert(run.call_id.clone());
         s.emit(Event::ApprovalRequested {
             id: run.call_id.clone(),
@@ -354,7 +624,11 @@ impl Calls {
 }
 
 impl PendingCall {
-    fn finish(&mut self, s: &mut Shared, status: ToolStatus, output: ToolOutput) {
+    fn finish(&mut self, s: &mut Shared, status: ToolStatus, mut output: ToolOutput) {
+        if let Some(text) = super::hooks::context_text(HookEvent::PreToolUse, &self.context) {
+            output.content.push_str("\n\n");
+            output.content.push_str(&text);
+        }
         s.emit(Event::ToolResult {
             id: self.id.clone(),
             name: self.name.clone(),
@@ -369,6 +643,70 @@ impl PendingCall {
         if let CallState::AwaitingApproval { run, .. } = &self.state {
             self.state = CallState::Ready(run.clone());
         }
+    }
+}
+
+/// A call the policy lets run (or ask about) waits for its `PreToolUse` hooks first, when
+/// any match it; any other state stays.
+fn pre_hook(s: &mut Shared, state: CallState) -> CallState {
+    let (run, next) = match state {
+        CallState::Ready(run) => (run, Next::Run),
+        CallState::AwaitingApproval { run, .. } => (run, Next::Ask),
+        other @ (CallState::Running { .. }
+        | CallState::PreHook { .. }
+        | CallState::PostHook { .. }
+        | CallState::Done { .. }) => return other,
+    };
+    let input = s
+        .hook_input(HookEvent::PreToolUse)
+        .with_tool(&run.name, &run.arguments)
+        .with("tool_use_id", run.call_id.clone());
+    let event = HookEvent::PreToolUse;
+    match s.run_hooks(
+        event,
+        Some(&run.name),
+        Some(&run.call_id),
+        input,
+        HookWait::Awaited,
+    ) {
+        Some(id) => CallState::PreHook { run, next, id },
+        None => match next {
+            Next::Run => CallState::Ready(run),
+            Next::Ask => CallState::AwaitingApproval {
+                run,
+                asked: Asked::No,
+            },
+        },
+    }
+}
+
+/// A call with the arguments a hook gave it (`updatedInput`): they are checked again as the
+/// model's would be, the new call is shown, and it runs or is asked about as the policy says
+/// for them (never less strictly than `next`).
+fn updated_call(
+    s: &mut Shared,
+    call: &mut PendingCall,
+    run: ToolRun,
+    next: Next,
+    updated: serde_json::Map<String, serde_json::Value>,
+) -> CallState {
+    let arguments = crate::hooks::input::updated_arguments(&run.name, &run.arguments, updated);
+    // The model's own call was counted for repeats; the hook's version is not one more.
+    let last = s.last_call.clone();
+    let state = super::decide::decide(s, &run.call_id, &run.name, &arguments);
+    s.last_call = last;
+    s.emit(Event::ToolCall {
+        id: run.call_id.clone(),
+        name: run.name.clone(),
+        arguments: arguments.clone(),
+    });
+    call.arguments = arguments;
+    match (state, next) {
+        (CallState::Ready(run), Next::Ask) => CallState::AwaitingApproval {
+            run,
+            asked: Asked::No,
+        },
+        (state, _) => state,
     }
 }
 

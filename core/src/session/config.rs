@@ -257,6 +257,8 @@ pub struct SessionConfig {
     /// miss fails the turn ([`TurnError::OutputSchemaUnmet`](super::TurnError)). `None`
     /// (the default) for free text.
     pub output: Option<super::output::OutputSchema>,
+    /// The user's hooks ([`crate::hooks`]); none by default.
+    pub hooks: crate::hooks::SessionHooks,
 }
 
 /// The default of [`SessionConfig::stream_idle_timeout`]: five minutes, longer than any
@@ -278,6 +280,7 @@ impl SessionConfig {
             max_steps: 100,
             max_repeated_calls: 3,
             seed: 0,
+            hooks: crate::hooks::SessionHooks::default(),
             max_event_size: crate::sse::DEFAULT_MAX_EVENT_SIZE,
             max_answer_bytes: crate::stream::DEFAULT_MAX_ANSWER_BYTES,
             context: crate::context::ContextConfig::default(),

@@ -352,6 +352,25 @@ impl Turn {
         if let Some(reason) = s.hopeless(&compaction) {
             return self.fail(s, TurnError::CompactionFailed { reason });
         }
+        // PreCompact hooks only watch: they run beside the summary request.
+        let trigger = match compaction.reason {
+            CompactReason::Requested => "manual",
+            CompactReason::Threshold | CompactReason::Overflow => "auto",
+        };
+        let input = s
+            .hook_input(crate::hooks::HookEvent::PreCompact)
+            .with("trigger", trigger)
+            .with(
+                "custom_instructions",
+                compaction.instructions.clone().unwrap_or_default(),
+            );
+        s.run_hooks(
+            crate::hooks::HookEvent::PreCompact,
+            Some(trigger),
+            None,
+            input,
+            crate::hooks::HookWait::Background,
+        );
         self.compaction = Some(compaction);
         self.request(s, 1);
     }

@@ -135,7 +135,10 @@ pub(super) fn decide(s: &mut Shared, id: &str, name: &str, arguments: &str) -> C
     };
     match decision {
         PolicyDecision::Run => CallState::Ready(run),
-        PolicyDecision::Ask => CallState::AwaitingApproval { run, asked: false },
+        PolicyDecision::Ask => CallState::AwaitingApproval {
+            run,
+            asked: super::calls::Asked::No,
+        },
         PolicyDecision::Deny => done(
             ToolStatus::DeniedByPolicy,
             format!(

@@ -183,6 +183,24 @@ pub enum Event {
         /// Why, for people.
         reason: String,
     },
+    /// A hook ran ([`crate::hooks`]): one line in the UI, on exec's stderr, and a `hook`
+    /// event in `--json`.
+    Hook {
+        /// The hook event (`PreToolUse`, `Stop`, …).
+        event: String,
+        /// The hook's command (redacted).
+        hook: String,
+        /// What became of it.
+        outcome: crate::hooks::HookOutcome,
+        /// How long it ran, in milliseconds.
+        duration_ms: u64,
+        /// What it said or why it failed (a block reason, an error, its `systemMessage`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        /// The tool call it was about, for tool events.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+    },
     /// The turn ended normally.
     TurnFinished {
         /// The model's last finish reason (`stop`, `length`, `content_filter`, …).
@@ -246,6 +264,7 @@ impl Event {
             | Event::ContextCompacted { .. }
             | Event::Checkpoint { .. }
             | Event::CheckpointFailed { .. }
+            | Event::Hook { .. }
             | Event::Message { .. } => Place::Step,
         }
     }
@@ -338,6 +357,8 @@ pub enum ToolStatus {
     NotRun,
     /// The turn was cancelled before the call finished.
     Cancelled,
+    /// A `PreToolUse` or `PermissionRequest` hook blocked it.
+    BlockedByHook,
 }
 
 /// Why a turn failed. Each variant says whose fault it is.
@@ -345,6 +366,23 @@ pub enum ToolStatus {
 #[serde(tag = "code", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum TurnError {
+    /// A hook blocked the user's prompt (`UserPromptSubmit`): nothing was sent, and the prompt
+    /// is not in the history. The reason is the hook's.
+    #[error("a {event} hook blocked the prompt: {reason}")]
+    HookBlocked {
+        /// The hook event.
+        event: String,
+        /// The hook's reason.
+        reason: String,
+    },
+    /// A hook stopped the run (`"continue": false`); the reason is the hook's `stopReason`.
+    #[error("a {event} hook stopped the run: {reason}")]
+    HookStopped {
+        /// The hook event.
+        event: String,
+        /// The hook's reason.
+        reason: String,
+    },
     /// The provider answered with an error status (bad key, unknown model, rate limit after
     /// all retries, …). The provider's message says what to fix.
     #[error("the provider answered {status}: {error}{}", status_hint(*status))]

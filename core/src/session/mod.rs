@@ -31,6 +31,9 @@ mod event;
 mod history;
 #[cfg(test)]
 mod history_tests;
+mod hooks;
+#[cfg(test)]
+mod hooks_tests;
 mod images;
 mod outbox;
 #[cfg(test)]
@@ -90,6 +93,11 @@ pub enum Action {
     /// [`Session::handle_checkpoint`]; the session waits for it before the calls go on (only
     /// with [`Checkpoints::On`](crate::checkpoint::Checkpoints::On)).
     TakeCheckpoint(crate::checkpoint::CheckpointDue),
+    /// Run these hooks, all at once, and hand their results to [`Session::handle_hooks`]
+    /// ([`crate::hooks`]). Unless they run in the background
+    /// ([`HookWait::Background`](crate::hooks::HookWait)), something waits on them: the turn,
+    /// or a tool call.
+    RunHooks(crate::hooks::HookDue),
     /// Show, log or print this event.
     Emit(Event),
 }
@@ -143,6 +151,19 @@ pub enum SessionError {
     NothingWorthCompacting {
         /// The estimated size of the history.
         tokens: u64,
+    },
+    /// Hook results for an id this session never issued.
+    #[error("hooks {0} were never asked for by this session")]
+    UnknownHooks(u64),
+    /// Hook results that are not one per command asked for.
+    #[error("hooks {id}: {expected} commands were asked for, but {got} results came back")]
+    HookCount {
+        /// The id of the [`Action::RunHooks`].
+        id: u64,
+        /// How many commands it had.
+        expected: usize,
+        /// How many results came.
+        got: usize,
     },
     /// A resumed history is not a valid conversation.
     #[error("invalid history: {0}")]
@@ -301,8 +322,9 @@ impl Session {
         s.turns += 1;
         s.checkpoint.turn_started();
         s.emit(Event::TurnStarted { turn: s.turns });
-        s.push_history(message);
-        self.turn = Some(Turn::start(s));
+        // The prompt enters the history once its hooks let it (`SessionStart` and
+        // `UserPromptSubmit`, when any are configured).
+        self.turn = Some(Turn::start(s, message));
         // A turn can end before any request (a compaction that cannot succeed).
         self.end_if_over();
         Ok(())
@@ -533,6 +555,43 @@ impl Session {
             turn.on_checkpoint(&mut self.shared, now, id, outcome);
             self.end_if_over();
         }
+    }
+
+    /// The results of an [`Action::RunHooks`], one per command in its order. Each becomes a
+    /// [`Event::Hook`], and their combined decision goes to whatever waited on them (a call,
+    /// the prompt, the end of the turn). Results nobody waits for any more (the turn was
+    /// cancelled) are ignored.
+    pub fn handle_hooks(
+        &mut self,
+        now: Instant,
+        id: u64,
+        runs: Vec<crate::hooks::HookRun>,
+    ) -> Result<(), SessionError> {
+        let Some(answer) = self.shared.hook_answers(id, runs)? else {
+            return Ok(());
+        };
+        if let Some(turn) = &mut self.turn {
+            turn.on_hooks(&mut self.shared, now, answer);
+            self.end_if_over();
+        }
+        Ok(())
+    }
+
+    /// The hooks of `SessionEnd` (why, as Claude Code names it: `clear`, `logout`,
+    /// `prompt_input_exit`, `other`), for the owner to run when the session ends; their
+    /// results go to [`Session::handle_hooks`] like any others. `None` when none is configured.
+    pub fn end(&mut self, reason: &str) -> Option<crate::hooks::HookDue> {
+        let input = self
+            .shared
+            .hook_input(crate::hooks::HookEvent::SessionEnd)
+            .with("reason", reason);
+        self.shared.due_hooks(
+            crate::hooks::HookEvent::SessionEnd,
+            Some(reason),
+            None,
+            input,
+            crate::hooks::HookWait::Background,
+        )
     }
 
     /// Time passed: a retry whose delay is over is sent; tool calls past their deadline are

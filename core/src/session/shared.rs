@@ -49,6 +49,11 @@ pub(super) struct Shared {
     pub(super) checkpoint: super::checkpoints::CheckpointState,
     /// The plan the model last sent with `update_plan`; kept across a compaction.
     pub(super) plan: Option<crate::plan::Plan>,
+    /// The hooks asked for and not answered yet.
+    pub(super) hooks: super::hooks::HookState,
+    /// Set when a hook said `continue: false` during the tool calls: the turn ends with this
+    /// error once the answer's calls are answered.
+    pub(super) hook_stop: Option<TurnError>,
 }
 
 impl Shared {
@@ -72,6 +77,8 @@ impl Shared {
             stuck: None,
             checkpoint: super::checkpoints::CheckpointState::default(),
             plan: None,
+            hooks: super::hooks::HookState::default(),
+            hook_stop: None,
         }
     }
 

@@ -17,9 +17,9 @@ mod output;
 mod tool_set;
 mod web_fetch;
 
-const KEY: &str = "sk-test-SECRET-0123456789";
+pub(super) const KEY: &str = "sk-test-SECRET-0123456789";
 
-fn config(policy: ApprovalPolicy) -> SessionConfig {
+pub(super) fn config(policy: ApprovalPolicy) -> SessionConfig {
     let mut c = SessionConfig::new(
         Provider::new("http://127.0.0.1:1/v1/", Some(Secret::new(KEY))),
         "m1",
@@ -30,19 +30,20 @@ fn config(policy: ApprovalPolicy) -> SessionConfig {
     c
 }
 
-struct H {
-    s: Session,
-    now: Instant,
-    events: Vec<Event>,
-    sent: Vec<HttpRequest>,
-    runs: Vec<ToolRun>,
-    asks: Vec<ToolRun>,
-    aborts: Vec<String>,
-    checkpoints: Vec<crate::checkpoint::CheckpointDue>,
+pub(super) struct H {
+    pub(super) s: Session,
+    pub(super) now: Instant,
+    pub(super) events: Vec<Event>,
+    pub(super) sent: Vec<HttpRequest>,
+    pub(super) runs: Vec<ToolRun>,
+    pub(super) asks: Vec<ToolRun>,
+    pub(super) aborts: Vec<String>,
+    pub(super) checkpoints: Vec<crate::checkpoint::CheckpointDue>,
+    pub(super) hooks: Vec<crate::hooks::HookDue>,
 }
 
 impl H {
-    fn new(c: SessionConfig) -> Self {
+    pub(super) fn new(c: SessionConfig) -> Self {
         H {
             s: Session::new(c),
             #[allow(clippy::disallowed_methods)] // a base instant for simulated time; nothing reads the clock after
@@ -53,10 +54,11 @@ impl H {
             asks: Vec::new(),
             aborts: Vec::new(),
             checkpoints: Vec::new(),
+            hooks: Vec::new(),
         }
     }
 
-    fn drain(&mut self) {
+    pub(super) fn drain(&mut self) {
         while let Some(a) = self.s.poll() {
             match a {
                 Action::SendRequest(r) => self.sent.push(r),
@@ -64,6 +66,7 @@ impl H {
                 Action::AskApproval(r) => self.asks.push(r),
                 Action::AbortTool { call_id } => self.aborts.push(call_id),
                 Action::TakeCheckpoint(c) => self.checkpoints.push(c),
+                Action::RunHooks(h) => self.hooks.push(h),
                 Action::Emit(e) => self.events.push(e),
             }
         }
@@ -71,7 +74,7 @@ impl H {
         history::validate(self.s.messages()).expect("history stays valid");
     }
 
-    fn submit(&mut self, text: &str) {
+    pub(super) fn submit(&mut self, text: &str) {
         self.s.submit(text).unwrap();
         self.drain();
     }
@@ -114,7 +117,7 @@ impl H {
 
     /// One whole streamed answer to the latest request (its end too, even when the answer
     /// was complete at `[DONE]` and a next request already went out).
-    fn sse(&mut self, body: &str) {
+    pub(super) fn sse(&mut self, body: &str) {
         let req = self.req();
         self.head(200, &[("content-type", "text/event-stream")]);
         self.data(body);
@@ -128,14 +131,14 @@ impl H {
         self.end();
     }
 
-    fn output(&mut self, id: &str, text: &str) {
+    pub(super) fn output(&mut self, id: &str, text: &str) {
         self.s
             .handle_tool_output(self.now, id, ToolOutput::ok(text))
             .unwrap();
         self.drain();
     }
 
-    fn finals(&self) -> Vec<&Event> {
+    pub(super) fn finals(&self) -> Vec<&Event> {
         self.events.iter().filter(|e| e.is_final()).collect()
     }
 
@@ -149,7 +152,7 @@ impl H {
             .collect()
     }
 
-    fn results(&self) -> Vec<(String, ToolStatus, String)> {
+    pub(super) fn results(&self) -> Vec<(String, ToolStatus, String)> {
         self.events
             .iter()
             .filter_map(|e| match e {
@@ -172,7 +175,7 @@ fn delta(d: Value, finish: Option<&str>) -> Value {
     json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": d, "finish_reason": finish}]})
 }
 
-fn text_answer(text: &str) -> String {
+pub(super) fn text_answer(text: &str) -> String {
     let (a, b) = text.split_at(text.len() / 2);
     sse_body(&[
         delta(json!({"role": "assistant", "content": ""}), None),
@@ -183,7 +186,7 @@ fn text_answer(text: &str) -> String {
     ])
 }
 
-fn tool_answer(calls: &[(&str, &str, &str)]) -> String {
+pub(super) fn tool_answer(calls: &[(&str, &str, &str)]) -> String {
     let mut chunks = vec![delta(json!({"role": "assistant"}), None)];
     for (i, (id, name, args)) in calls.iter().enumerate() {
         let (a, b) = args.split_at(args.len() / 2);

@@ -21,6 +21,7 @@ use super::shared::Shared;
 use super::{Approval, SessionError, retry};
 use crate::accumulate::{Completion, FinishReason};
 use crate::answer::{AnswerError, AnswerReader};
+use crate::hooks::{HookEvent, HookWait};
 use crate::http::RequestId;
 use crate::stream::{StreamError, StreamFailure};
 use crate::tool::ToolOutput;
@@ -41,6 +42,27 @@ pub(super) struct Turn {
     pub(super) overflow_tried: Option<String>,
     /// Whether the model was already asked again for an answer that matches the output schema.
     output_tries: OutputTries,
+    /// How many times in a row a `Stop` hook kept this turn going.
+    stop_blocks: u32,
+    /// Context from `SessionStart` hooks, added to the prompt.
+    start_context: Vec<String>,
+}
+
+/// How many times in a row a `Stop` hook may keep a turn going; then the turn ends.
+pub(super) const MAX_STOP_BLOCKS: u32 = 8;
+
+/// What waits on hooks the turn asked for.
+#[derive(Debug)]
+enum AfterHooks {
+    /// `SessionStart`: then the prompt's own hooks, then the prompt.
+    SessionStart(Box<Message>),
+    /// `UserPromptSubmit`: then the prompt enters the history and goes out.
+    Prompt(Box<Message>),
+    /// `Stop`: the turn ends, unless a hook keeps it going.
+    Stop {
+        finish_reason: Option<FinishReason>,
+        text: String,
+    },
 }
 
 /// How often the final answer was asked for under an output schema.
@@ -70,6 +92,8 @@ enum Phase {
     RetryWait { deadline: Instant, attempt: u32 },
     /// The answer's tool calls are running or waiting.
     Tools(Calls),
+    /// Hooks run; what follows waits on their answer.
+    Hooks { id: u64, then: AfterHooks },
     /// The final event went out; the session drops the turn.
     Over,
 }
@@ -84,15 +108,140 @@ impl Turn {
             compaction: None,
             overflow_tried: None,
             output_tries: OutputTries::First,
+            stop_blocks: 0,
+            start_context: Vec::new(),
         }
     }
 
-    /// Starts a turn: its first request goes out (after pruning or compacting, when the
-    /// history is past the threshold).
-    pub(super) fn start(s: &mut Shared) -> Self {
+    /// Starts a turn with the user's `message`: it enters the history and the first request
+    /// goes out (after pruning or compacting, when the history is past the threshold) — once
+    /// the hooks of `SessionStart` (the session's first turn) and `UserPromptSubmit` let it.
+    pub(super) fn start(s: &mut Shared, message: Message) -> Self {
         let mut turn = Turn::new();
-        turn.send_step(s);
+        let starts = match s.config.hooks.start {
+            crate::hooks::StartSource::Startup
+            | crate::hooks::StartSource::Resume
+            | crate::hooks::StartSource::Clear => true,
+            crate::hooks::StartSource::Continued => false,
+        };
+        if s.turns == 1 && starts && s.config.hooks.role == crate::hooks::AgentRole::Main {
+            let source = s.config.hooks.start.as_str();
+            let input = s
+                .hook_input(HookEvent::SessionStart)
+                .with("source", source)
+                .with("model", s.config.model.clone());
+            if let Some(id) = s.run_hooks(
+                HookEvent::SessionStart,
+                Some(source),
+                None,
+                input,
+                HookWait::Awaited,
+            ) {
+                turn.phase = Phase::Hooks {
+                    id,
+                    then: AfterHooks::SessionStart(Box::new(message)),
+                };
+                return turn;
+            }
+        }
+        turn.prompt(s, message);
         turn
+    }
+
+    /// Runs the prompt's hooks, or sends it when there are none.
+    fn prompt(&mut self, s: &mut Shared, message: Message) {
+        let input = s
+            .hook_input(HookEvent::UserPromptSubmit)
+            .with("prompt", message.text());
+        match s.run_hooks(
+            HookEvent::UserPromptSubmit,
+            None,
+            None,
+            input,
+            HookWait::Awaited,
+        ) {
+            Some(id) => {
+                self.phase = Phase::Hooks {
+                    id,
+                    then: AfterHooks::Prompt(Box::new(message)),
+                }
+            }
+            None => self.send_prompt(s, message),
+        }
+    }
+
+    /// The prompt enters the history, with the hooks' context, and goes out.
+    fn send_prompt(&mut self, s: &mut Shared, mut message: Message) {
+        let context = std::mem::take(&mut self.start_context);
+        if let Some(text) = super::hooks::context_text(HookEvent::UserPromptSubmit, &context) {
+            add_text(&mut message, &text);
+        }
+        s.push_history(message);
+        self.send_step(s);
+    }
+
+    /// The answer of hooks this turn (or one of its calls) waited on.
+    pub(super) fn on_hooks(&mut self, s: &mut Shared, now: Instant, answer: super::hooks::Answer) {
+        match &mut self.phase {
+            Phase::Tools(calls) => {
+                calls.on_hooks(s, now, answer);
+                self.advance(s);
+            }
+            Phase::Hooks { id, .. } if *id == answer.id => {
+                let Phase::Hooks { then, .. } = std::mem::replace(&mut self.phase, Phase::Over)
+                else {
+                    unreachable!("matched as hooks above");
+                };
+                self.after_hooks(s, then, answer.combined);
+            }
+            Phase::Hooks { .. }
+            | Phase::Requesting { .. }
+            | Phase::RetryWait { .. }
+            | Phase::Over => {}
+        }
+    }
+
+    fn after_hooks(&mut self, s: &mut Shared, then: AfterHooks, c: crate::hooks::Combined) {
+        match then {
+            AfterHooks::SessionStart(message) => {
+                if let Some(reason) = c.stop {
+                    let event = HookEvent::SessionStart.name().to_owned();
+                    return self.fail(s, TurnError::HookStopped { event, reason });
+                }
+                self.start_context = c.context;
+                self.prompt(s, *message);
+            }
+            AfterHooks::Prompt(message) => {
+                let event = HookEvent::UserPromptSubmit.name().to_owned();
+                if let Some(reason) = c.stop {
+                    return self.fail(s, TurnError::HookStopped { event, reason });
+                }
+                if let Some(reason) = c.block {
+                    return self.fail(s, TurnError::HookBlocked { event, reason });
+                }
+                self.start_context.extend(c.context);
+                self.send_prompt(s, *message);
+            }
+            AfterHooks::Stop {
+                finish_reason,
+                text,
+            } => match c.block {
+                Some(reason) if c.stop.is_none() => {
+                    self.stop_blocks += 1;
+                    if self.step >= s.config.max_steps {
+                        let limit = s.config.max_steps;
+                        return self.fail(s, TurnError::StepLimit { limit });
+                    }
+                    let event = s.stop_event();
+                    s.push_history(Message::user(format!(
+                        "A {event} hook did not let the turn end yet. Its reason: {reason}\n\nContinue the work; answer again when it is done."
+                    )));
+                    self.step += 1;
+                    self.send_step(s);
+                }
+                Some(_) | None => self.answered_now(s, finish_reason, &text),
+            },
+        }
     }
 
     /// Starts a turn that only compacts the history (`/compact`).
@@ -117,14 +266,18 @@ impl Turn {
             Phase::RetryWait { deadline, .. } => Some(*deadline),
             Phase::Tools(calls) => calls.deadline(),
             Phase::Requesting { idle_until, .. } => *idle_until,
-            Phase::Over => None,
+            // A hook's timeout is the driver's: it kills the hook and reports it.
+            Phase::Hooks { .. } | Phase::Over => None,
         }
     }
 
     pub(super) fn asked(&self) -> Option<&super::ToolRun> {
         match &self.phase {
             Phase::Tools(calls) => calls.asked(),
-            Phase::Requesting { .. } | Phase::RetryWait { .. } | Phase::Over => None,
+            Phase::Requesting { .. }
+            | Phase::RetryWait { .. }
+            | Phase::Hooks { .. }
+            | Phase::Over => None,
         }
     }
 
@@ -533,6 +686,7 @@ impl Turn {
             Phase::Requesting {
                 idle_until: None, ..
             }
+            | Phase::Hooks { .. }
             | Phase::Over => {}
         }
     }
@@ -550,6 +704,9 @@ impl Turn {
             unreachable!("matched as tools above");
         };
         calls.answer(s);
+        if let Some(error) = s.hook_stop.take() {
+            return self.fail(s, error);
+        }
         if self.step >= s.config.max_steps {
             let limit = s.config.max_steps;
             return self.fail(s, TurnError::StepLimit { limit });
@@ -579,6 +736,29 @@ impl Turn {
     /// the model, which is asked once more (a step of its own, within the step limit); a
     /// second miss, or a first one at the step limit, fails the turn with the errors.
     fn answered(&mut self, s: &mut Shared, finish_reason: Option<FinishReason>, text: &str) {
+        // `Stop` hooks may keep the turn going, at most `MAX_STOP_BLOCKS` times in a row.
+        if self.stop_blocks < MAX_STOP_BLOCKS {
+            let event = s.stop_event();
+            let input = s
+                .hook_input(event)
+                .with("stop_hook_active", self.stop_blocks > 0)
+                .with("last_assistant_message", text);
+            if let Some(id) = s.run_hooks(event, None, None, input, HookWait::Awaited) {
+                self.phase = Phase::Hooks {
+                    id,
+                    then: AfterHooks::Stop {
+                        finish_reason,
+                        text: text.to_owned(),
+                    },
+                };
+                return;
+            }
+        }
+        self.answered_now(s, finish_reason, text);
+    }
+
+    /// The turn's answer stands: it finishes (see [`Turn::answered`]).
+    fn answered_now(&mut self, s: &mut Shared, finish_reason: Option<FinishReason>, text: &str) {
         let Some(output) = &s.config.output else {
             return self.finish(s, finish_reason);
         };
@@ -637,9 +817,26 @@ impl Turn {
                 calls.cancel(s);
                 calls.answer(s);
             }
-            Phase::Requesting { shown: false, .. } | Phase::RetryWait { .. } | Phase::Over => {}
+            Phase::Requesting { shown: false, .. }
+            | Phase::RetryWait { .. }
+            | Phase::Hooks { .. }
+            | Phase::Over => {}
         }
         s.emit(Event::TurnCancelled);
+    }
+}
+
+/// Adds `text` to a user message: after its text, or as one more text part.
+fn add_text(message: &mut Message, text: &str) {
+    match &mut message.content {
+        Some(crate::wire::Content::Text(t)) => {
+            t.push_str("\n\n");
+            t.push_str(text);
+        }
+        Some(crate::wire::Content::Parts(parts)) => {
+            parts.push(serde_json::json!({"type": "text", "text": text}));
+        }
+        None => message.content = Some(crate::wire::Content::Text(text.to_owned())),
     }
 }
 

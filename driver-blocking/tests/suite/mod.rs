@@ -710,6 +710,70 @@ pub fn data_keeps_a_slow_stream_alive(h: &mut impl Harness) {
     assert_eq!(mock.chat_requests().len(), 1, "not retried");
 }
 
+/// Hooks run by the driver and decided by the session: a `PreToolUse` hook blocks one call
+/// with exit code 2 (the other runs), a `PostToolUse` hook's context (naming
+/// `HRNS_PROJECT_DIR`) reaches the next request, and a `Stop` hook keeps the turn going once.
+pub fn hooks_block_add_context_and_keep_the_turn_going(h: &mut impl Harness) {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[
+            ("call_1", "echo", r#"{"text":"rm"}"#),
+            ("call_2", "echo", r#"{"text":"hi"}"#),
+        ]),
+        Reply::text_answer("done"),
+        Reply::text_answer("really done"),
+    ])
+    .unwrap();
+    let hooks = json!({
+        "PreToolUse": [{"matcher": "echo", "hooks": [{"type": "command",
+            "command": r#"grep -q '"text":"rm"' && { echo 'no rm here' >&2; exit 2; }; exit 0"#}]}],
+        "PostToolUse": [{"matcher": "echo", "hooks": [{"type": "command",
+            "command": r#"printf '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"ctx from %s"}}' "$HRNS_PROJECT_DIR""#}]}],
+        "Stop": [{"hooks": [{"type": "command",
+            "command": r#"grep -q '"stop_hook_active":false' && { echo 'not yet' >&2; exit 2; }; exit 0"#}]}]
+    });
+    let (parsed, errors) =
+        hrns_core::hooks::Hooks::parse(&hooks, &hrns_core::hooks::HookSource::User);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut s = with_config(&session(&mock), |c| {
+        c.hooks.hooks = std::sync::Arc::new(parsed);
+    });
+    let ev = h.run(&mut s, "go");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    assert_no_key(&ev);
+    let results: Vec<(&str, ToolStatus, &str)> = events(&ev)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ToolResult {
+                id, status, output, ..
+            } => Some((id.as_str(), *status, output.content.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    let blocked = results.iter().find(|r| r.0 == "call_1").unwrap();
+    assert_eq!(blocked.1, ToolStatus::BlockedByHook);
+    assert!(blocked.2.contains("no rm here"), "{blocked:?}");
+    let ran = results.iter().find(|r| r.0 == "call_2").unwrap();
+    assert_eq!(ran.1, ToolStatus::Ok);
+    assert!(
+        ran.2.starts_with("echo: hi") && ran.2.contains("ctx from /"),
+        "{ran:?}"
+    );
+    let bodies: Vec<String> = mock
+        .chat_requests()
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+        .collect();
+    assert_eq!(bodies.len(), 3);
+    assert!(bodies[1].contains("no rm here") && bodies[1].contains("ctx from /"));
+    assert!(bodies[2].contains("not yet"));
+    let hooks_run = events(&ev)
+        .iter()
+        .filter(|e| matches!(e, Event::Hook { .. }))
+        .count();
+    assert_eq!(hooks_run, 5, "2 PreToolUse, 1 PostToolUse, 2 Stop");
+}
+
 /// Defines one `#[test]` per case of the suite, each running the case with a fresh harness
 /// from `$harness` (an expression). Use it as `behaviour_tests!(MyHarness);` in a test file
 /// that declares `#[macro_use] mod suite;`, so that no driver can skip a case.
@@ -739,6 +803,7 @@ macro_rules! behaviour_tests {
             checkpoints_without_a_store_fail_and_the_turn_goes_on,
             keep_alives_alone_fail_as_a_transport_timeout_after_retries,
             data_keeps_a_slow_stream_alive,
+            hooks_block_add_context_and_keep_the_turn_going,
         );
     };
     (@each $harness:expr; $($case:ident),* $(,)?) => {

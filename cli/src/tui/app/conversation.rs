@@ -28,12 +28,23 @@ impl App {
             }),
         };
         let checkpointer = self.checkpointer();
+        let start = std::mem::replace(
+            &mut self.hook_start,
+            hrns_core::hooks::StartSource::Continued,
+        );
+        let hooks = crate::setup::hooks::for_session(
+            &self.hooks,
+            &self.setup.workspace,
+            self.log.as_ref().map(|l| (l.id(), l.path())),
+            start,
+        );
         let built = crate::host::conversation::build(
             &self.setup,
             self.policy,
             &self.shared,
             subagents,
             checkpointer,
+            hooks,
             history,
         );
         if let Some(why) = &built.history_refused {
@@ -185,6 +196,7 @@ impl App {
             Ok(log) => self.log = Some(log),
             Err(e) => self.error(&format!("this session is not saved: {e}")),
         }
+        self.hook_start = hrns_core::hooks::StartSource::Resume;
         self.rebuild(loaded.messages);
     }
 }

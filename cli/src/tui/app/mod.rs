@@ -140,6 +140,11 @@ pub(crate) struct App {
     /// The MCP servers of this run and the `run_command` calls let out of the sandbox once,
     /// kept across rebuilds (`/model`, `/connect`, a resume).
     shared: crate::host::conversation::Shared,
+    /// The hooks of this workspace ([`crate::setup::hooks`]).
+    hooks: crate::setup::hooks::Found,
+    /// How the next session [`App::rebuild`] makes starts, for `SessionStart` hooks (taken by
+    /// it: later rebuilds continue the same conversation).
+    hook_start: hrns_core::hooks::StartSource,
     /// The diffs the write tools take just before they run, shown with results that were not
     /// asked about (an asked call's diff is shown in its approval).
     diffs: crate::host::diff::WriteDiffs,
@@ -269,6 +274,8 @@ impl App {
                 mcp_told: Default::default(),
                 escalations: Default::default(),
             },
+            hooks: crate::setup::hooks::configured(&setup.file.config, &setup.workspace),
+            hook_start: hrns_core::hooks::StartSource::Startup,
             diffs: Default::default(),
             tasks: Default::default(),
             child_asks: Default::default(),
@@ -291,6 +298,9 @@ impl App {
         for line in mcp_found.warnings.iter().chain(&mcp_failures) {
             app.error(line);
         }
+        for line in app.hooks.warnings.clone() {
+            app.error(&line);
+        }
         for w in app.setup.discovered.warnings.clone() {
             app.print(&[view::error_line(&w)]);
         }
@@ -303,7 +313,8 @@ impl App {
         {
             watch_mcp(app.shared.mcp.watch(), app.tx.clone());
         }
-        // The log first: the session's checkpoints are named after it.
+        // The log first: the session's checkpoints are named after it, and its hooks read
+        // its id and path.
         match options.resume {
             Some(claimed) => app.resume(claimed),
             None => {

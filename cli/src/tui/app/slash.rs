@@ -27,6 +27,7 @@ impl App {
             CommandId::New => {
                 self.close_log();
                 self.new_log();
+                self.hook_start = hrns_core::hooks::StartSource::Clear;
                 self.rebuild(Vec::new());
                 self.spent_before = Default::default();
                 self.info("new conversation");

@@ -271,6 +271,11 @@ impl App {
                     self.info(&line);
                 }
             }
+            Event::Hook { .. } => {
+                if let Some(line) = crate::exec::output::hook_text(&event) {
+                    self.info(&line);
+                }
+            }
             Event::PlanUpdated { explanation, plan } => {
                 self.flush_reasoning();
                 self.flush_markdown(true);
