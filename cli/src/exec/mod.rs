@@ -224,7 +224,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             child_tx,
         );
         if policy == ApprovalPolicy::Ask {
-            task = task.approve_with(|agent, run| ask_on_terminal(run, Some(agent), false).0);
+            task = task.approve_with(|agent, run| ask_on_terminal(run, Some(agent), false));
         }
         children = Some(task.running());
         toolbox.add(task);
@@ -449,13 +449,8 @@ pub(crate) fn run_turn(
     pricing: Option<hrns_core::pricing::Pricing>,
 ) -> Ended {
     // Under ask, a confined run_command may be let out of the sandbox once (`u`).
-    let escalations = crate::sandbox::escalate::Escalations::default();
     let can_escalate = crate::sandbox::escalate::possible(policy, &ctx.sandbox.policy);
-    let mut toolbox = if can_escalate {
-        crate::sandbox::escalate::escalatable(toolbox, &escalations)
-    } else {
-        toolbox.clone()
-    };
+    let mut toolbox = toolbox.clone();
     let diffs = crate::host::diff::WriteDiffs::new(crate::host::diff::wrap_writes(&mut toolbox));
     let mut runner = Runner::new(transport, &toolbox, ctx);
     if let Some(checkpointer) = checkpoints {
@@ -480,7 +475,6 @@ pub(crate) fn run_turn(
         children,
         child_usage: Vec::new(),
         diffs,
-        escalations,
         can_escalate,
         answer,
         pricing,
@@ -515,7 +509,6 @@ struct ExecFront<'x> {
     /// Tokens the subagents used, counted in the turn's.
     child_usage: Vec<hrns_core::wire::Usage>,
     diffs: crate::host::diff::WriteDiffs,
-    escalations: crate::sandbox::escalate::Escalations,
     can_escalate: bool,
     /// Whether answer text is streamed to stdout.
     answer: Answer,
@@ -655,11 +648,7 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
             // Shown with the question: the result comes without it.
             self.diffs.shown(&run.call_id);
         }
-        let (approval, unsandboxed) = ask_on_terminal(run, None, offer);
-        if unsandboxed {
-            self.escalations.allow(&run.arguments);
-        }
-        approval
+        ask_on_terminal(run, None, offer)
     }
 }
 
@@ -827,13 +816,9 @@ fn shown(text: &str) -> String {
 }
 
 /// Asks on the terminal: `y` once, `a` always for this tool, `n` (with an optional reason),
-/// and when `offer_unsandboxed`, `u`: once without the sandbox (the second value is then
-/// true). A subagent's call names its `agent`.
-fn ask_on_terminal(
-    run: &ToolRun,
-    agent: Option<&str>,
-    offer_unsandboxed: bool,
-) -> (Approval, bool) {
+/// and when `offer_unsandboxed`, `u`: once without the sandbox. A subagent's call names its
+/// `agent`.
+fn ask_on_terminal(run: &ToolRun, agent: Option<&str>, offer_unsandboxed: bool) -> Approval {
     let s = crate::term::style::Style::stderr();
     let mut err = std::io::stderr();
     // A subagent's call says whose it is, as the interactive UI's question does.
@@ -860,13 +845,13 @@ fn ask_on_terminal(
     let mut line = String::new();
     if std::io::stdin().read_line(&mut line).unwrap_or(0) == 0 {
         let reason = Some("no answer (end of input)".into());
-        return (Approval::Deny { reason }, false);
+        return Approval::Deny { reason };
     }
     let answer = line.trim();
     let approval = match answer.chars().next().map(|c| c.to_ascii_lowercase()) {
         Some('y') => Approval::Once,
         Some('a') => Approval::AlwaysThisTool,
-        Some('u') if offer_unsandboxed => return (Approval::Once, true),
+        Some('u') if offer_unsandboxed => Approval::OnceUnsandboxed,
         _ => {
             let reason = answer
                 .trim_start_matches(['n', 'N'])
@@ -877,5 +862,5 @@ fn ask_on_terminal(
             }
         }
     };
-    (approval, false)
+    approval
 }

@@ -110,7 +110,7 @@ pub enum Event {
         /// The provider's message.
         reason: String,
     },
-    /// The tools offered to the model changed ([`Session::set_tools`](super::Session::set_tools)):
+    /// The tools offered to the model changed ([`Session::handle_tools_changed`](super::Session::handle_tools_changed)):
     /// an MCP server stopped, or listed other tools. Requests from now on offer the new set,
     /// and a later call to a tool that is gone is answered as an unknown tool.
     ToolsChanged {

@@ -267,7 +267,6 @@ impl App {
                 mcp: std::sync::Arc::new(mcp),
                 mcp_secrets: crate::setup::mcp::secrets(&mcp_found),
                 mcp_told: Default::default(),
-                escalations: Default::default(),
             },
             diffs: Default::default(),
             tasks: Default::default(),

@@ -122,7 +122,6 @@ impl App {
                 self.waiting_since = None;
                 self.asking = None;
                 self.child_asks.clear(); // their children are gone: unanswered is denied
-                self.shared.escalations.clear();
             }
         }
         if !self.busy() {
