@@ -53,7 +53,7 @@ const READ_AHEAD: usize = read_ahead::DEPTH;
 /// config.tools = toolbox.specs();
 /// config.approval = ApprovalPolicy::Ask;
 /// let mut session = Session::new(config);
-/// let ctx = ToolContext { workspace, cancel: Default::default(), sandbox: Default::default() };
+/// let ctx = ToolContext::new(workspace)?;
 /// let mut runner = Runner::new(std::sync::Arc::new(client), &toolbox, ctx);
 /// session.submit("List the files here")?;
 /// while !session.is_idle() {
@@ -151,15 +151,18 @@ impl<'a> Runner<'a> {
     /// A runner sending with `transport` (a [`crate::Client`]), running `tools` in `ctx`.
     /// [`Runner::run`] answers approval requests with [`Approval::Unattended`] until
     /// [`Runner::approve_with`] sets a callback.
-    pub fn new(transport: Arc<dyn Transport>, tools: &'a Toolbox, ctx: ToolContext) -> Self {
+    pub fn new(transport: Arc<dyn Transport>, tools: &'a Toolbox, mut ctx: ToolContext) -> Self {
         let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
+        let ledger = Ledger::default();
+        // Subagents' tokens go to the ledger, which counts them in the session's usage.
+        ctx.usage = ledger.child_usage();
         Runner {
             transport,
             tools: tools.clone(),
             update_tools: None,
             ctx,
             approve: Box::new(|_| Approval::Unattended),
-            ledger: Ledger::default(),
+            ledger,
             tx,
             rx,
             exchange: None,
@@ -368,6 +371,8 @@ impl<'a> Runner<'a> {
                     .expect("the session asked about this call");
             }
         }
+        // What stopped children spent still counts.
+        self.ledger.count_child_usage(session);
         self.ledger.outcome().clone()
     }
 

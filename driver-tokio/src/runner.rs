@@ -86,14 +86,17 @@ impl Runner {
     /// A runner sending with `client`, running `tools` in `ctx`. [`Runner::run`] answers
     /// approval requests with [`Approval::Unattended`] until [`Runner::approve_with`] sets a
     /// callback. At most 8 tool calls run at once.
-    pub fn new(client: Client, tools: Toolbox, ctx: ToolContext) -> Self {
+    pub fn new(client: Client, tools: Toolbox, mut ctx: ToolContext) -> Self {
+        let ledger = Ledger::default();
+        // Subagents' tokens go to the ledger, which counts them in the session's usage.
+        ctx.usage = ledger.child_usage();
         Runner {
             client,
             tools,
             update_tools: None,
             ctx,
             approve: Box::new(|_| Box::pin(async { Approval::Unattended })),
-            ledger: Ledger::default(),
+            ledger,
             exchange: None,
             running: Tools::default(),
             work: Vec::new(),
@@ -208,8 +211,6 @@ impl Runner {
                     self.feed_step(session, step);
                 }
                 Some((run, end)) = self.running.next(), if !self.running.is_empty() => {
-                    // A subagent's tokens count before its result moves the turn on.
-                    self.count_child_usage(session);
                     self.update_tools(session);
                     self.ledger
                         .tool_ended(session, Instant::now(), &run, end)
@@ -280,7 +281,7 @@ impl Runner {
         }
         turn.runner.settle().await;
         // What stopped children spent still counts.
-        turn.runner.count_child_usage(turn.session);
+        turn.runner.ledger.count_child_usage(turn.session);
         turn.runner.ledger.outcome().clone()
     }
 
@@ -320,13 +321,6 @@ impl Runner {
             },
         });
         self.checkpoint = Some((id, handle));
-    }
-
-    /// Hands the session the tokens tools reported (subagents' requests).
-    fn count_child_usage(&self, session: &mut Session) {
-        for usage in self.ctx.usage.take() {
-            session.add_child_usage(&usage);
-        }
     }
 
     fn feed_step(&mut self, session: &mut Session, step: Step) {

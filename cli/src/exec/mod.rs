@@ -235,6 +235,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         workspace: setup.workspace.clone(),
         cancel,
         sandbox: setup.sandbox.clone(),
+        usage: Default::default(),
     };
     let ended = run_turn(
         transport,
@@ -473,7 +474,6 @@ pub(crate) fn run_turn(
         log,
         learn,
         children,
-        child_usage: Vec::new(),
         diffs,
         can_escalate,
         answer,
@@ -506,8 +506,6 @@ struct ExecFront<'x> {
     log: Option<&'x mut SessionLog>,
     learn: Option<&'x QuirkStore>,
     children: Option<&'x std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
-    /// Tokens the subagents used, counted in the turn's.
-    child_usage: Vec<hrns_core::wire::Usage>,
     diffs: crate::host::diff::WriteDiffs,
     can_escalate: bool,
     /// Whether answer text is streamed to stdout.
@@ -526,9 +524,6 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
         // result is read (once per batch: a channel check per delta cost as much as the
         // printing).
         for child in self.children.into_iter().flat_map(|rx| rx.try_iter()) {
-            if let Event::Usage { usage } = &child.event {
-                self.child_usage.push(usage.clone());
-            }
             if let Some(log) = self.log.as_deref_mut() {
                 if let Err(e) = log.record_child(&child) {
                     if self.json {
@@ -556,23 +551,6 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
                 continue;
             }
             note(&mut self.ended, event);
-            // The turn's tokens include its children's.
-            let with_children;
-            let event = match event {
-                Event::TurnFinished {
-                    finish_reason,
-                    usage,
-                    output,
-                } if !self.child_usage.is_empty() => {
-                    with_children = Event::TurnFinished {
-                        finish_reason: finish_reason.clone(),
-                        usage: hrns_core::task::add_usage(usage.clone(), &self.child_usage),
-                        output: output.clone(),
-                    };
-                    &with_children
-                }
-                other => other,
-            };
             if let Some(log) = self.log.as_deref_mut() {
                 if let Err(e) = log.record(event) {
                     if self.json {

@@ -61,7 +61,9 @@ pub use event::{
     TransportErrorKind, TurnError, TurnOutcome,
 };
 pub use images::{ToolImages, is_tool_images, tool_images};
-pub use ledger::{DEFAULT_MAX_PARALLEL_TOOLS, Ledger, ToolEnd, ToolsChange, Waiting, Work};
+pub use ledger::{
+    ChildUsage, DEFAULT_MAX_PARALLEL_TOOLS, Ledger, ToolEnd, ToolsChange, Waiting, Work,
+};
 pub use output::{MAX_ERRORS_TOLD, OutputCheck, OutputSchema, SCHEMA_NAME};
 pub(crate) use retry::retry_after;
 pub use tools_reason::{ToolsReason, WhenUnchanged};
