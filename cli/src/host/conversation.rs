@@ -69,7 +69,16 @@ pub(crate) fn client_for(setup: &Setup) -> Client {
 pub(crate) fn toolbox_for(setup: &Setup) -> Toolbox {
     let http = HttpClient::new(&ClientConfig::default());
     let mut toolbox = hrns_tokio::tools::builtin_toolbox(http, setup.discovered.skills.clone());
-    toolbox.retain(|name| setup.agent.tools.allows(name));
+    // By name and by the effect each tool declares: a read-only agent gets no tool that
+    // writes or runs something, whatever its name.
+    let offered: Vec<String> = setup
+        .agent
+        .tools
+        .filter(toolbox.specs())
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    toolbox.retain(|name| offered.iter().any(|o| o == name));
     toolbox
 }
 
