@@ -538,15 +538,36 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
             // Most events of a stream are deltas: nothing saves them (the message carries the
             // text), learns from them or diffs them, so they go straight to the printer.
             if event.is_delta() {
+                if self.json {
+                    self.json_printer.print(event, None, to.out_clean());
+                    continue;
+                }
                 match event {
                     // A structured answer is printed whole once it matched the schema.
                     Event::TextDelta { .. } | Event::RefusalDelta { .. }
-                        if !self.json && self.answer == Answer::Structured => {}
-                    Event::TextDelta { text } | Event::RefusalDelta { text } if !self.json => {
+                        if self.answer == Answer::Structured => {}
+                    Event::TextDelta { text } | Event::RefusalDelta { text } => {
                         self.printer.print_text(text, to);
                     }
-                    _ if self.json => self.json_printer.print(event, None, to.out_clean()),
-                    _ => self.printer.print(event, to),
+                    Event::TurnStarted { .. }
+                    | Event::RequestStarted { .. }
+                    | Event::ReasoningDelta { .. }
+                    | Event::ToolCallStreaming { .. }
+                    | Event::ToolCall { .. }
+                    | Event::ApprovalRequested { .. }
+                    | Event::ToolResult { .. }
+                    | Event::Usage { .. }
+                    | Event::Retry { .. }
+                    | Event::OptionDropped { .. }
+                    | Event::ToolsChanged { .. }
+                    | Event::ContextCompacted { .. }
+                    | Event::PlanUpdated { .. }
+                    | Event::Message { .. }
+                    | Event::Checkpoint { .. }
+                    | Event::CheckpointFailed { .. }
+                    | Event::TurnFinished { .. }
+                    | Event::TurnFailed { .. }
+                    | Event::TurnCancelled => self.printer.print(event, to),
                 }
                 continue;
             }
@@ -642,7 +663,26 @@ fn note(ended: &mut Ended, event: &Event) {
             ..
         } => ended.denied += 1,
         Event::TurnFinished { output, .. } => ended.output = output.clone(),
-        _ => {}
+        Event::TurnStarted { .. }
+        | Event::ToolResult { .. }
+        | Event::Message { .. }
+        | Event::RequestStarted { .. }
+        | Event::TextDelta { .. }
+        | Event::ReasoningDelta { .. }
+        | Event::RefusalDelta { .. }
+        | Event::ToolCallStreaming { .. }
+        | Event::ToolCall { .. }
+        | Event::ApprovalRequested { .. }
+        | Event::Usage { .. }
+        | Event::Retry { .. }
+        | Event::OptionDropped { .. }
+        | Event::ToolsChanged { .. }
+        | Event::ContextCompacted { .. }
+        | Event::PlanUpdated { .. }
+        | Event::Checkpoint { .. }
+        | Event::CheckpointFailed { .. }
+        | Event::TurnFailed { .. }
+        | Event::TurnCancelled => {}
     }
 }
 
@@ -826,7 +866,7 @@ fn ask_on_terminal(run: &ToolRun, agent: Option<&str>, offer_unsandboxed: bool) 
         return Approval::Deny { reason };
     }
     let answer = line.trim();
-    let approval = match answer.chars().next().map(|c| c.to_ascii_lowercase()) {
+    match answer.chars().next().map(|c| c.to_ascii_lowercase()) {
         Some('y') => Approval::Once,
         Some('a') => Approval::AlwaysThisTool,
         Some('u') if offer_unsandboxed => Approval::OnceUnsandboxed,
@@ -839,6 +879,5 @@ fn ask_on_terminal(run: &ToolRun, agent: Option<&str>, offer_unsandboxed: bool) 
                 reason: (!reason.is_empty()).then(|| reason.to_owned()),
             }
         }
-    };
-    approval
+    }
 }

@@ -387,7 +387,14 @@ impl HumanPrinter {
                 self.end_text(to);
                 let _ = writeln!(to.err(), "{}", s.harness("cancelled"));
             }
-            _ => {}
+            Event::TurnStarted { .. }
+            | Event::RequestStarted { .. }
+            | Event::ToolCallStreaming { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::Usage { .. }
+            | Event::Message { .. }
+            | Event::Checkpoint { .. }
+            | Event::CheckpointFailed { .. } => {}
         }
     }
 }
@@ -532,7 +539,24 @@ pub(crate) fn print_json(event: &Event, out: &mut Vec<u8>) {
             Some((b"{\"type\":\"reasoning_delta\",\"text\":\"", text))
         }
         Event::RefusalDelta { text } => Some((b"{\"type\":\"refusal_delta\",\"text\":\"", text)),
-        _ => None,
+        Event::TurnStarted { .. }
+        | Event::RequestStarted { .. }
+        | Event::ToolCallStreaming { .. }
+        | Event::ToolCall { .. }
+        | Event::ApprovalRequested { .. }
+        | Event::ToolResult { .. }
+        | Event::Usage { .. }
+        | Event::Retry { .. }
+        | Event::OptionDropped { .. }
+        | Event::ToolsChanged { .. }
+        | Event::ContextCompacted { .. }
+        | Event::PlanUpdated { .. }
+        | Event::Message { .. }
+        | Event::Checkpoint { .. }
+        | Event::CheckpointFailed { .. }
+        | Event::TurnFinished { .. }
+        | Event::TurnFailed { .. }
+        | Event::TurnCancelled => None,
     };
     if let Some((start, text)) = delta {
         let text = text.as_str();

@@ -85,7 +85,26 @@ impl App {
                     .and_then(Session::asked)
                     .filter(|run| &run.call_id == id)
                     .cloned(),
-                _ => None,
+                Event::TurnStarted { .. }
+                | Event::RequestStarted { .. }
+                | Event::TextDelta { .. }
+                | Event::ReasoningDelta { .. }
+                | Event::RefusalDelta { .. }
+                | Event::ToolCallStreaming { .. }
+                | Event::ToolCall { .. }
+                | Event::ToolResult { .. }
+                | Event::Usage { .. }
+                | Event::Retry { .. }
+                | Event::OptionDropped { .. }
+                | Event::ToolsChanged { .. }
+                | Event::ContextCompacted { .. }
+                | Event::PlanUpdated { .. }
+                | Event::Message { .. }
+                | Event::Checkpoint { .. }
+                | Event::CheckpointFailed { .. }
+                | Event::TurnFinished { .. }
+                | Event::TurnFailed { .. }
+                | Event::TurnCancelled => None,
             };
             let last = event.is_final();
             if last {
@@ -330,7 +349,14 @@ impl App {
                 self.info("interrupted");
                 self.print(&[Line::new()]);
             }
-            _ => {}
+            Event::TurnStarted { .. }
+            | Event::RequestStarted { .. }
+            | Event::ToolCallStreaming { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::Usage { .. }
+            | Event::Message { .. }
+            | Event::Checkpoint { .. }
+            | Event::CheckpointFailed { .. } => {}
         }
     }
 }
