@@ -262,10 +262,12 @@ impl HumanPrinter {
                 let first = one_line(&safe(first), 100);
                 // "denied by policy: Denied by policy: …" says it twice; the text alone will do.
                 let repeats = first.to_lowercase().starts_with(&name);
-                let mark = match status {
-                    ToolStatus::Ok => s.ok("ok"),
-                    _ if repeats => String::new(),
-                    _ => s.error(&name),
+                let mark = if *status == ToolStatus::Ok {
+                    s.ok("ok")
+                } else if repeats {
+                    String::new()
+                } else {
+                    s.error(&name)
                 };
                 let sep = if mark.is_empty() { "" } else { ": " };
                 let _ = writeln!(

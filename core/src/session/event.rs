@@ -471,7 +471,6 @@ pub enum TurnError {
 /// The class of a transport failure, which decides whether it is retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-#[non_exhaustive]
 pub enum TransportErrorKind {
     /// Connecting failed (refused, DNS, unreachable). Retried.
     Connect,

@@ -322,7 +322,11 @@ impl App {
                         keys.join(", ")
                     )),
                     Some(Err(e)) => self.error(&e.message),
-                    _ => {}
+                    Some(Ok(
+                        crate::setup::learned::Saved::Unchanged
+                        | crate::setup::learned::Saved::NoEntry,
+                    ))
+                    | None => {}
                 }
             }
             Event::TurnFinished { finish_reason, .. } => {
