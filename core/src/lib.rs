@@ -150,8 +150,8 @@
 //! place: `CallState` in `session/calls.rs`, beside `AwaitingApproval` (the user) and
 //! `Running` (the driver).
 //! 1. **The state and its decision, here.** Add `CallState::AwaitingHook`, entered where the
-//!    session decides about a call (`session/decide.rs`) and left in `Calls::release` order;
-//!    a new [`Action`] variant asks the driver to run the hook, and a new input
+//!    session decides about a call (`session/decide.rs`); `Calls::release` starts a call only
+//!    once its hook allowed it, in the model's order as ever. A new [`Action`] variant asks the driver to run the hook, and a new input
 //!    `Session::handle_hook(now, call_id, verdict)` takes its answer (allow, deny with text
 //!    for the model, which the session writes). A new [`Event`] variant tells the user.
 //! 2. **The compiler points at the rest.** The ledger's `step` matches [`Action`] without a

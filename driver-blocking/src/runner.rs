@@ -226,7 +226,7 @@ impl<'a> Runner<'a> {
             .handle_approval(session, Instant::now(), change, call_id, approval)
     }
 
-    /// Takes the session's checkpoints ([`Action::TakeCheckpoint`]) with `checkpointer`. A
+    /// Takes the session's checkpoints ([`Action::TakeCheckpoint`](hrns_core::session::Action::TakeCheckpoint)) with `checkpointer`. A
     /// session that asks for checkpoints of a runner without one is told they failed.
     pub fn checkpoints(mut self, checkpointer: Arc<Checkpointer>) -> Self {
         self.checkpoints = Some(checkpointer);

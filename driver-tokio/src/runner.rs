@@ -165,7 +165,7 @@ impl Runner {
             .handle_approval(session, Instant::now(), change, call_id, approval)
     }
 
-    /// Takes the session's checkpoints ([`Action::TakeCheckpoint`]) with `checkpointer`, on
+    /// Takes the session's checkpoints ([`Action::TakeCheckpoint`](hrns_core::session::Action::TakeCheckpoint)) with `checkpointer`, on
     /// blocking threads. A session that asks for checkpoints of a runner without one is told
     /// they failed.
     pub fn checkpoints(mut self, checkpointer: Arc<Checkpointer>) -> Self {
