@@ -395,8 +395,7 @@ impl HumanPrinter {
             | Event::ApprovalRequested { .. }
             | Event::Usage { .. }
             | Event::Message { .. }
-            | Event::Checkpoint { .. }
-            | Event::CheckpointFailed { .. } => {}
+            | Event::Checkpoint { .. } => {}
         }
     }
 }

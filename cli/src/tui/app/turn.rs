@@ -359,8 +359,7 @@ impl App {
             | Event::ApprovalRequested { .. }
             | Event::Usage { .. }
             | Event::Message { .. }
-            | Event::Checkpoint { .. }
-            | Event::CheckpointFailed { .. } => {}
+            | Event::Checkpoint { .. } => {}
         }
     }
 }
