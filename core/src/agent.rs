@@ -26,8 +26,8 @@
 //! offered to the model.
 
 use crate::frontmatter::{self, FrontmatterError};
-use crate::tool::ToolSpec;
 use crate::tool::builtin::{EDIT_FILE, RUN_COMMAND, WRITE_FILE};
+use crate::tool::{Effect, ToolSpec};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -49,11 +49,12 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// Whether the agent may use none of the built-in tools that change files or run commands
-    /// (`write_file`, `edit_file`, `run_command`), as Explorer, Planner and Pirate. As a
-    /// subagent it then gets no other tool with those effects (an MCP server's).
+    /// Whether the agent may use no tool that changes files or runs commands, as Explorer,
+    /// Planner and Pirate ([`Effects::ReadOnly`]): it is offered no tool whose declared effect
+    /// is [`Effect::Write`] or [`Effect::Exec`] — a built-in, an MCP server's, or one added
+    /// later — and its subagents are read-only too.
     pub fn is_read_only(&self) -> bool {
-        !WRITE_TOOLS.iter().any(|t| self.tools.allows(t))
+        self.tools.effects() == Effects::ReadOnly
     }
 }
 
@@ -77,6 +78,31 @@ pub enum AgentSource {
 pub struct ToolFilter {
     default: bool,
     overrides: BTreeMap<String, bool>,
+    effects: Effects,
+}
+
+/// Which effects the tools of an agent may have, whatever their names: a tool declares its
+/// effect in its spec ([`ToolSpec::effect`]), so a new tool is kept from a read-only agent
+/// without anyone naming it in the agent's definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effects {
+    /// Any effect: the names alone decide.
+    Any,
+    /// Only tools that change nothing: [`Effect::ReadOnly`], and [`Effect::Network`]
+    /// (fetching a page changes nothing here). A tool that writes ([`Effect::Write`]) or runs
+    /// something ([`Effect::Exec`], which is also what an MCP tool without `readOnlyHint`
+    /// declares) is never offered.
+    ReadOnly,
+}
+
+impl Effects {
+    /// Whether a tool with `effect` may be offered.
+    pub fn allows(self, effect: Effect) -> bool {
+        match (self, effect) {
+            (Effects::Any, _) | (Effects::ReadOnly, Effect::ReadOnly | Effect::Network) => true,
+            (Effects::ReadOnly, Effect::Write | Effect::Exec) => false,
+        }
+    }
 }
 
 impl ToolFilter {
@@ -88,6 +114,16 @@ impl ToolFilter {
         ToolFilter {
             default: true,
             overrides: BTreeMap::new(),
+            effects: Effects::Any,
+        }
+    }
+
+    /// Every tool that changes nothing ([`Effects::ReadOnly`]): Explorer's, Planner's and
+    /// Pirate's.
+    pub fn read_only() -> Self {
+        ToolFilter {
+            effects: Effects::ReadOnly,
+            ..ToolFilter::all()
         }
     }
 
@@ -96,6 +132,7 @@ impl ToolFilter {
         ToolFilter {
             default: true,
             overrides: denied.iter().map(|n| ((*n).to_owned(), false)).collect(),
+            effects: Effects::Any,
         }
     }
 
@@ -104,13 +141,39 @@ impl ToolFilter {
     /// `edit_file` is newer than the original hrns's agent files: a map that sets `write_file`
     /// but does not name `edit_file` gives `edit_file` the same value, so an old read-only
     /// agent (`write_file: false`) cannot edit files either.
+    ///
+    /// A map that denies every built-in tool that changes files or runs commands (`write_file`,
+    /// `edit_file` and `run_command`) is how an agent file says "read-only": such an agent
+    /// gets [`Effects::ReadOnly`], so no other tool with those effects reaches it either.
     pub fn from_map(map: Option<BTreeMap<String, bool>>) -> Self {
         let mut overrides = map.unwrap_or_default();
         if let Some(&write) = overrides.get(WRITE_FILE) {
             overrides.entry(EDIT_FILE.to_owned()).or_insert(write);
         }
         let default = overrides.remove(Self::WILDCARD).unwrap_or(true);
-        ToolFilter { default, overrides }
+        let mut filter = ToolFilter {
+            default,
+            overrides,
+            effects: Effects::Any,
+        };
+        if ![WRITE_FILE, EDIT_FILE, RUN_COMMAND]
+            .iter()
+            .any(|t| filter.allows(t))
+        {
+            filter.effects = Effects::ReadOnly;
+        }
+        filter
+    }
+
+    /// Which effects the agent's tools may have.
+    pub fn effects(&self) -> Effects {
+        self.effects
+    }
+
+    /// Whether the tool `spec` is offered: its name is allowed ([`ToolFilter::allows`]) and
+    /// its declared effect too ([`Effects::allows`]).
+    pub fn offers(&self, spec: &ToolSpec) -> bool {
+        self.allows(&spec.name) && self.effects.allows(spec.effect)
     }
 
     /// Whether the tool called `name` is allowed.
@@ -132,9 +195,9 @@ impl ToolFilter {
             .map_or(self.default, |(_, allowed)| allowed)
     }
 
-    /// Keeps only the allowed tools of `tools`, in their order.
+    /// Keeps only the offered tools of `tools` ([`ToolFilter::offers`]), in their order.
     pub fn filter(&self, mut tools: Vec<ToolSpec>) -> Vec<ToolSpec> {
-        tools.retain(|t| self.allows(&t.name));
+        tools.retain(|t| self.offers(t));
         tools
     }
 }
@@ -144,9 +207,6 @@ impl Default for ToolFilter {
         ToolFilter::all()
     }
 }
-
-/// The tools the read-only built-in agents may not use.
-const WRITE_TOOLS: [&str; 3] = [WRITE_FILE, EDIT_FILE, RUN_COMMAND];
 
 const BUILDER_PROMPT: &str = "\
 You are hrns, a coding agent working in the user's terminal on the project in the working \
@@ -191,8 +251,9 @@ The voice is the costume, not the cargo: look at the code before answering, and 
 fact, file path, command and line of code exactly right. Keep answers short. When the user asks \
 for something serious or precise, give it accurately and only lightly pirate-flavoured.";
 
-/// The built-in agents, in this order: Builder (all tools), Explorer, Planner and Pirate (none of
-/// them may use `write_file`, `edit_file` or `run_command`).
+/// The built-in agents, in this order: Builder (all tools), Explorer, Planner and Pirate (read
+/// only: none of them is offered a tool whose effect writes or runs something, see
+/// [`Effects::ReadOnly`]).
 pub fn builtin_agents() -> Vec<Agent> {
     let agent = |name: &str, description: &str, prompt: &str, tools| Agent {
         name: name.to_owned(),
@@ -213,19 +274,19 @@ pub fn builtin_agents() -> Vec<Agent> {
             "Explorer",
             "Answers questions about the code; reads, never writes or runs commands.",
             EXPLORER_PROMPT,
-            ToolFilter::all_except(&WRITE_TOOLS),
+            ToolFilter::read_only(),
         ),
         agent(
             "Planner",
             "Studies the code and answers with a step-by-step plan; never writes or runs commands.",
             PLANNER_PROMPT,
-            ToolFilter::all_except(&WRITE_TOOLS),
+            ToolFilter::read_only(),
         ),
         agent(
             "Pirate",
             "Answers in a pirate's voice; reads, never writes or runs commands.",
             PIRATE_PROMPT,
-            ToolFilter::all_except(&WRITE_TOOLS),
+            ToolFilter::read_only(),
         ),
     ]
 }

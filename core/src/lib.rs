@@ -112,6 +112,85 @@
 //! assert!(session.is_idle());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! A driver does not write this loop by hand: its runner keeps a [`session::Ledger`], which
+//! drains the session, keeps the tool calls waiting for a slot under the parallel cap, the
+//! request in flight, the snapshot being taken, the turn's outcome and the tokens the
+//! subagents spent, and hands the driver [`session::Work`] to carry out (send, close, start,
+//! stop, snapshot). The driver reports back through the ledger (`tool_ended`,
+//! `response_ended`, `checkpoint_taken`), and asks it what the session waits for
+//! ([`session::Waiting`]) when a step brought nothing.
+//!
+//! # Walkthroughs
+//!
+//! Where a change goes, in the terms of `DESIGN.md`: decisions in this crate, IO in the
+//! drivers, presentation in the front ends (`hrns exec`'s printers and the TUI in `cli`).
+//!
+//! ## A new tool
+//!
+//! 1. **Its spec, here.** A [`tool::ToolSpec`] with a name, a description, a JSON Schema and
+//!    an [`tool::Effect`]. The effect is the tool's declaration, and every rule reads it: the
+//!    order of an answer's calls (a call with effects runs alone), the approval policy
+//!    ([`session::ApprovalPolicy::decide`]), checkpoints before and after calls that may
+//!    change files, and which agents get the tool — a tool that declares [`tool::Effect::Write`]
+//!    or [`tool::Effect::Exec`] is never offered to Explorer, Planner or Pirate, nor to their
+//!    subagents ([`agent::Effects::ReadOnly`]), without anyone touching their definitions.
+//!    A built-in's name goes in [`tool::builtin`]; its pure parts (argument decoding, checks,
+//!    the text the model reads) next to the others in [`tool`].
+//! 2. **Its IO, once, in `hrns-blocking`.** Implement `hrns_blocking::Tool` and add it to
+//!    `hrns_blocking::tools::builtin_toolbox_with`; `hrns-tokio`'s `builtin_toolbox` is built
+//!    from the same function and runs the tool on a blocking thread. A tool of your own goes
+//!    into a `Toolbox` with `add`, on either driver.
+//! 3. **Nothing else.** Its call and result reach every front end as
+//!    [`Event::ToolCall`] and [`Event::ToolResult`]; a crash is answered by the ledger with
+//!    the core's text ([`session::ToolEnd::Crashed`]), a timeout by the session.
+//!
+//! ## A hook point before a tool runs
+//!
+//! A call that waits for something outside the loop is one more state of a call, in one
+//! place: `CallState` in `session/calls.rs`, beside `AwaitingApproval` (the user) and
+//! `Running` (the driver).
+//! 1. **The state and its decision, here.** Add `CallState::AwaitingHook`, entered where the
+//!    session decides about a call (`session/decide.rs`); `Calls::release` starts a call only
+//!    once its hook allowed it, in the model's order as ever. A new [`Action`] variant asks the driver to run the hook, and a new input
+//!    `Session::handle_hook(now, call_id, verdict)` takes its answer (allow, deny with text
+//!    for the model, which the session writes). A new [`Event`] variant tells the user.
+//! 2. **The compiler points at the rest.** The ledger's `step` matches [`Action`] without a
+//!    wildcard: map the new action to a new [`session::Work`] variant and count it as in
+//!    flight. Each driver's runner matches `Work` without a wildcard (the blocking runner's
+//!    `take_actions`, the tokio runner's `dispatch` and its cancelled turn's drop): run the
+//!    hook there — a process, on a thread or blocking task — and report through the ledger.
+//!    [`Event`] is not `#[non_exhaustive]` and the front ends match it without wildcards, so
+//!    the new event fails to compile in `exec`'s text printer (`cli/src/exec/output.rs`), its
+//!    JSON lines (`cli/src/exec/json_lines.rs`) and its turn front (`cli/src/exec/mod.rs`),
+//!    the TUI (`cli/src/tui/app/turn.rs`, `cli/src/tui/tasks.rs`) and the host code
+//!    (`cli/src/host/`), until each decides what to show.
+//! 3. **Both drivers behave alike**, since neither decides: add a case to the behaviour suite
+//!    (`driver-blocking/tests/suite`, `behaviour_tests!`), which runs against both.
+//!
+//! ## A new front end (an editor server, say)
+//!
+//! A front end owns a [`Session`] and a driver's runner, and is one adapter:
+//! 1. **Drive the turn.** On the blocking driver, implement `hrns_blocking::TurnFront` (the
+//!    events of each step, and an answer to each approval question) and call
+//!    `Runner::drive_batches`; on tokio, await `Runner::complete_io` in a `select!` with your
+//!    own inputs and answer with `Runner::handle_approval` whenever the user does. What the
+//!    turn loop does when only the owner can move the session on is the ledger's to say.
+//! 2. **Show the events.** Match [`Event`] exhaustively; the compiler lists what a new
+//!    variant needs. [`Event`] is serde-serialisable with a `type` tag, the encoding of
+//!    `hrns exec --json`; redact what you print with [`Session::secrets`].
+//! 3. **Answer questions** with a [`session::Approval`]: once, always for the tool, deny
+//!    with a reason, or once outside the sandbox ([`session::Approval::OnceUnsandboxed`]: the
+//!    session marks the call and the driver runs it unconfined; no tool wrapper needed).
+//! 4. **Read the cost** from [`Session::usage`]: it counts the subagents' tokens on both
+//!    drivers.
+//!
+//! What a front end still takes from `cli` today rather than from a shared host: putting a
+//! conversation together (provider, agent, tools, MCP servers, instructions, the session log,
+//! quirks: `cli/src/setup/`), the redaction of JSON lines across deltas
+//! (`cli/src/exec/json_lines.rs`), and the subagents' events and questions, which reach a
+//! front end through the callbacks of [`task::Children`] and the task tools rather than
+//! through the parent session's [`Session::poll`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -175,15 +175,13 @@ pub fn plan_child(
             names.join(", ")
         )));
     };
-    // A read-only agent (one the built-in write tools are denied to) gets no other tool that
-    // changes files or runs commands either: an MCP server's tool without `readOnlyHint` is
-    // left out for it, as its map cannot name every such tool.
-    let read_only = agent.is_read_only() || parent.is_some_and(Agent::is_read_only);
+    // A read-only agent gets no tool that changes files or runs commands, by the effect the
+    // tool declares (an MCP server's tool without `readOnlyHint` declares one): its map cannot
+    // name every such tool. A read-only parent's filter keeps them from its children too.
     let allowed: Vec<&ToolSpec> = available
         .iter()
-        .filter(|t| t.name != TASK_TOOL && agent.tools.allows(&t.name))
-        .filter(|t| parent.is_none_or(|p| p.tools.allows(&t.name)))
-        .filter(|t| !(read_only && matches!(t.effect, Effect::Write | Effect::Exec)))
+        .filter(|t| t.name != TASK_TOOL && agent.tools.offers(t))
+        .filter(|t| parent.is_none_or(|p| p.tools.offers(t)))
         .collect();
     // An agent made to change files or run commands is refused where that is denied; a lesser
     // tool the policy denies (web_fetch under read-only) is only left out.

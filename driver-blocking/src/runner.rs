@@ -12,12 +12,12 @@ use crate::read_ahead::{self, Chunk, Piece, read_chunks};
 use crate::tool::{CancelFlag, ToolContext, Toolbox};
 use hrns_core::checkpoint::{CheckpointDue, CheckpointOutcome};
 use hrns_core::http::{HttpRequest, RequestId};
+use hrns_core::sandbox::SandboxPolicy;
 use hrns_core::session::{
-    Action, Approval, Event, Session, SessionError, ToolRun, ToolsReason, TransportError,
-    TurnOutcome,
+    Approval, Confinement, Event, Ledger, Session, SessionError, ToolEnd, ToolRun, ToolsChange,
+    ToolsReason, TransportError, TurnOutcome, Waiting, Work,
 };
-use hrns_core::tool::ToolOutput;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread;
@@ -53,7 +53,7 @@ const READ_AHEAD: usize = read_ahead::DEPTH;
 /// config.tools = toolbox.specs();
 /// config.approval = ApprovalPolicy::Ask;
 /// let mut session = Session::new(config);
-/// let ctx = ToolContext { workspace, cancel: Default::default(), sandbox: Default::default() };
+/// let ctx = ToolContext::new(workspace)?;
 /// let mut runner = Runner::new(std::sync::Arc::new(client), &toolbox, ctx);
 /// session.submit("List the files here")?;
 /// while !session.is_idle() {
@@ -78,24 +78,20 @@ pub struct Runner<'a> {
     update_tools: Option<ToolUpdate<'a>>,
     ctx: ToolContext,
     approve: Box<dyn FnMut(&ToolRun) -> Approval + 'a>,
-    max_parallel_tools: usize,
+    /// The core's bookkeeping: the calls waiting for a slot, the request in flight, the
+    /// turn's outcome.
+    ledger: Ledger,
     /// Everything the reader and tool threads report, in arrival order.
     tx: mpsc::SyncSender<Io>,
     rx: mpsc::Receiver<Io>,
     /// The request whose body is being read, and the flag that stops its reader.
     exchange: Option<(RequestId, Arc<AtomicBool>)>,
-    /// Calls waiting for a free slot.
-    queue: VecDeque<ToolRun>,
     /// Running calls, each with its own stop flag.
     running: HashMap<String, CancelFlag>,
-    /// The session's actions other than events, taken and not done yet (kept for its buffer).
-    actions: Vec<Action>,
+    /// The work of one step, kept empty between steps (kept for its buffer).
+    work: Vec<Work>,
     /// Where the session's checkpoints are taken, if anywhere.
     checkpoints: Option<Arc<Checkpointer>>,
-    /// Whether a snapshot is being taken (its outcome comes through `rx`).
-    snapshotting: bool,
-    /// How many batches of hooks run (their results come through `rx`).
-    hooks_running: usize,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -145,8 +141,8 @@ enum Io {
     Data(RequestId, Chunk),
     End(RequestId),
     Failed(RequestId, TransportError),
-    /// A call finished; `None` when this driver has no tool of that name.
-    Tool(ToolRun, Option<ToolOutput>),
+    /// A call ended.
+    Tool(ToolRun, ToolEnd),
     /// A checkpoint the session asked for was taken (or not).
     Checkpoint(u64, CheckpointOutcome),
     /// Hooks the session asked for ran.
@@ -157,24 +153,24 @@ impl<'a> Runner<'a> {
     /// A runner sending with `transport` (a [`crate::Client`]), running `tools` in `ctx`.
     /// [`Runner::run`] answers approval requests with [`Approval::Unattended`] until
     /// [`Runner::approve_with`] sets a callback.
-    pub fn new(transport: Arc<dyn Transport>, tools: &'a Toolbox, ctx: ToolContext) -> Self {
+    pub fn new(transport: Arc<dyn Transport>, tools: &'a Toolbox, mut ctx: ToolContext) -> Self {
         let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
+        let ledger = Ledger::default();
+        // Subagents' tokens go to the ledger, which counts them in the session's usage.
+        ctx.usage = ledger.child_usage();
         Runner {
             transport,
             tools: tools.clone(),
             update_tools: None,
             ctx,
             approve: Box::new(|_| Approval::Unattended),
-            max_parallel_tools: 8,
+            ledger,
             tx,
             rx,
             exchange: None,
-            queue: VecDeque::new(),
             running: HashMap::new(),
-            actions: Vec::new(),
+            work: Vec::new(),
             checkpoints: None,
-            snapshotting: false,
-            hooks_running: 0,
         }
     }
 
@@ -189,8 +185,8 @@ impl<'a> Runner<'a> {
     /// piece, a tool output, a deadline), the runner calls `update` with its toolbox; when
     /// `update` changed the toolbox it returns why (for people: a `String`, or a
     /// [`ToolsReason`] that is news even when the offered set stays the same), and the session
-    /// gets the new specs ([`Session::set_tools`]) — so the request that input starts already
-    /// offers them.
+    /// gets the new specs ([`Session::handle_tools_changed`]) — so the request that input
+    /// starts already offers them.
     pub fn update_tools_with<R: Into<ToolsReason>>(
         mut self,
         mut update: impl FnMut(&mut Toolbox) -> Option<R> + 'a,
@@ -202,12 +198,17 @@ impl<'a> Runner<'a> {
     /// Applies a change of the tools now, as the runner does before each input: call it before
     /// [`Session::submit`], so that the first request of a turn offers the tools as they are.
     pub fn update_tools(&mut self, session: &mut Session) {
-        let Some(update) = self.update_tools.as_mut() else {
-            return;
-        };
-        if let Some(reason) = update(&mut self.tools) {
-            session.set_tools(self.tools.specs(), reason);
-        }
+        let change = self.tools_change();
+        self.ledger.handle_tools(session, change);
+    }
+
+    /// The change of the tools since the last look, if any.
+    fn tools_change(&mut self) -> Option<ToolsChange> {
+        let reason = self.update_tools.as_mut()?(&mut self.tools)?;
+        Some(ToolsChange {
+            tools: self.tools.specs(),
+            reason,
+        })
     }
 
     /// Hands the session the owner's answer about a call that waited for approval, after
@@ -222,20 +223,21 @@ impl<'a> Runner<'a> {
         call_id: &str,
         approval: Approval,
     ) -> Result<(), SessionError> {
-        self.update_tools(session);
-        session.handle_approval(Instant::now(), call_id, approval)
+        let change = self.tools_change();
+        self.ledger
+            .handle_approval(session, Instant::now(), change, call_id, approval)
     }
 
-    /// Sets how many tool calls may run at once (default 8).
-    /// Takes the session's checkpoints ([`Action::TakeCheckpoint`]) with `checkpointer`. A
+    /// Takes the session's checkpoints ([`Action::TakeCheckpoint`](hrns_core::session::Action::TakeCheckpoint)) with `checkpointer`. A
     /// session that asks for checkpoints of a runner without one is told they failed.
     pub fn checkpoints(mut self, checkpointer: Arc<Checkpointer>) -> Self {
         self.checkpoints = Some(checkpointer);
         self
     }
 
+    /// Sets how many tool calls may run at once (default 8).
     pub fn max_parallel_tools(mut self, n: usize) -> Self {
-        self.max_parallel_tools = n.max(1);
+        self.ledger.set_max_parallel(n);
         self
     }
 
@@ -272,12 +274,10 @@ impl<'a> Runner<'a> {
                 continue;
             }
             let deadline = session.poll_timeout();
-            let in_flight = self.exchange.is_some()
-                || !self.running.is_empty()
-                || self.snapshotting
-                || self.hooks_running > 0;
-            if !in_flight && deadline.is_none() {
-                return; // waits for the owner
+            match self.ledger.waiting(session) {
+                Waiting::Io => {}
+                // The owner answers (or the turn loop cancels: see `drive_batches`).
+                Waiting::Idle | Waiting::Owner(_) | Waiting::Stuck => return,
             }
             let wait = deadline.map_or(CANCEL_POLL, |d| {
                 d.saturating_duration_since(Instant::now()).min(CANCEL_POLL)
@@ -335,15 +335,23 @@ impl<'a> Runner<'a> {
         session: &mut Session,
         front: &mut impl TurnFront,
     ) -> TurnOutcome {
-        let mut outcome = TurnOutcome::Cancelled;
+        self.ledger.forget_outcome();
         let mut events = Vec::new();
-        while !session.is_idle() {
+        loop {
+            // What the session waits for is the core's to say: a question asked before this
+            // loop started is asked again, and a session nothing can move on is cancelled.
+            match self.ledger.waiting(session) {
+                Waiting::Idle => break,
+                Waiting::Io => {}
+                Waiting::Owner(run) => {
+                    let decision = front.approve(&run);
+                    self.handle_approval(session, &run.call_id, decision)
+                        .expect("the session asked about this call");
+                }
+                Waiting::Stuck => session.cancel(),
+            }
             events.clear();
             self.complete_io_into(session, &mut events);
-            if events.is_empty() && !session.is_idle() {
-                // Waiting for an answer that never came: stop rather than hang.
-                session.cancel();
-            }
             let mut rest = &events[..];
             while !rest.is_empty() {
                 let end = rest
@@ -352,10 +360,6 @@ impl<'a> Runner<'a> {
                     .map_or(rest.len(), |i| i + 1);
                 let (batch, after) = rest.split_at(end);
                 rest = after;
-                // `from_event` sorts events without cloning: it clones the final one only.
-                if let Some(o) = batch.iter().find_map(TurnOutcome::from_event) {
-                    outcome = o;
-                }
                 front.events(batch);
                 let Some(Event::ApprovalRequested { id, .. }) = batch.last() else {
                     continue;
@@ -369,51 +373,42 @@ impl<'a> Runner<'a> {
                     .expect("the session asked about this call");
             }
         }
-        outcome
+        // What stopped children spent still counts.
+        self.ledger.count_child_usage(session);
+        self.ledger.outcome().clone()
     }
 
-    /// Takes the session's actions: starts what it asks for, appends its events to `events`
-    /// (all at once: a read of a fast stream brings hundreds).
+    /// Takes the session's decisions through the ledger: starts the work it hands out,
+    /// appends the events to `events` (all at once: a read of a fast stream brings hundreds).
     fn take_actions(&mut self, session: &mut Session, events: &mut Vec<Event>) {
-        let mut actions = std::mem::take(&mut self.actions);
-        session.poll_into(events, &mut actions);
-        for action in actions.drain(..) {
-            match action {
-                Action::SendRequest(req) => self.send(req),
-                Action::RunTool(run) => self.queue.push_back(run),
-                Action::AbortTool { call_id } => {
-                    self.queue.retain(|run| run.call_id != call_id);
+        let mut work = std::mem::take(&mut self.work);
+        self.ledger.step(session, events, &mut work);
+        for w in work.drain(..) {
+            match w {
+                Work::Send(req) => self.send(req),
+                Work::Close(id) => self.close(id),
+                Work::Start(run) => self.start_tool(run),
+                Work::Stop { call_id } => {
                     if let Some(flag) = self.running.remove(&call_id) {
                         flag.cancel();
                     }
                 }
-                // The owner learns of it from `Event::ApprovalRequested`.
-                Action::AskApproval(_) => {}
-                Action::TakeCheckpoint(due) => self.take_checkpoint(due),
-                Action::RunHooks(due) => {
+                Work::Snapshot(due) => self.take_checkpoint(due),
+                Work::Hooks(due) => {
                     let env = crate::hooks::HookEnv::new(
                         &self.ctx.workspace,
                         &self.ctx.sandbox.env,
                         session.secrets(),
                     );
-                    self.hooks_running += 1;
                     let tx = self.tx.clone();
                     thread::spawn(move || {
                         let runs = crate::hooks::run_hooks(&due, &env);
                         tx.send(Io::Hooks(due.id, runs)).ok();
                     });
                 }
-                Action::Emit(event) => events.push(event),
             }
         }
-        self.actions = actions;
-        if let Some((id, stop)) = &self.exchange {
-            if !session.wants_response(*id) {
-                stop.store(true, Ordering::SeqCst); // the reader stops at its next piece
-                self.exchange = None;
-            }
-        }
-        self.start_tools();
+        self.work = work;
     }
 
     fn feed(&mut self, session: &mut Session, io: Io) {
@@ -429,22 +424,21 @@ impl<'a> Runner<'a> {
                 headers.iter().map(|(n, v)| (n.as_str(), v.as_slice())),
             ),
             Io::Data(id, chunk) => session.handle_response_data(now, id, chunk.bytes()),
-            Io::End(id) => session.handle_response_end(now, id),
-            Io::Failed(id, e) => session.handle_transport_error(now, id, e),
-            Io::Tool(run, output) => {
+            Io::End(id) => {
+                self.ledger.response_ended(id);
+                session.handle_response_end(now, id)
+            }
+            Io::Failed(id, e) => {
+                self.ledger.response_ended(id);
+                session.handle_transport_error(now, id, e)
+            }
+            Io::Tool(run, end) => {
                 self.running.remove(&run.call_id);
-                match output {
-                    Some(output) => session.handle_tool_output(now, &run.call_id, output),
-                    None => session.handle_tool_unavailable(now, &run.call_id, &run.name),
-                }
+                self.ledger.tool_ended(session, now, &run, end)
             }
-            Io::Hooks(id, runs) => {
-                self.hooks_running -= 1;
-                session.handle_hooks(now, id, runs)
-            }
+            Io::Hooks(id, runs) => self.ledger.hooks_ran(session, now, id, runs),
             Io::Checkpoint(id, outcome) => {
-                self.snapshotting = false;
-                session.handle_checkpoint(now, id, outcome);
+                self.ledger.checkpoint_taken(session, now, id, outcome);
                 Ok(())
             }
         };
@@ -453,7 +447,6 @@ impl<'a> Runner<'a> {
 
     /// Takes a snapshot on a thread of its own, so that a cancel is seen meanwhile.
     fn take_checkpoint(&mut self, due: CheckpointDue) {
-        self.snapshotting = true;
         let tx = self.tx.clone();
         let checkpointer = self.checkpoints.clone();
         // On a thread even without a store: the channel may be full, and only this thread
@@ -472,9 +465,6 @@ impl<'a> Runner<'a> {
     /// Sends one request; its body is read on a helper thread, so a cancel takes effect at
     /// once even while a read blocks.
     fn send(&mut self, req: HttpRequest) {
-        if let Some((_, stop)) = self.exchange.take() {
-            stop.store(true, Ordering::SeqCst);
-        }
         let stop = Arc::new(AtomicBool::new(false));
         self.exchange = Some((req.id, Arc::clone(&stop)));
         let transport = Arc::clone(&self.transport);
@@ -482,23 +472,37 @@ impl<'a> Runner<'a> {
         thread::spawn(move || fetch(&*transport, &req, &tx, &stop));
     }
 
-    /// Starts queued calls on their own threads, at most `max_parallel_tools` at once.
-    fn start_tools(&mut self) {
-        while self.running.len() < self.max_parallel_tools {
-            let Some(run) = self.queue.pop_front() else {
-                return;
-            };
-            let mut ctx = self.ctx.clone();
-            ctx.cancel = CancelFlag::new();
-            self.running.insert(run.call_id.clone(), ctx.cancel.clone());
-            let tool = self.tools.get(&run.name).cloned();
-            let tx = self.tx.clone();
-            thread::spawn(move || {
-                let output = tool.map(|tool| tool.run_call(&run.call_id, &run.arguments, &ctx));
-                // A dropped runner wants no output.
-                tx.send(Io::Tool(run, output)).ok();
-            });
+    /// Stops reading the response of `id` (the reader stops at its next piece).
+    fn close(&mut self, id: RequestId) {
+        if let Some((_, stop)) = self.exchange.take_if(|(x, _)| *x == id) {
+            stop.store(true, Ordering::SeqCst);
         }
+    }
+
+    /// Starts a call on its own thread; the ledger keeps to the parallel cap. A tool that
+    /// panics is reported as crashed, so the turn goes on.
+    fn start_tool(&mut self, run: ToolRun) {
+        let mut ctx = self.ctx.clone();
+        ctx.cancel = CancelFlag::new();
+        match run.confinement {
+            Confinement::Sandboxed => {}
+            // The user let this command out of the sandbox, once.
+            Confinement::Unsandboxed => ctx.sandbox.policy = SandboxPolicy::unconfined(),
+        }
+        self.running.insert(run.call_id.clone(), ctx.cancel.clone());
+        let tool = self.tools.get(&run.name).cloned();
+        let tx = self.tx.clone();
+        thread::spawn(move || {
+            let end = match tool {
+                Some(tool) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    tool.run_call(&run.call_id, &run.arguments, &ctx)
+                }))
+                .map_or(ToolEnd::Crashed, ToolEnd::Output),
+                None => ToolEnd::Unavailable,
+            };
+            // A dropped runner wants no output.
+            tx.send(Io::Tool(run, end)).ok();
+        });
     }
 }
 

@@ -1,6 +1,7 @@
 //! The `Tool` trait and the toolbox the runner dispatches calls to.
 
 use crate::sandbox::Sandbox;
+use hrns_core::session::ChildUsage;
 use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,6 +43,11 @@ pub struct ToolContext {
     /// How commands are confined and which environment they see. [`ToolContext::new`] gives
     /// [`Sandbox::unconfined`]; the `hrns` program sets its `--sandbox` policy here.
     pub sandbox: Sandbox,
+    /// Where a tool reports the tokens of model requests it made itself (a subagent's). The
+    /// [`Runner`](crate::Runner) sets it to its ledger's
+    /// ([`Ledger::child_usage`](hrns_core::session::Ledger::child_usage)), which counts them
+    /// in the session's usage.
+    pub usage: ChildUsage,
 }
 
 impl ToolContext {
@@ -55,6 +61,7 @@ impl ToolContext {
             workspace: std::fs::canonicalize(workspace)?,
             cancel: CancelFlag::new(),
             sandbox: Sandbox::unconfined(),
+            usage: ChildUsage::default(),
         })
     }
 }

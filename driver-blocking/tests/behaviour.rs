@@ -38,27 +38,48 @@ impl Tool for Slow {
     }
 }
 
+struct Crash;
+impl Tool for Crash {
+    fn spec(&self) -> ToolSpec {
+        suite::crash_spec()
+    }
+    fn run(&self, _arguments: &str, _ctx: &ToolContext) -> ToolOutput {
+        panic!("the crash tool crashes");
+    }
+}
+
+fn toolbox(slow_left: &Arc<AtomicBool>) -> Toolbox {
+    let mut tools = Toolbox::new();
+    tools
+        .add(Echo {
+            slow_left: slow_left.clone(),
+        })
+        .add(Slow)
+        .add(Crash);
+    tools
+}
+
+fn ctx() -> ToolContext {
+    ToolContext {
+        workspace: std::env::temp_dir(),
+        cancel: Default::default(),
+        sandbox: Default::default(),
+        usage: Default::default(),
+    }
+}
+
 struct Blocking;
 
 impl suite::Harness for Blocking {
     fn run(&mut self, session: &mut Session, prompt: &str) -> Vec<(Instant, Event)> {
         let client = Client::new(session.config().provider.clone(), &ClientConfig::default());
-        let mut tools = Toolbox::new();
         let slow_left = Arc::new(AtomicBool::new(false));
-        tools
-            .add(Echo {
-                slow_left: slow_left.clone(),
-            })
-            .add(Slow);
-        let ctx = ToolContext {
-            workspace: std::env::temp_dir(),
-            cancel: Default::default(),
-            sandbox: Default::default(),
-        };
+        let tools = toolbox(&slow_left);
         let mut runner =
-            Runner::new(Arc::new(client), &tools, ctx).update_tools_with(move |tools| {
+            Runner::new(Arc::new(client), &tools, ctx()).update_tools_with(move |tools| {
                 slow_left.swap(false, Ordering::SeqCst).then(|| {
-                    tools.retain(|name| name != "slow");
+                    // `crash` goes too: the default session of the suite does not offer it.
+                    tools.retain(|name| name != "slow" && name != "crash");
                     suite::SLOW_LEFT.to_owned()
                 })
             });
@@ -75,6 +96,33 @@ impl suite::Harness for Blocking {
                 events.push((Instant::now(), event));
             }
         }
+        events
+    }
+
+    fn drive_after_question(
+        &mut self,
+        session: &mut Session,
+        prompt: &str,
+    ) -> Vec<(Instant, Event)> {
+        let client = Client::new(session.config().provider.clone(), &ClientConfig::default());
+        let tools = toolbox(&Arc::new(AtomicBool::new(false)));
+        let mut runner =
+            Runner::new(Arc::new(client), &tools, ctx()).approve_with(|_| suite::owner_approval());
+        let mut events = Vec::new();
+        session.submit(prompt).expect("the session is idle");
+        while session.asked().is_none() {
+            assert!(
+                !session.is_idle(),
+                "the turn ended without a question: {events:?}"
+            );
+            events.extend(
+                runner
+                    .complete_io(session)
+                    .into_iter()
+                    .map(|e| (Instant::now(), e)),
+            );
+        }
+        runner.drive(session, |e| events.push((Instant::now(), e.clone())));
         events
     }
 }

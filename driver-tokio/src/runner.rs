@@ -12,11 +12,11 @@ use crate::tool::{ToolContext, Toolbox};
 use hrns_blocking::Checkpointer;
 use hrns_core::checkpoint::{CheckpointDue, CheckpointOutcome};
 use hrns_core::http::{HttpRequest, RequestId};
+use hrns_core::sandbox::SandboxPolicy;
 use hrns_core::session::{
-    Action, Approval, Event, Session, SessionError, ToolRun, ToolsReason, TransportError,
-    TurnOutcome,
+    Approval, Confinement, Event, Ledger, Session, SessionError, ToolEnd, ToolRun, ToolsChange,
+    ToolsReason, TransportError, TurnOutcome, Waiting, Work,
 };
-use hrns_core::tool::ToolOutput;
 use hyper::body::Bytes;
 use std::collections::HashMap;
 use std::fmt;
@@ -25,7 +25,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant, SystemTime};
-use tokio::sync::Semaphore;
 use tokio::task::{AbortHandle, Id, JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
@@ -57,12 +56,14 @@ pub struct Runner {
     update_tools: Option<ToolUpdate>,
     ctx: ToolContext,
     approve: Approver,
-    permits: Arc<Semaphore>,
+    /// The core's bookkeeping: the calls waiting for a slot, the request in flight, the
+    /// turn's outcome.
+    ledger: Ledger,
     exchange: Option<Exchange>,
     running: Tools,
-    /// The session's actions of one [`Runner::dispatch`], kept empty between calls so its
-    /// buffer is allocated once, not on every frame of a stream.
-    actions: Vec<Action>,
+    /// The work of one [`Runner::dispatch`], kept empty between calls so its buffer is
+    /// allocated once, not on every frame of a stream.
+    work: Vec<Work>,
     /// Where the session's checkpoints are taken, if anywhere.
     checkpoints: Option<Arc<Checkpointer>>,
     /// The snapshot being taken, on a blocking thread.
@@ -87,17 +88,20 @@ impl Runner {
     /// A runner sending with `client`, running `tools` in `ctx`. [`Runner::run`] answers
     /// approval requests with [`Approval::Unattended`] until [`Runner::approve_with`] sets a
     /// callback. At most 8 tool calls run at once.
-    pub fn new(client: Client, tools: Toolbox, ctx: ToolContext) -> Self {
+    pub fn new(client: Client, tools: Toolbox, mut ctx: ToolContext) -> Self {
+        let ledger = Ledger::default();
+        // Subagents' tokens go to the ledger, which counts them in the session's usage.
+        ctx.usage = ledger.child_usage();
         Runner {
             client,
             tools,
             update_tools: None,
             ctx,
             approve: Box::new(|_| Box::pin(async { Approval::Unattended })),
-            permits: Arc::new(Semaphore::new(8)),
+            ledger,
             exchange: None,
             running: Tools::default(),
-            actions: Vec::new(),
+            work: Vec::new(),
             checkpoints: None,
             checkpoint: None,
             hooks: JoinSet::new(),
@@ -121,8 +125,8 @@ impl Runner {
     /// piece, a tool output, a deadline), the runner calls `update` with its toolbox; when
     /// `update` changed the toolbox it returns why (for people: a `String`, or a
     /// [`ToolsReason`] that is news even when the offered set stays the same), and the session
-    /// gets the new specs ([`Session::set_tools`]) — so the request that input starts already
-    /// offers them.
+    /// gets the new specs ([`Session::handle_tools_changed`]) — so the request that input
+    /// starts already offers them.
     pub fn update_tools_with<R: Into<ToolsReason>>(
         mut self,
         mut update: impl FnMut(&mut Toolbox) -> Option<R> + Send + 'static,
@@ -134,12 +138,17 @@ impl Runner {
     /// Applies a change of the tools now, as the runner does before each input: call it before
     /// [`Session::submit`], so that the first request of a turn offers the tools as they are.
     pub fn update_tools(&mut self, session: &mut Session) {
-        let Some(update) = self.update_tools.as_mut() else {
-            return;
-        };
-        if let Some(reason) = update(&mut self.tools) {
-            session.set_tools(self.tools.specs(), reason);
-        }
+        let change = self.tools_change();
+        self.ledger.handle_tools(session, change);
+    }
+
+    /// The change of the tools since the last look, if any.
+    fn tools_change(&mut self) -> Option<ToolsChange> {
+        let reason = self.update_tools.as_mut()?(&mut self.tools)?;
+        Some(ToolsChange {
+            tools: self.tools.specs(),
+            reason,
+        })
     }
 
     /// Hands the session the owner's answer about a call that waited for approval, after
@@ -154,11 +163,12 @@ impl Runner {
         call_id: &str,
         approval: Approval,
     ) -> Result<(), SessionError> {
-        self.update_tools(session);
-        session.handle_approval(Instant::now(), call_id, approval)
+        let change = self.tools_change();
+        self.ledger
+            .handle_approval(session, Instant::now(), change, call_id, approval)
     }
 
-    /// Takes the session's checkpoints ([`Action::TakeCheckpoint`]) with `checkpointer`, on
+    /// Takes the session's checkpoints ([`Action::TakeCheckpoint`](hrns_core::session::Action::TakeCheckpoint)) with `checkpointer`, on
     /// blocking threads. A session that asks for checkpoints of a runner without one is told
     /// they failed.
     pub fn checkpoints(mut self, checkpointer: Arc<Checkpointer>) -> Self {
@@ -168,7 +178,7 @@ impl Runner {
 
     /// Sets how many tool calls may run at once (default 8).
     pub fn max_parallel_tools(mut self, n: usize) -> Self {
-        self.permits = Arc::new(Semaphore::new(n.max(1)));
+        self.ledger.set_max_parallel(n);
         self
     }
 
@@ -203,30 +213,25 @@ impl Runner {
                     self.update_tools(session);
                     self.feed_step(session, step);
                 }
-                Some((run, output)) = self.running.next(), if !self.running.is_empty() => {
-                    // A subagent's tokens count before its result moves the turn on.
-                    self.count_child_usage(session);
+                Some((run, end)) = self.running.next(), if !self.running.is_empty() => {
                     self.update_tools(session);
-                    let now = Instant::now();
-                    match output {
-                        Some(output) => session.handle_tool_output(now, &run.call_id, output),
-                        None => session.handle_tool_unavailable(now, &run.call_id, &run.name),
-                    }
-                    .expect("the session issued this call");
+                    self.ledger
+                        .tool_ended(session, Instant::now(), &run, end)
+                        .expect("the session issued this call");
                 }
                 Some(joined) = self.hooks.join_next(), if !self.hooks.is_empty() => {
                     // `run_hooks` turns a panic of any hook's thread into a result, so a
                     // batch always comes back.
                     if let Ok((id, runs)) = joined {
                         self.update_tools(session);
-                        session
-                            .handle_hooks(Instant::now(), id, runs)
+                        self.ledger
+                            .hooks_ran(session, Instant::now(), id, runs)
                             .expect("the session asked for these hooks");
                     }
                 }
                 (id, outcome) = next_checkpoint(&mut self.checkpoint), if self.checkpoint.is_some() => {
                     self.checkpoint = None;
-                    session.handle_checkpoint(Instant::now(), id, outcome);
+                    self.ledger.checkpoint_taken(session, Instant::now(), id, outcome);
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {
                     self.update_tools(session);
@@ -260,25 +265,37 @@ impl Runner {
         session: &mut Session,
         on_event: impl FnMut(&Event) + Send,
     ) -> TurnOutcome {
+        self.ledger.forget_outcome();
         let mut turn = Turn {
             runner: self,
             session,
             on_event,
-            outcome: TurnOutcome::Cancelled,
         };
-        while !turn.session.is_idle() {
+        loop {
+            // What the session waits for is the core's to say: a question asked before this
+            // loop started is asked again, and a session nothing can move on is cancelled.
+            match turn.runner.ledger.waiting(turn.session) {
+                Waiting::Idle => break,
+                Waiting::Io => {}
+                Waiting::Owner(run) => turn.ask(run).await,
+                Waiting::Stuck => turn.session.cancel(),
+            }
             let events = turn.runner.complete_io(turn.session).await;
             for event in events {
                 turn.emit(&event);
-                if let Event::ApprovalRequested { .. } = &event {
-                    turn.ask(&event).await;
+                if let Event::ApprovalRequested { id, .. } = &event {
+                    // Not asked any more (answered or cancelled meanwhile): nothing to answer.
+                    let asked = turn.session.asked().filter(|r| &r.call_id == id).cloned();
+                    if let Some(run) = asked {
+                        turn.ask(run).await;
+                    }
                 }
             }
         }
         turn.runner.settle().await;
         // What stopped children spent still counts.
-        turn.runner.count_child_usage(turn.session);
-        turn.outcome.clone()
+        turn.runner.ledger.count_child_usage(turn.session);
+        turn.runner.ledger.outcome().clone()
     }
 
     /// Starts the IO the session asked for (requests, tool calls, aborts) and returns the
@@ -287,20 +304,20 @@ impl Runner {
     /// [`Runner::complete_io`] begins with it.
     pub fn dispatch(&mut self, session: &mut Session) -> Vec<Event> {
         let mut events = Vec::new();
-        let mut actions = std::mem::take(&mut self.actions);
+        let mut work = std::mem::take(&mut self.work);
         // All at once: a frame of a fast stream brings hundreds of deltas.
-        session.poll_into(&mut events, &mut actions);
-        for action in actions.drain(..) {
-            match action {
-                Action::SendRequest(req) => {
-                    self.exchange = Some(Exchange::start(&self.client, req))
+        self.ledger.step(session, &mut events, &mut work);
+        for w in work.drain(..) {
+            match w {
+                Work::Send(req) => self.exchange = Some(Exchange::start(&self.client, req)),
+                // The answer is complete or abandoned: close the stream.
+                Work::Close(id) => {
+                    self.exchange.take_if(|x| x.id == id);
                 }
-                Action::RunTool(run) => self.spawn_tool(run),
-                Action::AbortTool { call_id } => self.running.abort(&call_id),
-                // The owner learns of it from `Event::ApprovalRequested`.
-                Action::AskApproval(_) => {}
-                Action::TakeCheckpoint(due) => self.take_checkpoint(due),
-                Action::RunHooks(due) => {
+                Work::Start(run) => self.spawn_tool(run),
+                Work::Stop { call_id } => self.running.abort(&call_id),
+                Work::Snapshot(due) => self.take_checkpoint(due),
+                Work::Hooks(due) => {
                     let env = hrns_blocking::hooks::HookEnv::new(
                         &self.ctx.workspace,
                         &self.ctx.sandbox.env,
@@ -310,17 +327,9 @@ impl Runner {
                         (due.id, hrns_blocking::hooks::run_hooks(&due, &env))
                     });
                 }
-                Action::Emit(event) => events.push(event),
             }
         }
-        self.actions = actions;
-        if self
-            .exchange
-            .as_ref()
-            .is_some_and(|x| !session.wants_response(x.id))
-        {
-            self.exchange = None; // the answer is complete or abandoned: close the stream
-        }
+        self.work = work;
         events
     }
 
@@ -335,13 +344,6 @@ impl Runner {
             },
         });
         self.checkpoint = Some((id, handle));
-    }
-
-    /// Hands the session the tokens tools reported (subagents' requests).
-    fn count_child_usage(&self, session: &mut Session) {
-        for usage in self.ctx.usage.take() {
-            session.add_child_usage(&usage);
-        }
     }
 
     fn feed_step(&mut self, session: &mut Session, step: Step) {
@@ -359,39 +361,45 @@ impl Runner {
             Step::Data(bytes) => session.handle_response_data(now, id, &bytes),
             Step::End => {
                 self.exchange = None;
+                self.ledger.response_ended(id);
                 session.handle_response_end(now, id)
             }
             Step::Failed(error) => {
                 self.exchange = None;
+                self.ledger.response_ended(id);
                 session.handle_transport_error(now, id, error)
             }
         };
         fed.expect("the runner feeds only what the session issued, each head first");
     }
 
-    /// Starts a tool call as its own task; it waits for a permit first, so at most
-    /// `max_parallel_tools` run at once. The call gets its own cancellation token, a child
-    /// of the turn's, so the session can stop it alone.
+    /// Starts a tool call as its own task (the ledger keeps to the parallel cap). The call
+    /// gets its own cancellation token, a child of the turn's, so the session can stop it
+    /// alone.
     fn spawn_tool(&mut self, run: ToolRun) {
         let tool = self.tools.get(&run.name).cloned();
         let mut ctx = self.ctx.clone();
         ctx.cancel = self.ctx.cancel.child_token();
+        match run.confinement {
+            Confinement::Sandboxed => {}
+            // The user let this command out of the sandbox, once.
+            Confinement::Unsandboxed => ctx.sandbox.policy = SandboxPolicy::unconfined(),
+        }
         let token = ctx.cancel.clone();
-        let permits = self.permits.clone();
-        let (call_id, name) = (run.call_id.clone(), run.name.clone());
+        let started = run.clone();
         let task = self.running.set.spawn(async move {
-            let _permit = permits.acquire_owned().await;
-            let output = match tool {
-                Some(tool) => Some(tool.run_call(&run.call_id, &run.arguments, &ctx).await),
-                None => None,
+            let end = match tool {
+                Some(tool) => {
+                    ToolEnd::Output(tool.run_call(&run.call_id, &run.arguments, &ctx).await)
+                }
+                None => ToolEnd::Unavailable,
             };
-            (run, output)
+            (run, end)
         });
         self.running.calls.insert(
             task.id(),
             Call {
-                call_id,
-                name,
+                run: started,
                 token,
                 task,
             },
@@ -416,15 +424,14 @@ impl Runner {
 /// The running tool calls, each a task, with the call id of each task.
 #[derive(Default)]
 struct Tools {
-    set: JoinSet<(ToolRun, Option<ToolOutput>)>,
+    set: JoinSet<(ToolRun, ToolEnd)>,
     calls: HashMap<Id, Call>,
 }
 
 /// What the runner keeps about a running call: enough to answer it if its task panics, and
 /// to stop it.
 struct Call {
-    call_id: String,
-    name: String,
+    run: ToolRun,
     token: CancellationToken,
     task: AbortHandle,
 }
@@ -437,7 +444,7 @@ impl Tools {
     /// Stops one call: its token first (a command is killed and reaped), the task itself if
     /// it has not ended after a grace period. Its late output is ignored by the session.
     fn abort(&mut self, call_id: &str) {
-        if let Some(call) = self.calls.values().find(|c| c.call_id == call_id) {
+        if let Some(call) = self.calls.values().find(|c| c.run.call_id == call_id) {
             call.token.cancel();
             let task = call.task.clone();
             tokio::spawn(async move {
@@ -447,32 +454,26 @@ impl Tools {
         }
     }
 
-    /// The next call to finish with its output (`None`: the driver has no such tool); a tool
-    /// that panicked reports it as an error.
-    async fn next(&mut self) -> Option<(ToolRun, Option<ToolOutput>)> {
-        let (id, done) = match self.set.join_next_with_id().await? {
-            Ok((id, done)) => (id, Ok(done)),
-            Err(e) if e.is_panic() => (e.id(), Err("the tool crashed (panicked)")),
-            Err(e) => (e.id(), Err("the tool was stopped")),
-        };
-        let call = self.calls.remove(&id)?;
-        Some(match done {
-            Ok(done) => done,
-            Err(text) => (
-                ToolRun {
-                    call_id: call.call_id,
-                    name: call.name,
-                    arguments: String::new(),
-                    effect: hrns_core::tool::Effect::ReadOnly,
-                },
-                Some(ToolOutput::error(text)),
-            ),
-        })
+    /// The next call to end, and how. A task that was aborted was stopped by the session,
+    /// whose result for it is already decided: it is skipped.
+    async fn next(&mut self) -> Option<(ToolRun, ToolEnd)> {
+        loop {
+            let (id, done) = match self.set.join_next_with_id().await? {
+                Ok((id, done)) => (id, Some(done)),
+                Err(e) if e.is_panic() => (e.id(), None),
+                Err(e) => {
+                    self.calls.remove(&e.id());
+                    continue;
+                }
+            };
+            let call = self.calls.remove(&id)?;
+            return Some(done.unwrap_or((call.run, ToolEnd::Crashed)));
+        }
     }
 
     /// Stops one call at once: its token, then its task (a dropped command is killed).
     fn abort_now(&mut self, call_id: &str) {
-        if let Some(call) = self.calls.values().find(|c| c.call_id == call_id) {
+        if let Some(call) = self.calls.values().find(|c| c.run.call_id == call_id) {
             call.token.cancel();
             call.task.abort();
         }
@@ -493,31 +494,23 @@ struct Turn<'r, 's, F: FnMut(&Event)> {
     runner: &'r mut Runner,
     session: &'s mut Session,
     on_event: F,
-    outcome: TurnOutcome,
 }
 
 impl<F: FnMut(&Event)> Turn<'_, '_, F> {
     fn emit(&mut self, event: &Event) {
-        if let Some(outcome) = TurnOutcome::from_event(event) {
-            self.outcome = outcome;
-        }
         (self.on_event)(event);
     }
 
-    /// Asks the approval callback about the call of `event`; a cancel meanwhile wins.
-    async fn ask(&mut self, event: &Event) {
-        let Event::ApprovalRequested { id, .. } = event else {
-            return;
-        };
-        let Some(run) = self.session.asked().filter(|r| &r.call_id == id).cloned() else {
-            return; // answered or cancelled meanwhile
-        };
+    /// Asks the approval callback about `run`, which waits for an answer; a cancel
+    /// meanwhile wins.
+    async fn ask(&mut self, run: ToolRun) {
+        let id = run.call_id.clone();
         let asking = (self.runner.approve)(run);
         let cancel = self.runner.ctx.cancel.clone();
         tokio::select! {
             approval = asking => {
                 self.runner
-                    .handle_approval(self.session, id, approval)
+                    .handle_approval(self.session, &id, approval)
                     .expect("the session asked about this call");
             }
             () = cancel.cancelled() => {} // `complete_io` cancels the session next
@@ -531,15 +524,22 @@ impl<F: FnMut(&Event)> Drop for Turn<'_, '_, F> {
             return;
         }
         self.session.cancel();
-        while let Some(action) = self.session.poll() {
-            match action {
-                Action::Emit(event) => self.emit(&event),
-                Action::AbortTool { call_id } => self.runner.running.abort_now(&call_id),
-                Action::SendRequest(_)
-                | Action::RunTool(_)
-                | Action::AskApproval(_)
-                | Action::RunHooks(_)
-                | Action::TakeCheckpoint(_) => {}
+        let (mut events, mut work) = (Vec::new(), Vec::new());
+        self.runner
+            .ledger
+            .step(self.session, &mut events, &mut work);
+        for event in &events {
+            self.emit(event);
+        }
+        for w in work {
+            match w {
+                Work::Stop { call_id } => self.runner.running.abort_now(&call_id),
+                // Nothing new starts in a cancelled turn; the stream is closed below.
+                Work::Close(_)
+                | Work::Send(_)
+                | Work::Start(_)
+                | Work::Snapshot(_)
+                | Work::Hooks(_) => {}
             }
         }
         self.runner.exchange = None;

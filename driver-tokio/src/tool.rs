@@ -3,11 +3,9 @@
 use hrns_blocking::{CancelFlag, Sandbox};
 use hrns_core::tool::render::tool_failed;
 use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
-use hrns_core::wire::Usage;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
 use tokio_util::sync::CancellationToken;
 
 /// The future a [`Tool`] returns.
@@ -26,29 +24,14 @@ pub struct ToolContext {
     /// is). [`ToolContext::new`] gives [`Sandbox::unconfined`].
     pub sandbox: Sandbox,
     /// Where a tool reports the tokens of model requests it made itself (a subagent's); the
-    /// runner counts them in the turn's usage ([`hrns_core::Session::add_child_usage`]).
+    /// runner sets it to its ledger's, which counts them in the session's usage
+    /// ([`Ledger::child_usage`](hrns_core::session::Ledger::child_usage)).
     pub usage: UsageSink,
 }
 
-/// Tokens that tools spent on model requests of their own, waiting for the runner to count
-/// them. Cheap to clone; the clones share the same list.
-#[derive(Debug, Clone, Default)]
-pub struct UsageSink(Arc<Mutex<Vec<Usage>>>);
-
-impl UsageSink {
-    /// Reports one request's usage.
-    pub fn report(&self, usage: Usage) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(usage);
-    }
-
-    /// Takes what was reported since the last take.
-    pub fn take(&self) -> Vec<Usage> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
-    }
-}
+/// Tokens that tools spent on model requests of their own (a subagent's): the core's
+/// [`ChildUsage`](hrns_core::session::ChildUsage), which the runner's ledger counts.
+pub type UsageSink = hrns_core::session::ChildUsage;
 
 impl ToolContext {
     /// Returns a context for `workspace`, made absolute and canonical (symbolic links
@@ -177,6 +160,7 @@ where
         workspace: ctx.workspace.clone(),
         cancel: flag.clone(),
         sandbox: ctx.sandbox.clone(),
+        usage: ctx.usage.clone(),
     };
     Box::pin(async move {
         let _cancel_on_drop = CancelOnDrop(flag.clone());

@@ -42,24 +42,44 @@ impl Tool for Slow {
     }
 }
 
+struct Crash;
+impl Tool for Crash {
+    fn spec(&self) -> ToolSpec {
+        suite::crash_spec()
+    }
+    fn run<'a>(&'a self, _arguments: &'a str, _ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move { panic!("the crash tool crashes") })
+    }
+}
+
+fn toolbox(slow_left: &Arc<AtomicBool>) -> Toolbox {
+    let mut tools = Toolbox::new();
+    tools
+        .add(Echo {
+            slow_left: slow_left.clone(),
+        })
+        .add(Slow)
+        .add(Crash);
+    tools
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// Runs each turn on its own two-worker runtime, as a synchronous caller would.
 struct Tokio;
 
 impl suite::Harness for Tokio {
     fn run(&mut self, session: &mut Session, prompt: &str) -> Vec<(Instant, Event)> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = runtime();
         let client = Client::new(session.config().provider.clone(), &ClientConfig::default());
-        let mut tools = Toolbox::new();
         let slow_left = Arc::new(AtomicBool::new(false));
-        tools
-            .add(Echo {
-                slow_left: slow_left.clone(),
-            })
-            .add(Slow);
+        let tools = toolbox(&slow_left);
         let mut runner = Runner::new(
             client,
             tools,
@@ -67,7 +87,8 @@ impl suite::Harness for Tokio {
         )
         .update_tools_with(move |tools| {
             slow_left.swap(false, Ordering::SeqCst).then(|| {
-                tools.retain(|name| name != "slow");
+                // `crash` goes too: the default session of the suite does not offer it.
+                tools.retain(|name| name != "slow" && name != "crash");
                 suite::SLOW_LEFT.to_owned()
             })
         });
@@ -84,6 +105,38 @@ impl suite::Harness for Tokio {
                     events.push((Instant::now(), event));
                 }
             }
+        });
+        events
+    }
+
+    fn drive_after_question(
+        &mut self,
+        session: &mut Session,
+        prompt: &str,
+    ) -> Vec<(Instant, Event)> {
+        let rt = runtime();
+        let client = Client::new(session.config().provider.clone(), &ClientConfig::default());
+        let tools = toolbox(&Arc::new(AtomicBool::new(false)));
+        let mut runner = Runner::new(
+            client,
+            tools,
+            ToolContext::new(std::env::temp_dir()).unwrap(),
+        )
+        .approve_with(|_| async { suite::owner_approval() });
+        let mut events = Vec::new();
+        session.submit(prompt).expect("the session is idle");
+        rt.block_on(async {
+            while session.asked().is_none() {
+                assert!(
+                    !session.is_idle(),
+                    "the turn ended without a question: {events:?}"
+                );
+                let batch = runner.complete_io(session).await;
+                events.extend(batch.into_iter().map(|e| (Instant::now(), e)));
+            }
+            runner
+                .drive(session, |e| events.push((Instant::now(), e.clone())))
+                .await;
         });
         events
     }

@@ -146,7 +146,6 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         mcp: Arc::new(mcp),
         mcp_secrets,
         mcp_told: Default::default(),
-        escalations: Default::default(),
     };
     let state = crate::setup::paths::state_dir()
         .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e))?

@@ -73,7 +73,7 @@ pub(crate) fn run(global: &Global, args: &DoctorArgs) -> Result<u8, CliError> {
         value["model"] = resolved.model.clone().into();
         value["saved"] = match &saved {
             Ok(Saved::Written(_)) => true.into(),
-            _ => false.into(),
+            Ok(Saved::Unchanged | Saved::NoEntry) | Err(_) => false.into(),
         };
         println!("{}", crate::host::redact::redact(&value.to_string()));
     } else {

@@ -305,6 +305,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         workspace: cwd,
         cancel: Default::default(),
         sandbox,
+        usage: Default::default(),
     };
     let outcome = run_turn(
         transport,

@@ -64,7 +64,25 @@ impl JsonPrinter {
             Event::TextDelta { text } => (DeltaKind::Text, text),
             Event::ReasoningDelta { text } => (DeltaKind::Reasoning, text),
             Event::RefusalDelta { text } => (DeltaKind::Refusal, text),
-            _ => {
+            Event::TurnStarted { .. }
+            | Event::RequestStarted { .. }
+            | Event::ToolCallStreaming { .. }
+            | Event::ToolCall { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::ToolResult { .. }
+            | Event::Usage { .. }
+            | Event::Retry { .. }
+            | Event::OptionDropped { .. }
+            | Event::ToolsChanged { .. }
+            | Event::ContextCompacted { .. }
+            | Event::PlanUpdated { .. }
+            | Event::Message { .. }
+            | Event::Checkpoint { .. }
+            | Event::CheckpointFailed { .. }
+            | Event::Hook { .. }
+            | Event::TurnFinished { .. }
+            | Event::TurnFailed { .. }
+            | Event::TurnCancelled => {
                 self.finish(out);
                 match diff {
                     Some(lines) => crate::host::diff::print_json_with_diff(event, lines, out),

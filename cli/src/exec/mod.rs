@@ -242,7 +242,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             child_tx,
         );
         if policy == ApprovalPolicy::Ask {
-            task = task.approve_with(|agent, run| ask_on_terminal(run, Some(agent), false).0);
+            task = task.approve_with(|agent, run| ask_on_terminal(run, Some(agent), false));
         }
         children = Some(task.running());
         toolbox.add(task);
@@ -253,6 +253,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         workspace: setup.workspace.clone(),
         cancel,
         sandbox: setup.sandbox.clone(),
+        usage: Default::default(),
     };
     let ended = run_turn(
         transport,
@@ -499,13 +500,8 @@ pub(crate) fn run_turn(
     pricing: Option<hrns_core::pricing::Pricing>,
 ) -> Ended {
     // Under ask, a confined run_command may be let out of the sandbox once (`u`).
-    let escalations = crate::sandbox::escalate::Escalations::default();
     let can_escalate = crate::sandbox::escalate::possible(policy, &ctx.sandbox.policy);
-    let mut toolbox = if can_escalate {
-        crate::sandbox::escalate::escalatable(toolbox, &escalations)
-    } else {
-        toolbox.clone()
-    };
+    let mut toolbox = toolbox.clone();
     let diffs = crate::host::diff::WriteDiffs::new(crate::host::diff::wrap_writes(&mut toolbox));
     let mut runner = Runner::new(transport, &toolbox, ctx);
     if let Some(checkpointer) = checkpoints {
@@ -528,9 +524,7 @@ pub(crate) fn run_turn(
         log,
         learn,
         children,
-        child_usage: Vec::new(),
         diffs,
-        escalations,
         can_escalate,
         answer,
         pricing,
@@ -562,10 +556,7 @@ struct ExecFront<'x> {
     log: Option<&'x mut SessionLog>,
     learn: Option<&'x QuirkStore>,
     children: Option<&'x std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
-    /// Tokens the subagents used, counted in the turn's.
-    child_usage: Vec<hrns_core::wire::Usage>,
     diffs: crate::host::diff::WriteDiffs,
-    escalations: crate::sandbox::escalate::Escalations,
     can_escalate: bool,
     /// Whether answer text is streamed to stdout.
     answer: Answer,
@@ -583,9 +574,6 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
         // result is read (once per batch: a channel check per delta cost as much as the
         // printing).
         for child in self.children.into_iter().flat_map(|rx| rx.try_iter()) {
-            if let Event::Usage { usage } = &child.event {
-                self.child_usage.push(hrns_core::wire::Usage::clone(usage));
-            }
             if let Some(log) = self.log.as_deref_mut() {
                 if let Err(e) = log.record_child(&child) {
                     if self.json {
@@ -600,40 +588,41 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
             // Most events of a stream are deltas: nothing saves them (the message carries the
             // text), learns from them or diffs them, so they go straight to the printer.
             if event.is_delta() {
+                if self.json {
+                    self.json_printer.print(event, None, to.out_clean());
+                    continue;
+                }
                 match event {
                     // A structured answer is printed whole once it matched the schema.
                     Event::TextDelta { .. } | Event::RefusalDelta { .. }
-                        if !self.json && self.answer == Answer::Structured => {}
-                    Event::TextDelta { text } | Event::RefusalDelta { text } if !self.json => {
+                        if self.answer == Answer::Structured => {}
+                    Event::TextDelta { text } | Event::RefusalDelta { text } => {
                         self.printer.print_text(text, to);
                     }
-                    _ if self.json => self.json_printer.print(event, None, to.out_clean()),
-                    _ => self.printer.print(event, to),
+                    Event::TurnStarted { .. }
+                    | Event::RequestStarted { .. }
+                    | Event::ReasoningDelta { .. }
+                    | Event::ToolCallStreaming { .. }
+                    | Event::ToolCall { .. }
+                    | Event::ApprovalRequested { .. }
+                    | Event::ToolResult { .. }
+                    | Event::Usage { .. }
+                    | Event::Retry { .. }
+                    | Event::OptionDropped { .. }
+                    | Event::ToolsChanged { .. }
+                    | Event::ContextCompacted { .. }
+                    | Event::PlanUpdated { .. }
+                    | Event::Message { .. }
+                    | Event::Checkpoint { .. }
+                    | Event::CheckpointFailed { .. }
+                    | Event::Hook { .. }
+                    | Event::TurnFinished { .. }
+                    | Event::TurnFailed { .. }
+                    | Event::TurnCancelled => self.printer.print(event, to),
                 }
                 continue;
             }
             note(&mut self.ended, event);
-            // The turn's tokens include its children's.
-            let with_children;
-            let event = match event {
-                Event::TurnFinished {
-                    finish_reason,
-                    usage,
-                    output,
-                } if !self.child_usage.is_empty() => {
-                    with_children = Event::TurnFinished {
-                        finish_reason: finish_reason.clone(),
-                        usage: hrns_core::task::add_usage(
-                            usage.as_deref().cloned(),
-                            &self.child_usage,
-                        )
-                        .map(Box::new),
-                        output: output.clone(),
-                    };
-                    &with_children
-                }
-                other => other,
-            };
             if let Some(log) = self.log.as_deref_mut() {
                 if let Err(e) = log.record(event) {
                     if self.json {
@@ -709,11 +698,7 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
             // Shown with the question: the result comes without it.
             self.diffs.shown(&run.call_id);
         }
-        let (approval, unsandboxed) = ask_on_terminal(run, None, offer);
-        if unsandboxed {
-            self.escalations.allow(&run.arguments);
-        }
-        approval
+        ask_on_terminal(run, None, offer)
     }
 }
 
@@ -729,7 +714,27 @@ fn note(ended: &mut Ended, event: &Event) {
             ..
         } => ended.denied += 1,
         Event::TurnFinished { output, .. } => ended.output = output.as_deref().cloned(),
-        _ => {}
+        Event::TurnStarted { .. }
+        | Event::ToolResult { .. }
+        | Event::Message { .. }
+        | Event::RequestStarted { .. }
+        | Event::TextDelta { .. }
+        | Event::ReasoningDelta { .. }
+        | Event::RefusalDelta { .. }
+        | Event::ToolCallStreaming { .. }
+        | Event::ToolCall { .. }
+        | Event::ApprovalRequested { .. }
+        | Event::Usage { .. }
+        | Event::Retry { .. }
+        | Event::OptionDropped { .. }
+        | Event::ToolsChanged { .. }
+        | Event::ContextCompacted { .. }
+        | Event::PlanUpdated { .. }
+        | Event::Checkpoint { .. }
+        | Event::CheckpointFailed { .. }
+        | Event::Hook { .. }
+        | Event::TurnFailed { .. }
+        | Event::TurnCancelled => {}
     }
 }
 
@@ -881,13 +886,9 @@ fn shown(text: &str) -> String {
 }
 
 /// Asks on the terminal: `y` once, `a` always for this tool, `n` (with an optional reason),
-/// and when `offer_unsandboxed`, `u`: once without the sandbox (the second value is then
-/// true). A subagent's call names its `agent`.
-fn ask_on_terminal(
-    run: &ToolRun,
-    agent: Option<&str>,
-    offer_unsandboxed: bool,
-) -> (Approval, bool) {
+/// and when `offer_unsandboxed`, `u`: once without the sandbox. A subagent's call names its
+/// `agent`.
+fn ask_on_terminal(run: &ToolRun, agent: Option<&str>, offer_unsandboxed: bool) -> Approval {
     let s = crate::term::style::Style::stderr();
     let mut err = std::io::stderr();
     // A subagent's call says whose it is, as the interactive UI's question does.
@@ -914,13 +915,13 @@ fn ask_on_terminal(
     let mut line = String::new();
     if std::io::stdin().read_line(&mut line).unwrap_or(0) == 0 {
         let reason = Some("no answer (end of input)".into());
-        return (Approval::Deny { reason }, false);
+        return Approval::Deny { reason };
     }
     let answer = line.trim();
-    let approval = match answer.chars().next().map(|c| c.to_ascii_lowercase()) {
+    match answer.chars().next().map(|c| c.to_ascii_lowercase()) {
         Some('y') => Approval::Once,
         Some('a') => Approval::AlwaysThisTool,
-        Some('u') if offer_unsandboxed => return (Approval::Once, true),
+        Some('u') if offer_unsandboxed => Approval::OnceUnsandboxed,
         _ => {
             let reason = answer
                 .trim_start_matches(['n', 'N'])
@@ -930,6 +931,5 @@ fn ask_on_terminal(
                 reason: (!reason.is_empty()).then(|| reason.to_owned()),
             }
         }
-    };
-    (approval, false)
+    }
 }

@@ -262,10 +262,12 @@ impl HumanPrinter {
                 let first = one_line(&safe(first), 100);
                 // "denied by policy: Denied by policy: …" says it twice; the text alone will do.
                 let repeats = first.to_lowercase().starts_with(&name);
-                let mark = match status {
-                    ToolStatus::Ok => s.ok("ok"),
-                    _ if repeats => String::new(),
-                    _ => s.error(&name),
+                let mark = if *status == ToolStatus::Ok {
+                    s.ok("ok")
+                } else if repeats {
+                    String::new()
+                } else {
+                    s.error(&name)
                 };
                 let sep = if mark.is_empty() { "" } else { ": " };
                 let _ = writeln!(
@@ -394,7 +396,13 @@ impl HumanPrinter {
                 self.end_text(to);
                 let _ = writeln!(to.err(), "{}", s.harness("cancelled"));
             }
-            _ => {}
+            Event::TurnStarted { .. }
+            | Event::RequestStarted { .. }
+            | Event::ToolCallStreaming { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::Usage { .. }
+            | Event::Message { .. }
+            | Event::Checkpoint { .. } => {}
         }
     }
 }
@@ -568,7 +576,25 @@ pub(crate) fn print_json(event: &Event, out: &mut Vec<u8>) {
             Some((b"{\"type\":\"reasoning_delta\",\"text\":\"", text))
         }
         Event::RefusalDelta { text } => Some((b"{\"type\":\"refusal_delta\",\"text\":\"", text)),
-        _ => None,
+        Event::TurnStarted { .. }
+        | Event::RequestStarted { .. }
+        | Event::ToolCallStreaming { .. }
+        | Event::ToolCall { .. }
+        | Event::ApprovalRequested { .. }
+        | Event::ToolResult { .. }
+        | Event::Usage { .. }
+        | Event::Retry { .. }
+        | Event::OptionDropped { .. }
+        | Event::ToolsChanged { .. }
+        | Event::ContextCompacted { .. }
+        | Event::PlanUpdated { .. }
+        | Event::Message { .. }
+        | Event::Checkpoint { .. }
+        | Event::CheckpointFailed { .. }
+        | Event::Hook { .. }
+        | Event::TurnFinished { .. }
+        | Event::TurnFailed { .. }
+        | Event::TurnCancelled => None,
     };
     if let Some((start, text)) = delta {
         let text = text.as_str();

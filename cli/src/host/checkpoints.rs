@@ -107,7 +107,26 @@ pub(crate) fn timeline(s: &LoadedSession) -> Timeline {
                 changed: changed.clone(),
             }),
             Event::CheckpointFailed { reason, .. } => t.checkpoint_failed(reason.clone()),
-            _ => {}
+            Event::TurnStarted { .. }
+            | Event::RequestStarted { .. }
+            | Event::TextDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::RefusalDelta { .. }
+            | Event::ToolCallStreaming { .. }
+            | Event::ToolCall { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::ToolResult { .. }
+            | Event::Usage { .. }
+            | Event::Retry { .. }
+            | Event::OptionDropped { .. }
+            | Event::ToolsChanged { .. }
+            | Event::ContextCompacted { .. }
+            | Event::PlanUpdated { .. }
+            | Event::Message { .. }
+            | Event::Hook { .. }
+            | Event::TurnFinished { .. }
+            | Event::TurnFailed { .. }
+            | Event::TurnCancelled => {}
         }
     }
     for mark in marks {

@@ -7,7 +7,6 @@
 //! where subagents' events and approval questions go ([`Subagents`]).
 
 use crate::host::diff::WriteDiffs;
-use crate::sandbox::escalate::Escalations;
 use crate::setup::Setup;
 use crate::setup::mcp::{LiveTools, ServersTold};
 use hrns_blocking::mcp::McpServers;
@@ -40,8 +39,6 @@ pub(crate) struct Shared {
     pub(crate) mcp_secrets: Secrets,
     /// What the session was last told of the MCP servers, kept across rebuilds.
     pub(crate) mcp_told: Arc<Mutex<ServersTold>>,
-    /// `run_command` calls the user let out of the sandbox once, under `ask` only.
-    pub(crate) escalations: Escalations,
 }
 
 /// A conversation ready to run.
@@ -72,7 +69,16 @@ pub(crate) fn client_for(setup: &Setup) -> Client {
 pub(crate) fn toolbox_for(setup: &Setup) -> Toolbox {
     let http = HttpClient::new(&ClientConfig::default());
     let mut toolbox = hrns_tokio::tools::builtin_toolbox(http, setup.discovered.skills.clone());
-    toolbox.retain(|name| setup.agent.tools.allows(name));
+    // By name and by the effect each tool declares: a read-only agent gets no tool that
+    // writes or runs something, whatever its name.
+    let offered: Vec<String> = setup
+        .agent
+        .tools
+        .filter(toolbox.specs())
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    toolbox.retain(|name| offered.iter().any(|o| o == name));
     toolbox
 }
 
@@ -96,9 +102,6 @@ pub(crate) fn build(
         policy,
         &shared.mcp_told,
     );
-    if crate::sandbox::escalate::possible(policy, &setup.sandbox.policy) {
-        crate::sandbox::escalate::make_async_escalatable(&mut toolbox, &shared.escalations);
-    }
     let diffs = WriteDiffs::new(crate::host::diff::wrap_async_writes(&mut toolbox));
     let plan = crate::host::subagents::plan_spec(setup);
     let specs = toolbox.specs().into_iter().chain(plan.clone()).collect();

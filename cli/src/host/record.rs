@@ -475,7 +475,11 @@ impl Read for FailingReader {
     fn read(&mut self, _buf: &mut [u8]) -> io::Result<usize> {
         let kind = match self.0 {
             TransportErrorKind::Timeout => io::ErrorKind::TimedOut,
-            _ => io::ErrorKind::ConnectionReset,
+            TransportErrorKind::Connect
+            | TransportErrorKind::Io
+            | TransportErrorKind::Tls
+            | TransportErrorKind::InvalidRequest
+            | TransportErrorKind::Other => io::ErrorKind::ConnectionReset,
         };
         Err(io::Error::new(kind, self.1.clone()))
     }

@@ -605,7 +605,30 @@ fn history_until(events: &[Event], marks: &[Mark], end: usize) -> Vec<Message> {
                 method: CompactMethod::Summarized,
                 ..
             }) => messages.clear(),
-            _ => {}
+            Some(
+                Event::TurnStarted { .. }
+                | Event::RequestStarted { .. }
+                | Event::TextDelta { .. }
+                | Event::ReasoningDelta { .. }
+                | Event::RefusalDelta { .. }
+                | Event::ToolCallStreaming { .. }
+                | Event::ToolCall { .. }
+                | Event::ApprovalRequested { .. }
+                | Event::ToolResult { .. }
+                | Event::Usage { .. }
+                | Event::Retry { .. }
+                | Event::OptionDropped { .. }
+                | Event::ToolsChanged { .. }
+                | Event::ContextCompacted { .. }
+                | Event::PlanUpdated { .. }
+                | Event::Checkpoint { .. }
+                | Event::CheckpointFailed { .. }
+                | Event::Hook { .. }
+                | Event::TurnFinished { .. }
+                | Event::TurnFailed { .. }
+                | Event::TurnCancelled,
+            )
+            | None => {}
         }
     }
     messages

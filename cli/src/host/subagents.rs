@@ -233,7 +233,23 @@ pub(crate) fn print_human(child: &ChildEvent, s: Style, err: &mut impl Write) {
             s.dim("  └"),
             s.error(&format!("{agent} cancelled"))
         ),
-        _ => return,
+        Event::RequestStarted { .. }
+        | Event::ToolResult { .. }
+        | Event::TextDelta { .. }
+        | Event::ReasoningDelta { .. }
+        | Event::RefusalDelta { .. }
+        | Event::ToolCallStreaming { .. }
+        | Event::ApprovalRequested { .. }
+        | Event::Usage { .. }
+        | Event::Retry { .. }
+        | Event::OptionDropped { .. }
+        | Event::ToolsChanged { .. }
+        | Event::ContextCompacted { .. }
+        | Event::PlanUpdated { .. }
+        | Event::Message { .. }
+        | Event::Checkpoint { .. }
+        | Event::CheckpointFailed { .. }
+        | Event::Hook { .. } => return,
     };
     let _ = writeln!(err, "{line}");
 }

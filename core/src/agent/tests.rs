@@ -25,6 +25,62 @@ fn file_agent(name: &str, path: &str) -> Agent {
     parse_agent_md(&format!("---\nname: {name}\n---\nprompt of {path}"), path).unwrap()
 }
 
+/// A tool that appears later (a new built-in, a plugin's) and declares that it writes or runs
+/// something is kept from Explorer, Planner and Pirate without anyone naming it in their
+/// definitions; one that only reads or fetches reaches them. Builder gets both. The same
+/// holds for their subagents and for an agent file that denies the built-in writing tools.
+#[test]
+fn a_new_tool_with_effects_is_kept_from_read_only_agents_by_its_effect() {
+    let tool = |name: &str, effect| ToolSpec {
+        name: name.into(),
+        description: String::new(),
+        parameters: serde_json::json!({"type": "object"}),
+        effect,
+    };
+    let new_tools = [
+        tool("apply_patch", Effect::Write),
+        tool("deploy", Effect::Exec),
+        tool("mcp__git__push", Effect::Exec),
+        tool("outline", Effect::ReadOnly),
+        tool("search_web", Effect::Network),
+    ];
+    let offered = |agent: &Agent| -> Vec<String> {
+        agent
+            .tools
+            .filter(new_tools.to_vec())
+            .into_iter()
+            .map(|t| t.name)
+            .collect()
+    };
+    let agents = builtin_agents();
+    assert_eq!(
+        offered(&agents[0]).len(),
+        new_tools.len(),
+        "Builder gets all"
+    );
+    let file = parse_agent_md(
+        "---\nname: Reader\ntools:\n  write_file: false\n  run_command: false\n---\nRead.",
+        "r/AGENT.md",
+    )
+    .unwrap();
+    for agent in agents[1..].iter().chain([&file]) {
+        assert_eq!(offered(agent), ["outline", "search_web"], "{}", agent.name);
+        assert!(agent.is_read_only(), "{}", agent.name);
+    }
+    // A child of Explorer, asking for Builder, gets no tool with effects either.
+    let args = serde_json::json!({"description": "d", "prompt": "p", "agent": "Builder"});
+    let plan = crate::task::plan_child(
+        &args.to_string(),
+        &agents,
+        Some(&agents[1]),
+        crate::session::ApprovalPolicy::Auto,
+        &new_tools,
+    )
+    .unwrap();
+    let names: Vec<&str> = plan.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["outline", "search_web"]);
+}
+
 #[test]
 fn builtins() {
     let agents = builtin_agents();
@@ -40,9 +96,16 @@ fn builtins() {
         }
     }
     assert!(all.iter().all(|t| agents[0].tools.allows(t)));
+    let spec = |name: &str| {
+        builtin_specs()
+            .into_iter()
+            .find(|t| t.name == name)
+            .unwrap()
+    };
     for agent in &agents[1..] {
+        assert!(agent.is_read_only(), "{}", agent.name);
         for tool in [WRITE_FILE, EDIT_FILE, RUN_COMMAND] {
-            assert!(!agent.tools.allows(tool), "{} {tool}", agent.name);
+            assert!(!agent.tools.offers(&spec(tool)), "{} {tool}", agent.name);
         }
         let offered: Vec<String> = agent
             .tools

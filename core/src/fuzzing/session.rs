@@ -163,9 +163,9 @@ pub fn session(data: &[u8]) {
                 // Now and then news even when nothing changed (a server whose tools were
                 // filtered out stopped).
                 if arg % 8 == 3 {
-                    session.set_tools(tools, crate::session::ToolsReason::news(why));
+                    session.handle_tools_changed(tools, crate::session::ToolsReason::news(why));
                 } else {
-                    session.set_tools(tools, why);
+                    session.handle_tools_changed(tools, why);
                 }
                 Ok(())
             }

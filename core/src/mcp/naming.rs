@@ -89,16 +89,16 @@ pub fn effect(tool: &McpTool) -> Effect {
 /// A tool the server marks read-only is offered when the agent's tool map allows it. Any other
 /// may change things as a command can ([`effect`]), so it is offered only where it could run:
 /// never under the `read-only` approval policy, and never to a read-only agent
-/// ([`Agent::is_read_only`]: Explorer, Planner, Pirate), whose map cannot name every such tool —
-/// the same rule a read-only subagent's tools follow.
+/// ([`Agent::is_read_only`]: Explorer, Planner, Pirate), by its effect
+/// ([`crate::agent::ToolFilter::offers`]) — the same rule every tool follows.
 pub fn offered(spec: &ToolSpec, agent: &Agent, policy: ApprovalPolicy) -> bool {
-    if !agent.tools.allows(&spec.name) {
+    if !agent.tools.offers(spec) {
         return false;
     }
     match (spec.effect, policy) {
         (Effect::ReadOnly, _) => true,
         (_, ApprovalPolicy::ReadOnly) => false,
-        (_, ApprovalPolicy::Ask | ApprovalPolicy::Auto) => !agent.is_read_only(),
+        (_, ApprovalPolicy::Ask | ApprovalPolicy::Auto) => true,
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::event::{Event, ToolStatus, TurnError};
 use super::shared::Shared;
-use super::{Action, Approval, SessionError, ToolRun};
+use super::{Action, Approval, Confinement, SessionError, ToolRun};
 use crate::hooks::{HookEvent, HookWait, Permission};
 use crate::tool::{Effect, ToolOutput};
 use crate::wire::Message;
@@ -60,6 +60,7 @@ pub(super) enum CallState {
     Running {
         effect: Effect,
         deadline: Option<Instant>,
+        confinement: Confinement,
     },
     /// Waits for the user; asked once the approval request went out (one at a time).
     AwaitingApproval { run: ToolRun, asked: Asked },
@@ -200,10 +201,20 @@ impl Calls {
         else {
             return s.late_call(call_id);
         };
-        let CallState::Running { effect, .. } = call.state else {
+        let CallState::Running {
+            effect,
+            confinement,
+            ..
+        } = call.state
+        else {
             unreachable!("found as running above");
         };
         super::checkpoints::after_call(s, effect);
+        let mut output = output;
+        match confinement {
+            Confinement::Sandboxed => {}
+            Confinement::Unsandboxed => output.content.push_str(crate::sandbox::UNSANDBOXED_NOTE),
+        }
         let (status, event) = if output.is_error {
             (ToolStatus::Error, HookEvent::PostToolUseFailure)
         } else {
@@ -263,6 +274,7 @@ impl Calls {
         };
         match approval {
             Approval::Once => self.calls[pos].allow(),
+            Approval::OnceUnsandboxed => self.calls[pos].allow_unsandboxed(),
             Approval::AlwaysThisTool => {
                 let name = self.calls[pos].name.clone();
                 s.approved_tools.insert(name.clone());
@@ -548,10 +560,13 @@ impl Calls {
                 if super::checkpoints::before_call(s, run) {
                     return; // it starts once the snapshot of the state before it is taken
                 }
-                let effect = run.effect;
-                let CallState::Ready(run) =
-                    std::mem::replace(&mut call.state, CallState::Running { effect, deadline })
-                else {
+                let (effect, confinement) = (run.effect, run.confinement);
+                let running = CallState::Running {
+                    effect,
+                    deadline,
+                    confinement,
+                };
+                let CallState::Ready(run) = std::mem::replace(&mut call.state, running) else {
                     unreachable!("matched as ready above");
                 };
                 s.issued_calls.insert(run.call_id.clone());
@@ -642,6 +657,19 @@ impl PendingCall {
     fn allow(&mut self) {
         if let CallState::AwaitingApproval { run, .. } = &self.state {
             self.state = CallState::Ready(run.clone());
+        }
+    }
+
+    /// A call approved to run once outside the sandbox becomes ready to run so, when it is a
+    /// command; any other call (a `task` call's child would take the leave to all of its
+    /// own commands) is allowed as usual.
+    fn allow_unsandboxed(&mut self) {
+        if let CallState::AwaitingApproval { run, .. } = &self.state {
+            let mut run = run.clone();
+            if run.effect == Effect::Exec && run.name != crate::task::TASK_TOOL {
+                run.confinement = Confinement::Unsandboxed;
+            }
+            self.state = CallState::Ready(run);
         }
     }
 }

@@ -113,6 +113,11 @@ pub enum PolicyDecision {
 pub enum Approval {
     /// Run this call.
     Once,
+    /// Run this call once outside the sandbox ([`Confinement::Unsandboxed`](super::Confinement::Unsandboxed)): the user lets
+    /// a command that the sandbox would stop do what it needs, this time. Only a call with
+    /// the [`Effect::Exec`] effect (a command) leaves the sandbox; for any other call this is
+    /// [`Approval::Once`].
+    OnceUnsandboxed,
     /// Run this call and every later call of the same tool in this session.
     AlwaysThisTool,
     /// Do not run it; the optional reason is passed to the model.

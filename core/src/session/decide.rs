@@ -113,6 +113,7 @@ pub(super) fn decide(s: &mut Shared, id: &str, name: &str, arguments: &str) -> C
             arguments.to_owned()
         },
         effect: order,
+        confinement: super::Confinement::Sandboxed,
     };
     let decision = if s.approved_tools.contains(name) {
         PolicyDecision::Run

@@ -21,9 +21,12 @@ pub const EVENT_SCHEMA_VERSION: u32 = 2;
 /// Serialized as one JSON object with a `"type"` field in snake case, for example
 /// `{"type":"text_delta","text":"Hel"}` or `{"type":"turn_finished","finish_reason":"stop",…}`.
 /// Every turn ends with exactly one of `turn_finished`, `turn_failed` or `turn_cancelled`.
+///
+/// Not `#[non_exhaustive]`, on purpose: a front end matches it without a wildcard arm, so a
+/// new variant fails to compile in every front end until that front end decides what to do
+/// with it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-#[non_exhaustive]
 pub enum Event {
     /// A turn began with the user's message.
     TurnStarted {
@@ -110,7 +113,7 @@ pub enum Event {
         /// The provider's message.
         reason: String,
     },
-    /// The tools offered to the model changed ([`Session::set_tools`](super::Session::set_tools)):
+    /// The tools offered to the model changed ([`Session::handle_tools_changed`](super::Session::handle_tools_changed)):
     /// an MCP server stopped, or listed other tools. Requests from now on offer the new set,
     /// and a later call to a tool that is gone is answered as an unknown tool.
     ToolsChanged {
@@ -508,7 +511,6 @@ pub enum TurnError {
 /// The class of a transport failure, which decides whether it is retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-#[non_exhaustive]
 pub enum TransportErrorKind {
     /// Connecting failed (refused, DNS, unreachable). Retried.
     Connect,

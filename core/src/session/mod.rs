@@ -8,14 +8,18 @@
 //! - inputs: [`Session::handle_response_head`] (or [`Session::handle_response_head_at`]),
 //!   [`Session::handle_response_data`],
 //!   [`Session::handle_response_end`], [`Session::handle_transport_error`],
-//!   [`Session::handle_tool_output`], [`Session::handle_approval`], [`Session::handle_timeout`];
-//! - commands: [`Session::submit`], [`Session::cancel`], [`Session::set_tools`];
+//!   [`Session::handle_tool_output`], [`Session::handle_approval`], [`Session::handle_timeout`],
+//!   [`Session::handle_checkpoint`], [`Session::handle_tools_changed`] (the tool set changed);
+//! - commands: [`Session::submit`], [`Session::cancel`];
 //! - output: [`Session::poll`] (or [`Session::poll_into`], everything at once).
 //!
 //! **After any input or command, drain [`Session::poll`] until it returns `None`** (or call
 //! [`Session::poll_into`] once), then wait
 //! for whichever comes first: a response for a request you sent, a tool result, the user, or
 //! the deadline of [`Session::poll_timeout`].
+//!
+//! A driver keeps its bookkeeping between steps (calls waiting for a slot, the request in
+//! flight, the turn's outcome) in a [`Ledger`], which turns these actions into its work.
 //!
 //! Time enters only as `now` arguments and randomness only as the configured seed, so the same
 //! inputs always give the same actions.
@@ -35,6 +39,7 @@ mod hooks;
 #[cfg(test)]
 mod hooks_tests;
 mod images;
+mod ledger;
 mod outbox;
 #[cfg(test)]
 mod outbox_tests;
@@ -59,6 +64,9 @@ pub use event::{
     TransportErrorKind, TurnError, TurnOutcome,
 };
 pub use images::{ToolImages, is_tool_images, tool_images};
+pub use ledger::{
+    ChildUsage, DEFAULT_MAX_PARALLEL_TOOLS, Ledger, ToolEnd, ToolsChange, Waiting, Work,
+};
 pub use output::{MAX_ERRORS_TOLD, OutputCheck, OutputSchema, SCHEMA_NAME};
 pub(crate) use retry::retry_after;
 pub use tools_reason::{ToolsReason, WhenUnchanged};
@@ -115,6 +123,21 @@ pub struct ToolRun {
     /// except for a `task` call: there it is what its child may do
     /// ([`crate::task::call_effect`]), so a child that may write runs alone.
     pub effect: Effect,
+    /// Whether the driver runs it in the session's sandbox or, by the user's answer
+    /// [`Approval::OnceUnsandboxed`], outside it.
+    pub confinement: Confinement,
+}
+
+/// Where a driver runs a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Confinement {
+    /// In the sandbox the driver was set up with.
+    #[default]
+    Sandboxed,
+    /// Without any sandbox (`danger-full-access`), once: the user answered
+    /// [`Approval::OnceUnsandboxed`]. The session adds [`crate::sandbox::UNSANDBOXED_NOTE`]
+    /// to its result, so the model knows it ran unconfined by the user's leave.
+    Unsandboxed,
 }
 
 /// A misuse of the session by its caller. The session's state is unchanged by a call that
@@ -288,6 +311,11 @@ impl Session {
         self.shared.totals
     }
 
+    /// Whether events or other actions wait to be taken with [`Session::poll`].
+    pub fn has_output(&self) -> bool {
+        !self.shared.outbox.is_empty()
+    }
+
     /// The call whose approval the session asked for ([`Event::ApprovalRequested`]) and
     /// that is not answered yet. One at a time.
     pub fn asked(&self) -> Option<&ToolRun> {
@@ -353,7 +381,11 @@ impl Session {
     ///
     /// `update_plan` is the session's own tool (no driver runs it, so a driver's set does not
     /// hold it): while it is offered, it stays offered.
-    pub fn set_tools(&mut self, mut tools: Vec<ToolSpec>, reason: impl Into<ToolsReason>) {
+    pub fn handle_tools_changed(
+        &mut self,
+        mut tools: Vec<ToolSpec>,
+        reason: impl Into<ToolsReason>,
+    ) {
         let reason = reason.into();
         let s = &mut self.shared;
         let own = crate::plan::UPDATE_PLAN;

@@ -40,6 +40,11 @@ impl Outbox {
         self.actions.push_back((self.queued, action));
     }
 
+    /// Whether nothing waits to be taken.
+    pub(super) fn is_empty(&self) -> bool {
+        self.events.is_empty() && self.actions.is_empty()
+    }
+
     /// Whether a final event waits to be taken.
     pub(super) fn has_final(&self) -> bool {
         self.finals > 0

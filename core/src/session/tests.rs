@@ -494,6 +494,52 @@ fn approve_once_runs_only_that_call() {
     assert_eq!(h.sent.len(), 2);
 }
 
+/// "Unsandboxed, once" is an approval answer: the command it answers runs outside the sandbox
+/// and its result says so; the next call of the same command is asked about again and runs
+/// in the sandbox; a call without the command effect is only allowed.
+#[test]
+fn unsandboxed_once_marks_only_that_command() {
+    use super::Confinement;
+    let mut h = H::new(config(ApprovalPolicy::Ask));
+    h.submit("x");
+    h.sse(&tool_answer(&[
+        ("c1", "run_command", r#"{"command":"a"}"#),
+        ("c2", "write_file", r#"{"path":"f","content":"x"}"#),
+    ]));
+    h.s.handle_approval(h.now, "c1", Approval::OnceUnsandboxed)
+        .unwrap();
+    h.drain();
+    assert_eq!(h.runs.len(), 1);
+    assert_eq!(h.runs[0].confinement, Confinement::Unsandboxed);
+    h.output("c1", "done\n");
+    assert_eq!(h.asks[1].call_id, "c2");
+    h.s.handle_approval(h.now, "c2", Approval::OnceUnsandboxed)
+        .unwrap();
+    h.drain();
+    assert_eq!(h.runs[1].call_id, "c2");
+    assert_eq!(
+        h.runs[1].confinement,
+        Confinement::Sandboxed,
+        "not a command"
+    );
+    h.output("c2", "written");
+    let results = h.results();
+    assert_eq!(
+        results[0].2,
+        format!("done\n{}", crate::sandbox::UNSANDBOXED_NOTE)
+    );
+    assert_eq!(
+        results[1].2, "written",
+        "no note on a call that ran sandboxed"
+    );
+    // The same command in the next answer is asked about again, and runs sandboxed.
+    h.sse(&tool_answer(&[("c3", "run_command", r#"{"command":"a"}"#)]));
+    assert_eq!(h.asks.last().unwrap().call_id, "c3");
+    h.s.handle_approval(h.now, "c3", Approval::Once).unwrap();
+    h.drain();
+    assert_eq!(h.runs.last().unwrap().confinement, Confinement::Sandboxed);
+}
+
 #[test]
 fn repeated_identical_calls_are_stopped() {
     let mut c = config(ApprovalPolicy::Auto);
@@ -1192,6 +1238,6 @@ fn update_plan_is_answered_by_the_session_and_told_to_the_ui() {
     assert_eq!(h.s.plan().unwrap().plan[0].step, "a");
     assert_eq!(h.sent.len(), 2);
     // A driver's new set of tools (an MCP server changed) does not drop it.
-    h.s.set_tools(builtin_specs(), "MCP server x changed its tools");
+    h.s.handle_tools_changed(builtin_specs(), "MCP server x changed its tools");
     assert!(h.s.config().tools.iter().any(|t| t.name == "update_plan"));
 }

@@ -1,7 +1,7 @@
-//! Why the tools offered to the model are being replaced ([`super::Session::set_tools`]), and
+//! Why the tools offered to the model are being replaced ([`super::Session::handle_tools_changed`]), and
 //! whether that is news to people even when the offered set stays the same.
 
-/// What [`super::Session::set_tools`] does when the new set equals the one offered before.
+/// What [`super::Session::handle_tools_changed`] does when the new set equals the one offered before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WhenUnchanged {
     /// Nothing: a replacement that changes nothing is not news (the model's tools and the

@@ -147,6 +147,10 @@ impl Tool for TaskTool {
             runner = runner.approve_with(move |run| approve(agent, run));
         }
         let outcome = runner.run(&mut session, &child.plan.prompt, |event: &Event| {
+            // The parent's runner counts the child's tokens in the parent session's usage.
+            if let Event::Usage { usage } = event {
+                ctx.usage.report(hrns_core::wire::Usage::clone(usage));
+            }
             self.children.observe(call_id, agent, event);
         });
         self.children.result(agent, outcome, session.messages())

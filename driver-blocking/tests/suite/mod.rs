@@ -26,6 +26,25 @@ pub trait Harness {
     /// `slow` tool, with the reason [`SLOW_LEFT`], once `echo` was called with the text
     /// [`DROP_SLOW`] (see [`drops_slow`]): a tool set that changes mid-turn.
     fn run(&mut self, session: &mut Session, prompt: &str) -> Vec<(Instant, Event)>;
+
+    /// Submits `prompt` and steps the session (`complete_io`) until it asked for an approval,
+    /// without answering; then hands the turn to the runner's own turn loop (`drive`), whose
+    /// approval callback answers [`owner_approval`]. Returns every event of both parts.
+    fn drive_after_question(
+        &mut self,
+        session: &mut Session,
+        prompt: &str,
+    ) -> Vec<(Instant, Event)>;
+}
+
+/// The `crash` tool, which both harnesses offer: it panics, always.
+pub fn crash_spec() -> ToolSpec {
+    ToolSpec {
+        name: "crash".into(),
+        description: "Panics.".into(),
+        parameters: json!({"type": "object"}),
+        effect: Effect::ReadOnly,
+    }
 }
 
 /// The `echo` text after which the harness's tool update removes `slow`.
@@ -774,6 +793,70 @@ pub fn hooks_block_add_context_and_keep_the_turn_going(h: &mut impl Harness) {
     assert_eq!(hooks_run, 5, "2 PreToolUse, 1 PostToolUse, 2 Stop");
 }
 
+/// A tool that crashes is answered with the core's text, the same on both drivers, and the
+/// turn goes on: the other call of the answer runs, and the model gets both results.
+pub fn a_crashed_tool_is_told_to_the_model_and_the_turn_goes_on(h: &mut impl Harness) {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[
+            ("boom", "crash", "{}"),
+            ("e", "echo", r#"{"text":"still"}"#),
+        ]),
+        Reply::text_answer("ok"),
+    ])
+    .unwrap();
+    let s = session(&mock);
+    let mut s = with_config(&s, |c| c.tools.push(crash_spec()));
+    let ev = h.run(&mut s, "go");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    let crashed = events(&ev)
+        .into_iter()
+        .find_map(|e| match e {
+            Event::ToolResult {
+                id, status, output, ..
+            } if id == "boom" => Some((*status, output)),
+            _ => None,
+        })
+        .expect("the crashed call has a result");
+    assert_eq!(crashed.0, ToolStatus::Error);
+    assert!(
+        crashed
+            .1
+            .content
+            .starts_with("The tool `crash` crashed (it panicked)"),
+        "{crashed:?}"
+    );
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let sent = String::from_utf8_lossy(&requests[1].body).into_owned();
+    assert!(sent.contains("The tool `crash` crashed"), "{sent}");
+    assert!(sent.contains("echo: still"), "{sent}");
+}
+
+/// A question asked before the runner's turn loop started is asked again by it: the turn is
+/// neither cancelled nor left hanging, and the call runs once approved.
+pub fn a_question_asked_before_the_turn_loop_is_asked_again(h: &mut impl Harness) {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("w", "echo", r#"{"text":"asked"}"#)]),
+        Reply::text_answer("ok"),
+    ])
+    .unwrap();
+    let s = session(&mock);
+    let mut s = with_config(&s, |c| {
+        c.approval = ApprovalPolicy::Ask;
+        c.tools = vec![effectful(echo_spec()), slow_spec()];
+    });
+    let ev = h.drive_after_question(&mut s, "go");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    let asked = events(&ev)
+        .iter()
+        .filter(|e| matches!(e, Event::ApprovalRequested { id, .. } if id == "w"))
+        .count();
+    assert_eq!(asked, 1, "the question went out once: {ev:?}");
+    assert!(events(&ev).iter().any(|e| matches!(e,
+        Event::ToolResult { id, status: ToolStatus::Ok, output, .. } if id == "w" && output.content == "echo: asked")));
+    assert_eq!(mock.chat_requests().len(), 2);
+}
+
 /// Defines one `#[test]` per case of the suite, each running the case with a fresh harness
 /// from `$harness` (an expression). Use it as `behaviour_tests!(MyHarness);` in a test file
 /// that declares `#[macro_use] mod suite;`, so that no driver can skip a case.
@@ -804,6 +887,8 @@ macro_rules! behaviour_tests {
             keep_alives_alone_fail_as_a_transport_timeout_after_retries,
             data_keeps_a_slow_stream_alive,
             hooks_block_add_context_and_keep_the_turn_going,
+            a_crashed_tool_is_told_to_the_model_and_the_turn_goes_on,
+            a_question_asked_before_the_turn_loop_is_asked_again,
         );
     };
     (@each $harness:expr; $($case:ident),* $(,)?) => {

@@ -10,7 +10,7 @@
 
 use crate::client::Client;
 use crate::runner::{ApprovalFuture, Runner};
-use crate::tool::{Tool, ToolContext, ToolFuture, Toolbox, UsageSink};
+use crate::tool::{Tool, ToolContext, ToolFuture, Toolbox};
 use hrns_core::session::{Event, Session, ToolRun};
 use hrns_core::task::{self, Children, Subagents};
 use hrns_core::tool::{ToolOutput, ToolSpec};
@@ -96,9 +96,8 @@ impl TaskTool {
         let mut tools = all.clone();
         tools.retain(|name| child.tool_names.iter().any(|n| n == name));
         // The child's cancel token is this call's: a cancelled parent turn or an aborted call
-        // cancels the child. Its own tools report no usage (no task inside a task).
-        let mut child_ctx = ctx.clone();
-        child_ctx.usage = UsageSink::default();
+        // cancels the child. Its runner gives it its own usage sink (no task inside a task).
+        let child_ctx = ctx.clone();
         let mut runner = Runner::new(self.client.clone(), tools, child_ctx);
         let agent = &child.plan.agent.name;
         if let Some(approve) = self.approve.clone() {

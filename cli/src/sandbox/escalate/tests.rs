@@ -21,14 +21,3 @@ fn only_a_confined_command_under_ask_is_offered() {
         assert!(!possible(approval, &ws));
     }
 }
-
-#[test]
-fn an_allowance_is_used_once_and_cleared_with_the_turn() {
-    let e = Escalations::default();
-    e.allow("{\"command\":\"a\"}");
-    assert!(e.take("{\"command\":\"a\"}"));
-    assert!(!e.take("{\"command\":\"a\"}"), "used up");
-    e.allow("{\"command\":\"b\"}");
-    e.clear();
-    assert!(!e.take("{\"command\":\"b\"}"), "cleared");
-}

@@ -116,14 +116,15 @@ impl App {
         if let Some(ask) = self.asking.take() {
             let (approval, line) = match answer {
                 Answer::OnceUnsandboxed => {
-                    // The command takes the allowance when it runs, right after this answer.
-                    self.shared.escalations.allow(&ask.run.arguments);
                     let line = "allowed once, without the sandbox (danger-full-access)";
-                    (Approval::Once, Some(view::info_line(line)))
+                    (Approval::OnceUnsandboxed, Some(view::info_line(line)))
                 }
                 Answer::Approval(approval) => {
                     let line = match &approval {
                         Approval::Once => Some(view::info_line("allowed once")),
+                        Approval::OnceUnsandboxed => Some(view::info_line(
+                            "allowed once, without the sandbox (danger-full-access)",
+                        )),
                         Approval::AlwaysThisTool => Some(view::info_line(&format!(
                             "allowed {} for this session",
                             ask.run.name

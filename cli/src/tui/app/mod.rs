@@ -272,7 +272,6 @@ impl App {
                 mcp: std::sync::Arc::new(mcp),
                 mcp_secrets: crate::setup::mcp::secrets(&mcp_found),
                 mcp_told: Default::default(),
-                escalations: Default::default(),
             },
             hooks: crate::setup::hooks::configured(&setup.file.config, &setup.workspace),
             hook_start: hrns_core::hooks::StartSource::Startup,

@@ -13,6 +13,7 @@ fn run(id: &str, path: &str) -> ToolRun {
         name: "write_file".into(),
         arguments: format!(r#"{{"path":"{path}","content":"x"}}"#),
         effect: Effect::Write,
+        confinement: Default::default(),
     }
 }
 

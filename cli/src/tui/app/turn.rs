@@ -85,7 +85,27 @@ impl App {
                     .and_then(Session::asked)
                     .filter(|run| &run.call_id == id)
                     .cloned(),
-                _ => None,
+                Event::TurnStarted { .. }
+                | Event::RequestStarted { .. }
+                | Event::TextDelta { .. }
+                | Event::ReasoningDelta { .. }
+                | Event::RefusalDelta { .. }
+                | Event::ToolCallStreaming { .. }
+                | Event::ToolCall { .. }
+                | Event::ToolResult { .. }
+                | Event::Usage { .. }
+                | Event::Retry { .. }
+                | Event::OptionDropped { .. }
+                | Event::ToolsChanged { .. }
+                | Event::ContextCompacted { .. }
+                | Event::PlanUpdated { .. }
+                | Event::Message { .. }
+                | Event::Checkpoint { .. }
+                | Event::CheckpointFailed { .. }
+                | Event::Hook { .. }
+                | Event::TurnFinished { .. }
+                | Event::TurnFailed { .. }
+                | Event::TurnCancelled => None,
             };
             let last = event.is_final();
             if last {
@@ -122,7 +142,6 @@ impl App {
                 self.waiting_since = None;
                 self.asking = None;
                 self.child_asks.clear(); // their children are gone: unanswered is denied
-                self.shared.escalations.clear();
             }
         }
         if !self.busy() {
@@ -309,7 +328,11 @@ impl App {
                         keys.join(", ")
                     )),
                     Some(Err(e)) => self.error(&e.message),
-                    _ => {}
+                    Some(Ok(
+                        crate::setup::learned::Saved::Unchanged
+                        | crate::setup::learned::Saved::NoEntry,
+                    ))
+                    | None => {}
                 }
             }
             Event::TurnFinished { finish_reason, .. } => {
@@ -336,7 +359,13 @@ impl App {
                 self.info("interrupted");
                 self.print(&[Line::new()]);
             }
-            _ => {}
+            Event::TurnStarted { .. }
+            | Event::RequestStarted { .. }
+            | Event::ToolCallStreaming { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::Usage { .. }
+            | Event::Message { .. }
+            | Event::Checkpoint { .. } => {}
         }
     }
 }

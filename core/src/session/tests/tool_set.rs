@@ -1,4 +1,4 @@
-//! The tool set replaced mid-session (`Session::set_tools`): what the next request offers,
+//! The tool set replaced mid-session (`Session::handle_tools_changed`): what the next request offers,
 //! how later calls are checked, and the one event that says what changed.
 
 use super::*;
@@ -48,7 +48,7 @@ fn the_request_after_the_last_result_offers_the_new_set_and_says_what_changed() 
     assert_eq!(h.runs.len(), 1);
     // Before the result is fed: the driver learnt that the server's tools changed.
     let reason = format!("MCP server s changed its tools ({KEY})");
-    h.s.set_tools(
+    h.s.handle_tools_changed(
         with(&[
             mcp("mcp__s__grow", "grows"),
             mcp("mcp__s__look", "looks more"),
@@ -93,7 +93,7 @@ fn a_later_call_to_a_tool_that_is_gone_is_an_unknown_tool() {
     let mut h = H::new(c);
     h.submit("x");
     h.sse(&tool_answer(&[("d1", "mcp__s__die", "{}")]));
-    h.s.set_tools(builtin_specs(), "MCP server s stopped");
+    h.s.handle_tools_changed(builtin_specs(), "MCP server s stopped");
     h.s.handle_tool_output(h.now, "d1", ToolOutput::error("The MCP server s failed"))
         .unwrap();
     h.drain();
@@ -113,10 +113,10 @@ fn a_later_call_to_a_tool_that_is_gone_is_an_unknown_tool() {
 #[test]
 fn the_same_set_changes_nothing_and_a_set_while_idle_reaches_the_first_request() {
     let mut h = H::new(config(ApprovalPolicy::Auto));
-    h.s.set_tools(builtin_specs(), "nothing new");
+    h.s.handle_tools_changed(builtin_specs(), "nothing new");
     h.drain();
     assert!(changes(&h).is_empty());
-    h.s.set_tools(
+    h.s.handle_tools_changed(
         with(&[mcp("mcp__s__extra", "new")]),
         "MCP server s changed its tools",
     );
@@ -130,11 +130,11 @@ fn the_same_set_changes_nothing_and_a_set_while_idle_reaches_the_first_request()
 #[test]
 fn the_same_set_is_reported_only_when_the_reason_is_news() {
     let mut h = H::new(config(ApprovalPolicy::Auto));
-    h.s.set_tools(
+    h.s.handle_tools_changed(
         builtin_specs(),
         ToolsReason::news(format!("MCP server s stopped ({KEY})")),
     );
-    h.s.set_tools(builtin_specs(), "MCP server s changed its tools");
+    h.s.handle_tools_changed(builtin_specs(), "MCP server s changed its tools");
     h.drain();
     match changes(&h)[..] {
         [

@@ -1,0 +1,362 @@
+//! [`Ledger`]: the bookkeeping every driver keeps between the steps of a [`Session`], written
+//! once so that the drivers cannot drift apart. It holds the tool calls waiting for a slot and
+//! the parallel cap, which calls run, the request in flight, the snapshot being taken and how
+//! the turn ended, and the tokens its tools' subagents spent; it turns the session's [`Action`]s into [`Work`] for the driver, and the
+//! driver's reports back into the session's inputs. Like the session it does no IO: a driver
+//! keeps only its own handles (a thread's stop flag, a task, a connection) keyed by what the
+//! ledger hands out.
+
+use super::{Action, Approval, Event, Session, SessionError, ToolRun, ToolsReason, TurnOutcome};
+use crate::checkpoint::{CheckpointDue, CheckpointOutcome};
+use crate::http::{HttpRequest, RequestId};
+use crate::tool::{ToolOutput, ToolSpec};
+use crate::wire::Usage;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+/// How many tool calls run at once unless the driver's owner says otherwise.
+pub const DEFAULT_MAX_PARALLEL_TOOLS: usize = 8;
+
+/// Something the driver must do now, handed out by [`Ledger::step`].
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub enum Work {
+    /// Send this request and report its response ([`Ledger::response_ended`] at its end).
+    Send(HttpRequest),
+    /// Stop reading the response of this request: the session no longer wants it (the answer
+    /// is complete, failed or cancelled). Drop the connection.
+    Close(RequestId),
+    /// Start this tool call now and report its end with [`Ledger::tool_ended`]; the parallel
+    /// cap is already respected.
+    Start(ToolRun),
+    /// Stop this running call (it timed out, or the turn was cancelled): its result is already
+    /// decided, and what it reports later is ignored.
+    Stop {
+        /// The call id of an earlier [`Work::Start`].
+        call_id: String,
+    },
+    /// Take this snapshot and report it with [`Ledger::checkpoint_taken`].
+    Snapshot(CheckpointDue),
+    /// Run these hooks (off the turn loop's thread: they are processes with timeouts) and
+    /// report their runs with [`Ledger::hooks_ran`].
+    Hooks(crate::hooks::HookDue),
+}
+
+/// How a tool call the driver started ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolEnd {
+    /// The tool returned this output.
+    Output(ToolOutput),
+    /// The driver has no tool of that name.
+    Unavailable,
+    /// The tool crashed (it panicked) before it returned.
+    Crashed,
+}
+
+/// What a session waits for after a step that brought no events: what its driver's turn loop
+/// does next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Waiting {
+    /// No turn runs and its final event was taken.
+    Idle,
+    /// Output is queued, IO is in flight or a deadline is set: do the next step.
+    Io,
+    /// Only the owner can move it on: this call waits for an answer
+    /// ([`Ledger::handle_approval`]). A turn loop with someone to ask asks again; the
+    /// question was already shown (a turn loop that started after it went out must not
+    /// leave the turn hanging, nor cancel it).
+    Owner(ToolRun),
+    /// Nothing is in flight, no deadline is set and nobody was asked: nothing can move it on,
+    /// so the turn loop cancels it ([`Session::cancel`]) rather than hang.
+    Stuck,
+}
+
+/// The driver-side bookkeeping of one session; see the module docs. One per runner.
+#[derive(Debug)]
+pub struct Ledger {
+    max_parallel: usize,
+    /// Calls the session released, waiting for a free slot, in the session's order.
+    queue: VecDeque<ToolRun>,
+    /// Calls started and not ended (nor stopped), by call id.
+    running: Vec<String>,
+    /// The request whose response is being read.
+    request: Option<RequestId>,
+    /// The snapshot being taken.
+    checkpoint: Option<u64>,
+    /// The batches of hooks running, by the id of their [`Action::RunHooks`].
+    hooks: Vec<u64>,
+    /// How the last turn whose final event went through [`Ledger::step`] ended.
+    outcome: TurnOutcome,
+    /// The session's actions of one step, kept empty between steps so its buffer is allocated
+    /// once, not on every read of a stream.
+    actions: Vec<Action>,
+    /// Tokens the running calls' subagents spent, not counted yet.
+    child_usage: ChildUsage,
+}
+
+/// Tokens that tools spent on model requests of their own (a subagent's), reported from the
+/// tool's thread or task as each request ends, and counted in the session's usage by the
+/// [`Ledger`] before the tool's result moves the turn on. Cheap to clone; the clones share
+/// one list.
+#[derive(Debug, Clone, Default)]
+pub struct ChildUsage(Arc<Mutex<Vec<Usage>>>);
+
+impl ChildUsage {
+    /// Reports one request's usage.
+    pub fn report(&self, usage: Usage) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(usage);
+    }
+
+    /// Takes what was reported since the last take.
+    pub fn take(&self) -> Vec<Usage> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl Default for Ledger {
+    fn default() -> Self {
+        Ledger::new(DEFAULT_MAX_PARALLEL_TOOLS)
+    }
+}
+
+impl Ledger {
+    /// A ledger that lets at most `max_parallel` calls run at once (at least one).
+    pub fn new(max_parallel: usize) -> Self {
+        Ledger {
+            max_parallel: max_parallel.max(1),
+            queue: VecDeque::new(),
+            running: Vec::new(),
+            request: None,
+            checkpoint: None,
+            hooks: Vec::new(),
+            outcome: TurnOutcome::Cancelled,
+            actions: Vec::new(),
+            child_usage: ChildUsage::default(),
+        }
+    }
+
+    /// Where the driver's tools report their subagents' tokens: the driver puts it in the
+    /// context every tool call gets.
+    pub fn child_usage(&self) -> ChildUsage {
+        self.child_usage.clone()
+    }
+
+    /// Counts the tokens reported since the last count in the session's usage
+    /// ([`Session::add_child_usage`]). [`Ledger::tool_ended`] does it first; a driver calls it
+    /// after a turn too, for what stopped children spent.
+    pub fn count_child_usage(&self, session: &mut Session) {
+        for usage in self.child_usage.take() {
+            session.add_child_usage(&usage);
+        }
+    }
+
+    /// Changes how many calls may run at once (at least one).
+    pub fn set_max_parallel(&mut self, n: usize) {
+        self.max_parallel = n.max(1);
+    }
+
+    /// Takes everything the session decided: its events are appended to `events` (all at
+    /// once: a read of a fast stream brings hundreds), the IO to do now to `work`, in order.
+    /// Notes the turn's outcome from its final event.
+    pub fn step(&mut self, session: &mut Session, events: &mut Vec<Event>, work: &mut Vec<Work>) {
+        let before = events.len();
+        let mut actions = std::mem::take(&mut self.actions);
+        session.poll_into(events, &mut actions);
+        for action in actions.drain(..) {
+            match action {
+                Action::SendRequest(req) => {
+                    if let Some(old) = self.request.replace(req.id) {
+                        work.push(Work::Close(old));
+                    }
+                    work.push(Work::Send(req));
+                }
+                Action::RunTool(run) => self.queue.push_back(run),
+                Action::AbortTool { call_id } => {
+                    self.queue.retain(|run| run.call_id != call_id);
+                    if let Some(i) = self.running.iter().position(|id| *id == call_id) {
+                        self.running.swap_remove(i);
+                        work.push(Work::Stop { call_id });
+                    }
+                }
+                // The owner learns of it from `Event::ApprovalRequested`, and the turn loop
+                // from `Ledger::waiting`.
+                Action::AskApproval(_) => {}
+                Action::TakeCheckpoint(due) => {
+                    self.checkpoint = Some(due.id);
+                    work.push(Work::Snapshot(due));
+                }
+                Action::RunHooks(due) => {
+                    self.hooks.push(due.id);
+                    work.push(Work::Hooks(due));
+                }
+                Action::Emit(event) => events.push(event),
+            }
+        }
+        self.actions = actions;
+        if let Some(id) = self.request {
+            if !session.wants_response(id) {
+                self.request = None;
+                work.push(Work::Close(id));
+            }
+        }
+        while self.running.len() < self.max_parallel {
+            let Some(run) = self.queue.pop_front() else {
+                break;
+            };
+            self.running.push(run.call_id.clone());
+            work.push(Work::Start(run));
+        }
+        if let Some(outcome) = events[before..]
+            .iter()
+            .rev()
+            .find_map(TurnOutcome::from_event)
+        {
+            self.outcome = outcome;
+        }
+    }
+
+    /// Whether the driver has IO the session waits for: a response, a running call, a
+    /// snapshot or hooks.
+    pub fn in_flight(&self) -> bool {
+        self.request.is_some()
+            || !self.running.is_empty()
+            || self.checkpoint.is_some()
+            || !self.hooks.is_empty()
+    }
+
+    /// The request whose response is being read, if any.
+    pub fn request(&self) -> Option<RequestId> {
+        self.request
+    }
+
+    /// How many calls run now (stopped ones not counted).
+    pub fn running(&self) -> usize {
+        self.running.len()
+    }
+
+    /// The response of `req` ended or failed: nothing more will come of it.
+    pub fn response_ended(&mut self, req: RequestId) {
+        if self.request == Some(req) {
+            self.request = None;
+        }
+    }
+
+    /// A call ended as `end`: its slot is free and the session gets the result. The text the
+    /// model reads about a tool that is missing or crashed is written here.
+    pub fn tool_ended(
+        &mut self,
+        session: &mut Session,
+        now: Instant,
+        run: &ToolRun,
+        end: ToolEnd,
+    ) -> Result<(), SessionError> {
+        self.running.retain(|id| *id != run.call_id);
+        // A subagent's tokens count before its result moves the turn on (and ends it).
+        self.count_child_usage(session);
+        match end {
+            ToolEnd::Output(output) => session.handle_tool_output(now, &run.call_id, output),
+            ToolEnd::Unavailable => session.handle_tool_unavailable(now, &run.call_id, &run.name),
+            ToolEnd::Crashed => {
+                session.handle_tool_output(now, &run.call_id, ToolOutput::error(crashed(&run.name)))
+            }
+        }
+    }
+
+    /// The snapshot `id` was taken (or not).
+    pub fn checkpoint_taken(
+        &mut self,
+        session: &mut Session,
+        now: Instant,
+        id: u64,
+        outcome: CheckpointOutcome,
+    ) {
+        if self.checkpoint == Some(id) {
+            self.checkpoint = None;
+        }
+        session.handle_checkpoint(now, id, outcome);
+    }
+
+    /// The hooks of [`Work::Hooks`] `id` ran: the session reads their answers.
+    pub fn hooks_ran(
+        &mut self,
+        session: &mut Session,
+        now: Instant,
+        id: u64,
+        runs: Vec<crate::hooks::HookRun>,
+    ) -> Result<(), SessionError> {
+        self.hooks.retain(|h| *h != id);
+        session.handle_hooks(now, id, runs)
+    }
+
+    /// Hands the session a change of its tools, if there is one, and then the owner's answer
+    /// about a call that waited for approval. In that order: the answer can end the answer's
+    /// calls and build the next request at once, and that request must offer the tools as
+    /// they are when the answer comes, not as they were when the question was asked.
+    pub fn handle_approval(
+        &mut self,
+        session: &mut Session,
+        now: Instant,
+        tools: Option<ToolsChange>,
+        call_id: &str,
+        approval: Approval,
+    ) -> Result<(), SessionError> {
+        self.handle_tools(session, tools);
+        session.handle_approval(now, call_id, approval)
+    }
+
+    /// Hands the session a change of its tools, if there is one
+    /// ([`Session::handle_tools_changed`]). A driver calls it before every input it gives
+    /// the session, so the request that input may start already offers the new set.
+    pub fn handle_tools(&mut self, session: &mut Session, tools: Option<ToolsChange>) {
+        if let Some(change) = tools {
+            session.handle_tools_changed(change.tools, change.reason);
+        }
+    }
+
+    /// What the session waits for now; call it after a step that brought no events (or
+    /// before a step, to know whether one can bring any).
+    pub fn waiting(&self, session: &Session) -> Waiting {
+        if session.is_idle() {
+            return Waiting::Idle;
+        }
+        if session.has_output() || self.in_flight() || session.poll_timeout().is_some() {
+            return Waiting::Io;
+        }
+        match session.asked() {
+            Some(run) => Waiting::Owner(run.clone()),
+            None => Waiting::Stuck,
+        }
+    }
+
+    /// How the last turn seen by [`Ledger::step`] ended; [`TurnOutcome::Cancelled`] until a
+    /// final event went through.
+    pub fn outcome(&self) -> &TurnOutcome {
+        &self.outcome
+    }
+
+    /// Forgets the last turn's outcome: a turn loop calls it when it starts, so that it
+    /// reports its own turn's.
+    pub fn forget_outcome(&mut self) {
+        self.outcome = TurnOutcome::Cancelled;
+    }
+}
+
+/// A new tool set and why it changed, for [`Ledger::handle_tools`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolsChange {
+    /// The tools offered from now on.
+    pub tools: Vec<ToolSpec>,
+    /// Why, for people (and whether it is news when the set stays the same).
+    pub reason: ToolsReason,
+}
+
+/// What the model reads about a call whose tool crashed.
+fn crashed(name: &str) -> String {
+    format!(
+        "The tool `{name}` crashed (it panicked) before it returned a result. This is a bug in the tool, not in your call; do not repeat the call unchanged."
+    )
+}
