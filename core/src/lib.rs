@@ -147,26 +147,31 @@
 //!
 //! ## A hook point before a tool runs
 //!
-//! A call that waits for something outside the loop is one more state of a call, in one
-//! place: `CallState` in `session/calls.rs`, beside `AwaitingApproval` (the user) and
+//! This is how `PreToolUse` hooks ([`hooks`]) are built; another point that waits for
+//! something outside the loop goes the same way. Such a wait is one more state of a call, in
+//! one place: `CallState` in `session/calls.rs`, beside `AwaitingApproval` (the user) and
 //! `Running` (the driver).
-//! 1. **The state and its decision, here.** Add `CallState::AwaitingHook`, entered where the
-//!    session decides about a call (`session/decide.rs`); `Calls::release` starts a call only
-//!    once its hook allowed it, in the model's order as ever. A new [`Action`] variant asks the driver to run the hook, and a new input
-//!    `Session::handle_hook(now, call_id, verdict)` takes its answer (allow, deny with text
-//!    for the model, which the session writes). A new [`Event`] variant tells the user.
+//! 1. **The state and its decision, here.** `CallState::PreHook` is entered where the policy
+//!    lets a call run or be asked about (`pre_hook` in `session/calls.rs`); `Calls::release`
+//!    starts a call only once its hooks answered, in the model's order as ever.
+//!    [`Action::RunHooks`] asks the driver to run the commands, and
+//!    [`Session::handle_hooks`] takes their runs and reads them into typed verdicts (block
+//!    with text for the model, allow, ask, updated input), which the session carries out.
+//!    [`Event::Hook`] tells the user what each hook did.
 //! 2. **The compiler points at the rest.** The ledger's `step` matches [`Action`] without a
-//!    wildcard: map the new action to a new [`session::Work`] variant and count it as in
-//!    flight. Each driver's runner matches `Work` without a wildcard (the blocking runner's
-//!    `take_actions`, the tokio runner's `dispatch` and its cancelled turn's drop): run the
-//!    hook there — a process, on a thread or blocking task — and report through the ledger.
-//!    [`Event`] is not `#[non_exhaustive]` and the front ends match it without wildcards, so
-//!    the new event fails to compile in `exec`'s text printer (`cli/src/exec/output.rs`), its
-//!    JSON lines (`cli/src/exec/json_lines.rs`) and its turn front (`cli/src/exec/mod.rs`),
-//!    the TUI (`cli/src/tui/app/turn.rs`, `cli/src/tui/tasks.rs`) and the host code
-//!    (`cli/src/host/`), until each decides what to show.
-//! 3. **Both drivers behave alike**, since neither decides: add a case to the behaviour suite
-//!    (`driver-blocking/tests/suite`, `behaviour_tests!`), which runs against both.
+//!    wildcard: [`Action::RunHooks`] became [`session::Work::Hooks`], counted as in flight
+//!    until [`session::Ledger::hooks_ran`]. Each driver's runner matches `Work` without a
+//!    wildcard (the blocking runner's `take_actions`, the tokio runner's `dispatch` and its
+//!    cancelled turn's drop): it runs the commands (`hrns_blocking::hooks::run_hooks`, on a
+//!    thread or a blocking task) and reports through the ledger. [`Event`] is not
+//!    `#[non_exhaustive]` and the front ends match it without wildcards, so the new event
+//!    failed to compile in `exec`'s text printer (`cli/src/exec/output.rs`), its JSON lines
+//!    (`cli/src/exec/json_lines.rs`) and its turn front (`cli/src/exec/mod.rs`), the TUI
+//!    (`cli/src/tui/app/turn.rs`, `cli/src/tui/tasks.rs`), the host code (`cli/src/host/`)
+//!    and the ACP mapping ([`acp`]), until each decided what to show.
+//! 3. **Both drivers behave alike**, since neither decides: the behaviour suite
+//!    (`driver-blocking/tests/suite`, `behaviour_tests!`), which runs against both, has a
+//!    case for it (`hooks_block_add_context_and_keep_the_turn_going`).
 //!
 //! ## A new front end (an editor server, say)
 //!
@@ -185,9 +190,11 @@
 //! 4. **Read the cost** from [`Session::usage`]: it counts the subagents' tokens on both
 //!    drivers.
 //!
-//! What a front end still takes from `cli` today rather than from a shared host: putting a
-//! conversation together (provider, agent, tools, MCP servers, instructions, the session log,
-//! quirks: `cli/src/setup/`), the redaction of JSON lines across deltas
+//! On the tokio driver a conversation is put together once, for the TUI and `hrns acp`
+//! alike, by `cli/src/host/conversation.rs` (provider, agent, tools, MCP servers, hooks,
+//! subagents, checkpoints; its module docs walk through what an editor server implements).
+//! What a front end still takes from `cli` rather than from a shared host: `exec`'s own
+//! setup on the blocking driver (`cli/src/exec/mod.rs`), the redaction of JSON lines across deltas
 //! (`cli/src/exec/json_lines.rs`), and the subagents' events and questions, which reach a
 //! front end through the callbacks of [`task::Children`] and the task tools rather than
 //! through the parent session's [`Session::poll`].
