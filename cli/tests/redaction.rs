@@ -370,6 +370,105 @@ fn a_key_streamed_in_3_byte_reads_cannot_be_read_back_from_the_record() {
     assert_eq!(common::stdout(&out), "your key is [redacted].\n");
 }
 
+/// Every delta of the record's event streams, each kind joined in order (the answers, the
+/// reasoning, the calls' arguments): what decoding the record's deltas gives back.
+fn record_deltas(record: &str) -> String {
+    let mut joined = [String::new(), String::new(), String::new()];
+    for data in record_bodies(record)
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+    {
+        let Ok(chunk) = serde_json::from_str::<serde_json::Value>(data) else {
+            continue;
+        };
+        for choice in chunk["choices"].as_array().into_iter().flatten() {
+            let delta = &choice["delta"];
+            joined[0].push_str(delta["content"].as_str().unwrap_or(""));
+            joined[1].push_str(delta["reasoning_content"].as_str().unwrap_or(""));
+            for call in delta["tool_calls"].as_array().into_iter().flatten() {
+                joined[2].push_str(call["function"]["arguments"].as_str().unwrap_or(""));
+            }
+        }
+    }
+    joined.join("\n")
+}
+
+#[test]
+fn a_key_streamed_in_3_byte_deltas_cannot_be_read_back_from_the_record() {
+    use hrns_blocking::mock::chunk;
+    let env = common::Env::new();
+    env.write("work/notes.txt", "nothing here\n");
+    let pieces = |text: &str| -> Vec<String> {
+        text.as_bytes()
+            .chunks(3)
+            .map(|p| String::from_utf8(p.to_vec()).unwrap())
+            .collect()
+    };
+    let key = common::KEY;
+    let args = serde_json::json!({"path": "notes.txt", "offset": 1, "limit": 5}).to_string();
+    // The model thinks about the key, calls a tool, then answers with the key: every piece
+    // of it in a delta of its own, each delta in a read of its own.
+    let call = Reply::sse(
+        std::iter::once(chunk::role_chunk())
+            .chain(
+                pieces(&format!("the key {key} again"))
+                    .iter()
+                    .map(|p| chunk::reasoning_chunk(p)),
+            )
+            .chain([chunk::tool_call_chunk(0, Some("c1"), Some("read_file"), "")])
+            .chain(
+                pieces(&args)
+                    .iter()
+                    .map(|p| chunk::tool_call_chunk(0, None, None, p)),
+            )
+            .chain([chunk::finish_chunk("tool_calls")]),
+    );
+    let answer = || {
+        let reply = Reply::sse(
+            std::iter::once(chunk::role_chunk())
+                .chain(
+                    pieces(&format!("your key is {key}."))
+                        .iter()
+                        .map(|p| chunk::text_chunk(p)),
+                )
+                .chain([chunk::finish_chunk("stop")]),
+        );
+        let body = reply.body().to_vec();
+        let cuts: Vec<usize> = body
+            .windows(2)
+            .enumerate()
+            .filter(|(_, w)| w == b"\n\n")
+            .map(|(i, _)| i + 2)
+            .collect();
+        reply.split_at(&cuts).delay(Duration::from_millis(5))
+    };
+    let mock = MockProvider::start([call, answer()]).unwrap();
+    let rec = env.path("run.record");
+    let out = env.run(
+        Some(&mock),
+        &["exec", "--record", rec.to_str().unwrap(), "what is my key?"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), "your key is [redacted].\n");
+    let record = std::fs::read_to_string(&rec).unwrap();
+    let deltas = record_deltas(&record);
+    assert!(deltas.contains("your key is [redacted]."), "{deltas}");
+    assert!(deltas.contains("the key [redacted] again"), "{deltas}");
+    assert!(deltas.contains(r#""path":"notes.txt""#), "{deltas}");
+    for text in [&record, &record_bodies(&record), &deltas] {
+        assert_hidden(text);
+    }
+    // Still replayable, with no key known to the replay at all.
+    let out = env.run(None, &["replay", rec.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), "your key is [redacted].\n");
+    assert!(
+        common::stderr(&out).contains("all as recorded"),
+        "{}",
+        common::stderr(&out)
+    );
+}
+
 #[test]
 fn replay_of_a_run_that_read_the_key_prints_no_key() {
     let env = common::Env::new();

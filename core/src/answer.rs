@@ -391,13 +391,13 @@ fn answer_bytes(completion: &Completion) -> usize {
 }
 
 /// What a 2xx content type announces.
-enum Kind {
+pub(crate) enum Kind {
     Stream,
     Json,
     Other,
 }
 
-fn kind_of(content_type: &str) -> Kind {
+pub(crate) fn kind_of(content_type: &str) -> Kind {
     // `text/plain` is read as a stream too: some gateways label event streams so.
     if content_type.contains("event-stream") || content_type.starts_with("text/plain") {
         Kind::Stream

@@ -48,8 +48,10 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
+mod body;
 pub mod definition;
 mod pieces;
+pub use body::BodyRedactor;
 pub use definition::{
     MIN_SECRET, looks_like_credential, name_says_secret, ordinary_fragment, too_plain,
 };
@@ -412,5 +414,7 @@ fn render<'a>(text: &'a str, hidden: &mut [bool], open: &mut bool) -> Cow<'a, st
     Cow::Owned(out)
 }
 
+#[cfg(test)]
+mod body_tests;
 #[cfg(test)]
 mod tests;

@@ -2,15 +2,17 @@
 //! never enters the file); `hrns replay FILE` serves the recorded responses to a fresh session,
 //! runs the tools for real, and reports where the requests now differ from the recorded ones.
 //!
-//! Every line is redacted with the run's secrets ([`crate::host::redact`]). A response body is
-//! redacted as one text, the way `exec` prints a stream ([`Pieces`]): a read that ends inside
-//! a secret holds that tail back until the next read completes it, so no secret cut across
-//! reads can be put together again from the `data` lines. The lines still concatenate to the
-//! body (with each secret replaced), so the record stays replayable.
+//! Every line is redacted with the run's secrets ([`crate::host::redact`]). A response body goes
+//! through a [`BodyRedactor`]: an event stream is decoded and each text it streams (the answer,
+//! the reasoning, a call's arguments) is redacted as one text across its deltas, the way
+//! `exec` prints it, so no secret streamed in pieces, across reads or across deltas, can be
+//! put together again from the `data` lines; any other body is one text. The lines still
+//! concatenate to a body that reads back as the same answer with each secret replaced, so the
+//! record stays replayable.
 
 use hrns_blocking::{HttpResponse, Transport};
 use hrns_core::http::{HeaderValue, HttpRequest, Method};
-use hrns_core::secrets::{Ending, Pieces};
+use hrns_core::secrets::BodyRedactor;
 use hrns_core::session::{TransportError, TransportErrorKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -147,12 +149,16 @@ impl Transport for Recorder {
                         headers,
                     },
                 );
+                let content_type = resp
+                    .headers
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+                    .map(|(_, v)| String::from_utf8_lossy(v).into_owned());
                 resp.body = Box::new(Tee {
                     inner: resp.body,
                     sink: Arc::clone(&self.sink),
                     id,
-                    pending: Vec::new(),
-                    pieces: Pieces::new(),
+                    body: BodyRedactor::new(resp.status, content_type.as_deref()),
                 });
                 Ok(resp)
             }
@@ -171,44 +177,25 @@ impl Transport for Recorder {
     }
 }
 
-/// Copies a body into the recording as it is read, redacted as one text.
+/// Copies a body into the recording as it is read, with its secrets taken out
+/// ([`BodyRedactor`]: an event stream's texts each redacted as one text across its deltas,
+/// any other body as one text).
 struct Tee {
     inner: Box<dyn Read + Send>,
     sink: Sink,
     id: u64,
-    /// Bytes not yet written: the tail of the text held back because the next read could
-    /// complete it into a secret, then an incomplete UTF-8 sequence at the end of the last
-    /// read.
-    pending: Vec<u8>,
-    /// The body's text so far, as redaction sees it.
-    pieces: Pieces,
+    body: BodyRedactor,
 }
 
 impl Tee {
-    /// Writes what of `pending` can be written: all of it at the `Last` piece, else all but
-    /// an incomplete character and a tail that could be the start of a secret.
-    fn write_pending(&mut self, ending: Ending) {
-        let valid = match (ending, std::str::from_utf8(&self.pending)) {
-            (_, Ok(_)) | (Ending::Last, Err(_)) => self.pending.len(),
-            (Ending::More, Err(e)) if e.error_len().is_none() => e.valid_up_to(),
-            (Ending::More, Err(_)) => self.pending.len(),
-        };
-        let text = String::from_utf8_lossy(&self.pending[..valid]).into_owned();
-        let (clean, held) = crate::host::redact::with_secrets(|secrets| {
-            let (clean, held) = self.pieces.redact(secrets, &text, ending);
-            (clean.into_owned(), held)
+    /// Writes what the body redactor gives for this read (or for the end of the body).
+    fn write(&mut self, read: Option<&[u8]>) {
+        let text = crate::host::redact::with_secrets(|secrets| match read {
+            Some(bytes) => self.body.feed(secrets, bytes),
+            None => self.body.finish(secrets),
         });
-        let mut rest = text.as_bytes()[text.len() - held..].to_vec();
-        rest.extend_from_slice(&self.pending[valid..]);
-        self.pending = rest;
-        if !clean.is_empty() {
-            write_line(
-                &self.sink,
-                &Line::Data {
-                    id: self.id,
-                    text: clean,
-                },
-            );
+        if !text.is_empty() {
+            write_line(&self.sink, &Line::Data { id: self.id, text });
         }
     }
 }
@@ -217,17 +204,16 @@ impl Read for Tee {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self.inner.read(buf) {
             Ok(0) => {
-                self.write_pending(Ending::Last);
+                self.write(None);
                 write_line(&self.sink, &Line::End { id: self.id });
                 Ok(0)
             }
             Ok(n) => {
-                self.pending.extend_from_slice(&buf[..n]);
-                self.write_pending(Ending::More);
+                self.write(Some(&buf[..n]));
                 Ok(n)
             }
             Err(e) => {
-                self.write_pending(Ending::Last);
+                self.write(None);
                 let error = hrns_blocking::client::io_error(&e);
                 write_line(
                     &self.sink,

@@ -295,7 +295,7 @@ proptest::proptest! {
 
 /// A strong secret: letters and digits in turn, of random case, so that every 8-byte piece
 /// of it mixes them (none could be an ordinary word), sometimes behind a `sk-` prefix.
-fn strong_secret() -> impl proptest::strategy::Strategy<Value = String> {
+pub(super) fn strong_secret() -> impl proptest::strategy::Strategy<Value = String> {
     (
         proptest::collection::vec(("[a-zA-Z]", "[0-9]"), 8..20),
         proptest::bool::ANY,
