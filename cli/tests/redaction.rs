@@ -504,3 +504,67 @@ fn replay_of_a_run_that_read_the_key_prints_no_key() {
         assert_hidden(&stderr);
     }
 }
+
+/// The recorded run's key came from a provider the replay would not select (`--provider`, a
+/// `keyEnv`): the record names where it came from, never the value, and the replay resolves
+/// it again.
+#[test]
+fn replay_knows_the_recorded_runs_key_by_where_it_came_from() {
+    let env = common::Env::new();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":".env"}"#)]),
+        Reply::text_answer("It holds the key."),
+    ])
+    .unwrap();
+    let config = serde_json::json!({"currentProvider": "main", "providers": {
+        "main": {"url": mock.base_url(), "key": "sk-main-a7Kq9xZ2mB4nW8pL", "model": "mock-model"},
+        "work": {"url": mock.base_url(), "keyEnv": "WORK_LLM_KEY", "model": "mock-model"}}});
+    env.write("config/hrns/config.json", &config.to_string());
+    let dotenv = |mode: &str| format!("WORK_LLM_KEY={}\nMODE={mode}\n", common::KEY);
+    env.write("work/.env", &dotenv("record"));
+    let rec = env.path("run.record");
+    let out = env
+        .cmd(None)
+        .env("WORK_LLM_KEY", common::KEY)
+        .args([
+            "exec",
+            "--provider",
+            "work",
+            "--record",
+            rec.to_str().unwrap(),
+            "read .env",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let record = std::fs::read_to_string(&rec).unwrap();
+    assert_hidden(&record);
+    let header: serde_json::Value = serde_json::from_str(record.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        header["secrets"],
+        serde_json::json!({"provider": "work", "env": ["WORK_LLM_KEY"]})
+    );
+    // The replay selects `main`, and the tools read a changed `.env` that holds the key; the
+    // prompt, edited by hand, quotes it too.
+    env.write("work/.env", &dotenv("replay"));
+    let mut header = header;
+    header["prompt"] = serde_json::json!(format!("read .env, it has {}", common::KEY));
+    let rest: Vec<&str> = record.lines().skip(1).collect();
+    std::fs::write(&rec, format!("{header}\n{}\n", rest.join("\n"))).unwrap();
+    let out = env
+        .cmd(None)
+        .env("WORK_LLM_KEY", common::KEY)
+        .args(["replay", rec.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let (stdout, stderr) = (common::stdout(&out), common::stderr(&out));
+    assert!(stderr.contains("MODE=replay"), "{stderr}");
+    assert!(stderr.contains("WORK_LLM_KEY=[redacted]"), "{stderr}");
+    assert!(
+        stderr.contains("> read .env, it has [redacted]"),
+        "{stderr}"
+    );
+    assert_hidden(&stdout);
+    assert_hidden(&stderr);
+}

@@ -228,7 +228,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     let mut config = hrns_core::session::SessionConfig::new(provider, header.model.clone());
     // The tools run again, and what they read may hold a key the recording has as
     // `[redacted]`: the session and everything printed redact the secrets known here.
-    config.secrets = replay_secrets(global, &file, &cwd);
+    config.secrets = replay_secrets(global, &file, &cwd, &header.secrets);
     config.system_prompt = header.system_prompt.clone();
     // A recorded run that offered `update_plan` offers it again (the session answers it).
     let plan = header
@@ -283,11 +283,12 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
             crate::exec::output::count(recorded, "recorded request")
         ))
     );
-    // A recording may come from anyone: its prompt is untrusted text.
+    // A recording may come from anyone: its prompt is untrusted text, and one written by hand
+    // (or by an older hrns) may hold a secret the replay knows.
     eprintln!(
         "{} {}",
         s.harness(">"),
-        crate::term::safe_text::safe(&header.prompt)
+        crate::host::redact::redact(&crate::term::safe_text::safe(&header.prompt))
     );
     if args.json {
         let cwd = cwd.display().to_string();
@@ -357,13 +358,16 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
 
 /// The secrets a replay knows, remembered for everything it prints: every key and secret
 /// header of the config, the provider the environment or the config selects (a key given
-/// only as `OPENAI_API_KEY`), and the configured MCP servers' secrets. A recording holds no
+/// only as `OPENAI_API_KEY`), the configured MCP servers' secrets, and the recorded run's own
+/// secrets, resolved again from the names its header keeps (its provider, the variables that
+/// held its key: [`SecretSources`](crate::host::record::SecretSources)). A recording holds no
 /// secret values itself (they were redacted when it was written), so these are what the
 /// tools, run again, may read back.
 fn replay_secrets(
     global: &Global,
     file: &ConfigFile,
     cwd: &std::path::Path,
+    recorded: &crate::host::record::SecretSources,
 ) -> hrns_core::secrets::Secrets {
     crate::setup::remember_config_secrets(&file.config);
     let mut known = hrns_core::secrets::Secrets::new();
@@ -376,6 +380,7 @@ fn replay_secrets(
             &provider.to_provider(),
         ));
     }
+    known.extend(&recorded.resolve(&file.config, &crate::setup::env_var));
     known.extend(&crate::setup::mcp::secrets(&crate::setup::mcp::configured(
         &file.config,
         cwd,

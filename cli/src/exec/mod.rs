@@ -204,6 +204,10 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
                 tools: config.tools.iter().map(|t| t.name.clone()).collect(),
                 approval: policy_name(policy).to_owned(),
                 agent: setup.agent.name.clone(),
+                secrets: crate::host::record::SecretSources::of(
+                    &setup.file.config,
+                    &setup.provider,
+                ),
             };
             Arc::new(
                 Recorder::create(path, &header, Arc::new(client)).map_err(|e| {

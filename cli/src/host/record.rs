@@ -42,6 +42,86 @@ pub(crate) struct Header {
     pub(crate) approval: String,
     /// The agent's name.
     pub(crate) agent: String,
+    /// Where the run's secrets came from, by name only (see [`SecretSources`]).
+    #[serde(default, skip_serializing_if = "SecretSources::is_empty")]
+    pub(crate) secrets: SecretSources,
+}
+
+/// Where a recorded run's secrets came from, so that a replay can know their values without
+/// the record holding them: the provider's name in the config and the env variables that
+/// held a key. A replay resolves them again ([`SecretSources::resolve`]) and redacts those
+/// values from everything it prints, wherever the tools, run again, read them.
+///
+/// Names rather than hashes: a record is a file people share, and a hash of a key, or of
+/// its 8-byte pieces, could be checked against guesses (a piece's next piece differs by one
+/// byte, so they would give the key back one byte at a time), while a whole-key hash finds no
+/// piece. A name says nothing about the value; a replay where the variable is not set (or
+/// the provider not configured) knows only the secrets of its own config and environment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SecretSources {
+    /// The provider's name in the config (absent for the environment's provider).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) provider: Option<String>,
+    /// The env variables whose values were the run's keys (`OPENAI_API_KEY`, a `keyEnv`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) env: Vec<String>,
+}
+
+impl SecretSources {
+    fn is_empty(&self) -> bool {
+        self.provider.is_none() && self.env.is_empty()
+    }
+
+    /// The sources of `provider`'s secrets, as resolved from `config`.
+    pub(crate) fn of(
+        config: &hrns_core::config::Config,
+        provider: &hrns_core::config::ResolvedProvider,
+    ) -> Self {
+        use hrns_core::config::{ENV_API_KEY, ENV_PROVIDER_NAME};
+        if provider.name == ENV_PROVIDER_NAME {
+            return SecretSources {
+                provider: None,
+                env: vec![ENV_API_KEY.to_owned()],
+            };
+        }
+        let key_env = config
+            .providers
+            .get(&provider.name)
+            .and_then(|entry| entry.key_env.clone())
+            .filter(|name| !name.trim().is_empty());
+        SecretSources {
+            provider: Some(provider.name.clone()),
+            env: key_env.into_iter().collect(),
+        }
+    }
+
+    /// The secrets these sources hold now: the named provider resolved from `config` (its
+    /// key, secret headers and URL secrets) and the named variables' values (each a key,
+    /// unless too plain to be one). A name that resolves to nothing adds nothing.
+    pub(crate) fn resolve(
+        &self,
+        config: &hrns_core::config::Config,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> hrns_core::secrets::Secrets {
+        let mut secrets = hrns_core::secrets::Secrets::new();
+        if let Some(name) = &self.provider {
+            let selection = hrns_core::config::Selection {
+                provider: Some(name),
+                model: None,
+            };
+            if let Ok(provider) = config.resolve(&selection, env) {
+                secrets.extend(&hrns_core::secrets::Secrets::of_provider(
+                    &provider.to_provider(),
+                ));
+            }
+        }
+        for name in &self.env {
+            if let Some(value) = env(name) {
+                secrets.add(&value);
+            }
+        }
+        secrets
+    }
 }
 
 /// One line after the header.
