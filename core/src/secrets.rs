@@ -32,14 +32,14 @@
 //! | `exec --json` | `exec::json_lines` with [`Pieces`], `exec::output::redacted_event` | `cli/tests/redaction.rs` `a_key_cut_across_reads_is_not_shown_in_pieces`, `a_secret_that_json_escapes_is_not_shown_escaped` |
 //! | the TUI | `tui::text::clean`, every span | `cli/tests/redaction.rs` `the_tui_asks_about_a_call_without_showing_the_key`, `tui::text` `a_secret_spliced_with_control_characters_is_redacted_as_shown` |
 //! | session files | `host::sessions::SessionLog::record` and `record_child` | `cli/tests/redaction.rs` `a_secret_that_json_escapes_is_not_shown_escaped`, `an_ordinary_mcp_env_value_is_never_redacted` |
-//! | records (`exec --record`) | `host::record`: `Tee` (each body one text, with [`Pieces`]), `write_line` (every line) | `cli/tests/redaction.rs` `a_key_streamed_in_3_byte_reads_cannot_be_read_back_from_the_record`, `cli/tests/parity.rs` `secrets_are_redacted_everywhere_hrns_writes` |
+//! | records (`exec --record`) | [`BodyRedactor`] (an event stream's texts each one text across its deltas; other bodies one text), used by `host::record::Tee`; `host::record::write_line` (every line) | `secrets::body_tests` `a_recorded_stream_reads_back_redacted_and_shows_no_secret` (property), `cli/tests/redaction.rs` `a_key_streamed_in_3_byte_deltas_cannot_be_read_back_from_the_record`, `a_key_streamed_in_3_byte_reads_cannot_be_read_back_from_the_record` |
 //! | exports (`hrns sessions export`) | the session file, redacted as it was written | `cli/tests/parity.rs` `secrets_are_redacted_everywhere_hrns_writes` |
-//! | `hrns replay`: stdout, stderr, `--json`, `differs:` lines | `commands::replay_secrets` (registers them), `host::record::Replayer` (differences), then as `exec` | `cli/tests/redaction.rs` `replay_of_a_run_that_read_the_key_prints_no_key` |
+//! | `hrns replay`: stdout, stderr, `--json`, `differs:` lines, the recorded prompt | `commands::replay_secrets` (registers the config's secrets and the recorded run's, resolved from the names in its header: `host::record::SecretSources`), `host::record::Replayer` (differences), then as `exec` | `cli/tests/redaction.rs` `replay_of_a_run_that_read_the_key_prints_no_key`, `replay_knows_the_recorded_runs_key_by_where_it_came_from` |
 //! | MCP logs (a server's stderr, hrns's lines) | `mcp::stderr::StderrLines`, `mcp::config::ServerConfig::redact` | `mcp::stderr_tests` `a_secret_cut_by_the_limit_is_still_hidden`, `cli/tests/mcp.rs` `a_stdio_servers_stderr_reaches_its_log_redacted_cut_and_whole` |
 //! | MCP tool results and failures | `mcp::config::ServerConfig::redact` | `mcp::config` `reads_stdio_and_http_entries_and_reports_bad_ones`, `cli/tests/mcp.rs` `secrets_in_a_configured_url_are_never_shown` |
 //! | listings (`hrns providers`, `hrns mcp list`, `hrns doctor`) | [`crate::url_secrets::hide_url_secrets`], `host::redact::redact` | `url_secrets` `a_listed_url_hides_its_secrets`, `cli/tests/mcp.rs` `secrets_in_a_configured_url_are_never_shown` |
-//! | hook input (when hooks exist) | — (a row to fill when hooks are added) | — |
-//! | ACP updates (when ACP exists) | — (a row to fill when ACP is added) | — |
+//! | hook input (when hooks exist) | must go through `host::redact::redact` (text) or [`Secrets::redact_json`] (the JSON given to a hook) before it is written to the hook | — (the lead fills it at merge) |
+//! | ACP updates (when ACP exists) | must go through [`Pieces`] for streamed text (as `exec --json`) and [`Secrets::redact_json`] for every other update | — (the lead fills it at merge) |
 
 use crate::http::Secret;
 use crate::session::Provider;
