@@ -239,3 +239,102 @@ fn exec_names_the_call_of_each_parallel_result() {
     ids.sort();
     assert_eq!(ids, ["call_a", "call_b"]);
 }
+
+/// The mode bits of `path`.
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// A config with a working MCP server that writes to its stderr and one that cannot start.
+fn config_with_logging_servers(env: &Env, mock: &MockProvider) {
+    let servers = serde_json::json!({"mcpServers": {
+        "box": {"command": "python3",
+                "args": [common::mcp_test_server(), "--stderr-env", "BOX_NOTE"],
+                "env": {"BOX_NOTE": "box-started"}},
+        "broken": {"command": "/nonexistent/server"}}});
+    let servers = servers.to_string();
+    env.config_with(mock, &format!(", {}", &servers[1..servers.len() - 1]));
+}
+
+#[test]
+fn mcp_logs_are_owner_only() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("done")]).unwrap();
+    config_with_logging_servers(&env, &mock);
+    // An older hrns left the directory open to others.
+    let logs = env.path("state/hrns/mcp-logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(logs.join("box.log"), "from before\n").unwrap();
+    for (path, m) in [(&logs, 0o755), (&logs.join("box.log"), 0o644)] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(m)).unwrap();
+    }
+    let out = env.run(None, &["exec", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("log: {}", logs.join("broken.log").display())),
+        "{err}"
+    );
+    assert_eq!(mode(&logs), 0o700);
+    for log in ["box.log", "broken.log"] {
+        assert_eq!(mode(&logs.join(log)), 0o600, "{log}");
+    }
+    let log = std::fs::read_to_string(logs.join("box.log")).unwrap();
+    assert!(log.starts_with("from before\n"), "{log}");
+    assert!(log.contains("box-started"), "{log}");
+}
+
+#[test]
+fn exec_ephemeral_writes_no_mcp_logs() {
+    let env = Env::new();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "mcp__box__look", "{}")]),
+        Reply::text_answer("looked at it"),
+    ])
+    .unwrap();
+    config_with_logging_servers(&env, &mock);
+    let out = env.run(None, &["exec", "--ephemeral", "look"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "looked at it\n");
+    let err = stderr(&out);
+    // The server ran (its tool answered), and the broken one is reported without a log.
+    assert!(
+        err.contains("MCP server broken failed") && err.contains("no log is kept"),
+        "{err}"
+    );
+    assert!(!err.contains("mcp-logs"), "{err}");
+    let logs = env.path("state/hrns/mcp-logs");
+    assert!(
+        !logs.exists(),
+        "{:?}",
+        std::fs::read_dir(&logs).map(|d| d.count())
+    );
+}
+
+#[test]
+fn mcp_config_warnings_name_the_config_file_given() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("done")]).unwrap();
+    let config = serde_json::json!({
+        "providers": {"mock": {"url": mock.base_url(), "key": common::KEY, "model": "mock-model"}},
+        "mcpServers": {"odd": {"args": ["x"]}}});
+    let file = env.write("elsewhere/team.json", &config.to_string());
+    let file = file.display().to_string();
+    for args in [&["exec", "hi"][..], &["mcp", "list"]] {
+        let out = env
+            .cmd(None)
+            .args(["--config", file.as_str()])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("warning: {file}: ")),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("odd"), "{args:?}: {err}");
+        assert!(!err.contains("config.json"), "{args:?}: {err}");
+    }
+}

@@ -130,13 +130,18 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
     let file = ConfigFile::load(server.global.config.as_deref()).map_err(cli_error)?;
     let setup = Setup::resolve_in(&server.global, file, Some(Path::new(cwd))).map_err(cli_error)?;
     let policy = crate::setup::approval(server.global.approval, ApprovalPolicy::Ask);
-    let mut found = crate::setup::mcp::configured(&setup.file.config, &setup.workspace);
+    let mut found = crate::setup::mcp::configured(&setup.file, &setup.workspace);
     let (extra, warnings) = client_servers(mcp_servers);
     found
         .servers
         .retain(|s| !extra.iter().any(|e| e.name == s.name));
     found.servers.extend(extra);
-    let (mcp, failures) = crate::setup::mcp::start(&found, &setup.workspace, &setup.sandbox);
+    let (mcp, failures) = crate::setup::mcp::start(
+        &found,
+        &setup.workspace,
+        &setup.sandbox,
+        crate::setup::mcp::Logs::Kept,
+    );
     for w in found.warnings.iter().chain(&warnings).chain(&failures) {
         eprintln!("hrns acp: {}", crate::host::redact::redact(w));
     }

@@ -382,8 +382,7 @@ fn replay_secrets(
     }
     known.extend(&recorded.resolve(&file.config, &crate::setup::env_var));
     known.extend(&crate::setup::mcp::secrets(&crate::setup::mcp::configured(
-        &file.config,
-        cwd,
+        file, cwd,
     )));
     crate::host::redact::remember(&known);
     crate::host::redact::with_secrets(Clone::clone)

@@ -72,9 +72,14 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             setup.learn_window(&models);
         }
     }
-    let mcp_found = crate::setup::mcp::configured(&setup.file.config, &setup.workspace);
+    let mcp_found = crate::setup::mcp::configured(&setup.file, &setup.workspace);
+    // `--ephemeral` leaves nothing behind, the servers' logs included.
+    let mcp_logs = match args.ephemeral {
+        true => crate::setup::mcp::Logs::Discarded,
+        false => crate::setup::mcp::Logs::Kept,
+    };
     let (mcp_servers, mcp_failures) =
-        crate::setup::mcp::start(&mcp_found, &setup.workspace, &setup.sandbox);
+        crate::setup::mcp::start(&mcp_found, &setup.workspace, &setup.sandbox, mcp_logs);
     let mcp_servers = Arc::new(mcp_servers);
     for line in mcp_found.warnings.iter().chain(&mcp_failures) {
         eprintln!("hrns: warning: {}", crate::term::safe_text::safe(line));

@@ -6,17 +6,16 @@
 //! hooks run only after the user approved that file with that exact content (`hrns hooks
 //! approve`), as `./.mcp.json` is approved; a changed file needs approving again. Until then
 //! they are skipped with a warning, never run. Approvals live in the state directory
-//! (`hooks-approved.json`, 0600), keyed by the file's absolute path.
+//! (`hooks-approved.json`, 0600, see [`approvals`]), keyed by the file's absolute path.
 
 use crate::args::{Global, HooksCommand};
-use crate::setup::paths;
+use crate::setup::approvals;
 use crate::setup::{CliError, ConfigFile};
 use crate::term::safe_text::safe;
 use hrns_core::config::Config;
-use hrns_core::file_refusal::{MCP_APPROVALS_CAP, MCP_CONFIG_CAP};
+use hrns_core::file_refusal::MCP_CONFIG_CAP;
 use hrns_core::hooks::{HookSource, Hooks};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -94,7 +93,7 @@ pub(crate) fn configured(config: &Config, workspace: &Path) -> Found {
             Hooks::new()
         }
     };
-    let approval = if is_approved(&path, &text) {
+    let approval = if approvals::HOOKS.approves(&path, &text) {
         found.hooks.extend(hooks);
         Approval::Approved
     } else {
@@ -109,26 +108,6 @@ pub(crate) fn configured(config: &Config, workspace: &Path) -> Found {
     };
     found.project = Some((path, approval));
     found
-}
-
-/// The approvals file.
-fn approvals_path() -> Option<PathBuf> {
-    paths::state_dir()
-        .ok()
-        .map(|d| d.join("hooks-approved.json"))
-}
-
-fn approvals() -> BTreeMap<String, String> {
-    approvals_path()
-        .and_then(|p| hrns_blocking::read_text(&p, MCP_APPROVALS_CAP).ok())
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
-}
-
-fn is_approved(path: &Path, text: &str) -> bool {
-    approvals()
-        .get(&path.to_string_lossy().into_owned())
-        .is_some_and(|t| t == text)
 }
 
 /// `hrns hooks …`.
@@ -242,7 +221,7 @@ fn approve(workspace: &Path) -> Result<u8, CliError> {
     for line in approval_lines(&path, &text)? {
         println!("{line}");
     }
-    save_approval(&path, text)?;
+    approvals::HOOKS.save(&path, text)?;
     println!(
         "approved {} (approve again after it changes)",
         path.display()
@@ -258,7 +237,7 @@ pub(crate) fn ask_on_terminal(workspace: &Path) -> Result<(), CliError> {
     let Ok(text) = hrns_blocking::read_text(&path, MCP_CONFIG_CAP) else {
         return Ok(()); // missing, or unreadable: `configured` warns
     };
-    if is_approved(&path, &text) {
+    if approvals::HOOKS.approves(&path, &text) {
         return Ok(());
     }
     let Ok(lines) = approval_lines(&path, &text) else {
@@ -277,26 +256,8 @@ pub(crate) fn ask_on_terminal(workspace: &Path) -> Result<(), CliError> {
     // A terminal that cannot be read counts as a no: the hooks stay skipped.
     let _ = std::io::stdin().read_line(&mut answer);
     if hrns_core::sandbox::is_yes(&answer) {
-        save_approval(&path, text)?;
+        approvals::HOOKS.save(&path, text)?;
     }
-    Ok(())
-}
-
-/// Remembers `path` approved with `text`.
-fn save_approval(path: &Path, text: String) -> Result<(), CliError> {
-    let target = approvals_path().ok_or_else(|| {
-        CliError::usage("cannot find the state directory; set HOME or XDG_STATE_HOME")
-    })?;
-    let mut all = approvals();
-    all.insert(path.to_string_lossy().into_owned(), text);
-    let fail =
-        |e: std::io::Error| CliError::failure(format!("cannot save {}: {e}", target.display()));
-    if let Some(dir) = target.parent() {
-        paths::private_dir(dir).map_err(fail)?;
-    }
-    let mut out = paths::create_private(&target).map_err(fail)?;
-    let body = serde_json::to_string_pretty(&all).unwrap_or_default();
-    out.write_all(body.as_bytes()).map_err(fail)?;
     Ok(())
 }
 

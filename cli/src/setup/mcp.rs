@@ -4,19 +4,19 @@
 //! A project's `.mcp.json` runs programs named by whoever wrote the repository, so it is used
 //! only after the user approved that file with that exact content (`hrns mcp approve`); a
 //! changed file needs approving again. Approvals live in the state directory
-//! (`mcp-approved.json`, 0600), keyed by the file's absolute path.
+//! (`mcp-approved.json`, 0600, see [`approvals`]), keyed by the file's absolute path.
 
 mod live;
 
 pub(crate) use live::{LiveTools, ServersTold};
 
 use crate::args::{Global, McpCommand};
+use crate::setup::approvals;
 use crate::setup::paths;
 use crate::setup::{CliError, ConfigFile};
 use crate::term::safe_text::safe;
 use hrns_blocking::mcp::{McpServer, McpServers, ServerStatus, StartOptions};
-use hrns_core::config::Config;
-use hrns_core::file_refusal::{MCP_APPROVALS_CAP, MCP_CONFIG_CAP};
+use hrns_core::file_refusal::MCP_CONFIG_CAP;
 use hrns_core::mcp::config::{ServerConfig, Transport, parse_servers};
 use hrns_core::sandbox::SandboxMode;
 use std::collections::BTreeMap;
@@ -44,16 +44,19 @@ pub(crate) struct Configured {
     pub(crate) project: Option<(PathBuf, ProjectApproval)>,
 }
 
-/// Reads `mcpServers` from the config and from an approved `workspace/.mcp.json`. A project
-/// entry replaces a user entry of the same name.
-pub(crate) fn configured(config: &Config, workspace: &Path) -> Configured {
+/// Reads `mcpServers` from the config file and from an approved `workspace/.mcp.json`. A
+/// project entry replaces a user entry of the same name. Warnings name the file they are
+/// about (the `--config` file when one is given).
+pub(crate) fn configured(file: &ConfigFile, workspace: &Path) -> Configured {
     let mut found = Configured::default();
     let mut by_name: BTreeMap<String, ServerConfig> = BTreeMap::new();
-    if let Some(value) = config.extra.get("mcpServers") {
+    if let Some(value) = file.config.extra.get("mcpServers") {
         let (servers, errors) = parse_servers(value);
-        found
-            .warnings
-            .extend(errors.iter().map(|e| format!("config.json: {e}")));
+        found.warnings.extend(
+            errors
+                .iter()
+                .map(|e| format!("{}: {e}", file.path.display())),
+        );
         by_name.extend(servers.into_iter().map(|s| (s.name.clone(), s)));
     }
     let path = workspace.join(PROJECT_FILE);
@@ -68,7 +71,7 @@ pub(crate) fn configured(config: &Config, workspace: &Path) -> Configured {
         }
     };
     if let Some(text) = text {
-        let approval = if is_approved(&path, &text) {
+        let approval = if approvals::MCP.approves(&path, &text) {
             ProjectApproval::Approved
         } else {
             ProjectApproval::NotApproved
@@ -131,29 +134,20 @@ pub(crate) fn secrets(found: &Configured) -> hrns_core::secrets::Secrets {
     all
 }
 
-/// The approvals file.
-fn approvals_path() -> Option<PathBuf> {
-    paths::state_dir().ok().map(|d| d.join("mcp-approved.json"))
-}
-
-fn approvals() -> BTreeMap<String, String> {
-    approvals_path()
-        .and_then(|p| hrns_blocking::read_text(&p, MCP_APPROVALS_CAP).ok())
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
-}
-
-fn is_approved(path: &Path, text: &str) -> bool {
-    approvals()
-        .get(&path.to_string_lossy().into_owned())
-        .is_some_and(|t| t == text)
-}
-
 /// The directory of the servers' logs.
 fn log_dir() -> PathBuf {
     paths::state_dir()
         .map(|d| d.join("mcp-logs"))
         .unwrap_or_else(|_| std::env::temp_dir().join("hrns-mcp-logs"))
+}
+
+/// Whether the servers' logs are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Logs {
+    /// In the state directory's `mcp-logs` (owner-only).
+    Kept,
+    /// Nowhere (`hrns exec --ephemeral` leaves nothing behind): a server's stderr is dropped.
+    Discarded,
 }
 
 /// Starts the enabled servers for a session (concurrently, with a deadline). Returns them
@@ -164,23 +158,36 @@ pub(crate) fn start(
     found: &Configured,
     workspace: &Path,
     sandbox: &hrns_blocking::Sandbox,
+    logs: Logs,
 ) -> (McpServers, Vec<String>) {
-    let dir = log_dir();
-    if found.servers.iter().any(|s| !s.disabled) {
-        let _ = paths::private_dir(&dir);
+    let dir = match logs {
+        Logs::Kept => Some(log_dir()),
+        Logs::Discarded => None,
+    };
+    if let Some(dir) = &dir {
+        if found.servers.iter().any(|s| !s.disabled) {
+            let _ = paths::private_dir(dir);
+        }
     }
-    let mut options = StartOptions::new(workspace, &dir);
+    let mut options = StartOptions::new(workspace, PathBuf::new());
+    options.log_dir = dir.clone();
     options.sandbox = sandbox.clone();
     let servers = McpServers::start(&found.servers, &options);
     let failures = servers
         .servers()
         .iter()
         .filter_map(|server| match server.status() {
-            ServerStatus::Failed(why) => Some(format!(
-                "MCP server {} failed: {why} (its tools are left out; log: {})",
-                server.name(),
-                hrns_blocking::mcp::log_path(&dir, server.name()).display()
-            )),
+            ServerStatus::Failed(why) => Some(match &dir {
+                Some(dir) => format!(
+                    "MCP server {} failed: {why} (its tools are left out; log: {})",
+                    server.name(),
+                    hrns_blocking::mcp::log_path(dir, server.name()).display()
+                ),
+                None => format!(
+                    "MCP server {} failed: {why} (its tools are left out; no log is kept)",
+                    server.name()
+                ),
+            }),
             ServerStatus::Ready => server.tools_warning(),
             ServerStatus::Disabled => None,
         })
@@ -257,19 +264,7 @@ fn approve(workspace: &Path) -> Result<u8, CliError> {
     for line in approval_lines(&path, &value) {
         println!("{line}");
     }
-    let target = approvals_path().ok_or_else(|| {
-        CliError::usage("cannot find the state directory; set HOME or XDG_STATE_HOME")
-    })?;
-    let mut all = approvals();
-    all.insert(path.to_string_lossy().into_owned(), text);
-    let fail =
-        |e: std::io::Error| CliError::failure(format!("cannot save {}: {e}", target.display()));
-    if let Some(dir) = target.parent() {
-        paths::private_dir(dir).map_err(fail)?;
-    }
-    let mut out = paths::create_private(&target).map_err(fail)?;
-    let body = serde_json::to_string_pretty(&all).unwrap_or_default();
-    out.write_all(body.as_bytes()).map_err(fail)?;
+    approvals::MCP.save(&path, text)?;
     println!(
         "approved {} (approve again after it changes)",
         path.display()
@@ -359,19 +354,20 @@ fn approval_lines(path: &Path, value: &serde_json::Value) -> Vec<String> {
 
 fn list(file: &ConfigFile, workspace: &Path, json: bool) -> Result<u8, CliError> {
     let config = &file.config;
-    let found = configured(config, workspace);
+    let found = configured(file, workspace);
     for w in &found.warnings {
         eprintln!("hrns: warning: {}", safe(w));
     }
     if found.servers.is_empty() {
         eprintln!(
-            "no MCP servers configured (mcpServers in config.json or an approved ./.mcp.json)"
+            "no MCP servers configured (mcpServers in {} or an approved ./.mcp.json)",
+            file.path.display()
         );
     }
     // The servers run as in a session: under the config's sandbox of commands, with its
     // environment rules (secret-looking names withheld, `envAllow` passed).
     let sandbox = crate::sandbox::for_run(None, &file.path, config, workspace, None)?;
-    let (servers, _) = start(&found, workspace, &sandbox);
+    let (servers, _) = start(&found, workspace, &sandbox, Logs::Kept);
     let mut out = std::io::stdout().lock();
     if !json {
         for line in status_lines(&servers) {

@@ -1,6 +1,7 @@
 //! Everything a run is set up from: the config file, the provider, agents, skills, tools and the
 //! system prompt. Shared by `exec`, `replay` and the TUI.
 
+pub(crate) mod approvals;
 pub(crate) mod custom_commands;
 pub(crate) mod guard;
 pub(crate) mod hooks;

@@ -46,8 +46,9 @@ use std::time::Duration;
 pub struct StartOptions {
     /// The workspace: the roots offered, and the working directory of servers without `cwd`.
     pub workspace: PathBuf,
-    /// Where each server's stderr and hrns's notes about it go (`NAME.log`).
-    pub log_dir: PathBuf,
+    /// Where each server's stderr and hrns's notes about it go (`NAME.log`, owner-only);
+    /// `None` keeps no logs (`hrns exec --ephemeral`): the stderr is read and dropped.
+    pub log_dir: Option<PathBuf>,
     /// How long each server may take to become ready (all start at once), unless its
     /// `startTimeout` says otherwise.
     pub deadline: Duration,
@@ -63,7 +64,7 @@ impl StartOptions {
     pub fn new(workspace: impl Into<PathBuf>, log_dir: impl Into<PathBuf>) -> Self {
         StartOptions {
             workspace: workspace.into(),
-            log_dir: log_dir.into(),
+            log_dir: Some(log_dir.into()),
             deadline: Duration::from_secs(30),
             sandbox: Sandbox::unconfined(),
         }
@@ -181,14 +182,16 @@ impl McpServer {
     }
 
     fn connect(&mut self, options: &StartOptions, changes: Arc<Changes>) -> Result<(), String> {
-        std::fs::create_dir_all(&options.log_dir).map_err(|e| {
-            format!(
-                "cannot create the log directory {}: {e}",
-                options.log_dir.display()
-            )
-        })?;
-        let log_path = log_path(&options.log_dir, &self.config.name);
-        let server_log = ServerLog::open(&log_path, self.config.limits.max_log_bytes)?;
+        let server_log = match &options.log_dir {
+            Some(dir) => {
+                log::create_dir(dir).map_err(|e| {
+                    format!("cannot create the log directory {}: {e}", dir.display())
+                })?;
+                let log_path = log_path(dir, &self.config.name);
+                ServerLog::open(&log_path, self.config.limits.max_log_bytes)?
+            }
+            None => ServerLog::discard(),
+        };
         let mut client_config = ClientConfig::new(&self.config.name);
         client_config.limits = self.config.limits;
         client_config.roots = vec![Root {

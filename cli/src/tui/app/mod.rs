@@ -199,9 +199,13 @@ impl App {
     fn new(setup: Setup, options: Options) -> Result<App, CliError> {
         let policy = options.approval.unwrap_or(ApprovalPolicy::Ask);
         // Started before the screen is taken, so a slow server delays only the first paint.
-        let mcp_found = crate::setup::mcp::configured(&setup.file.config, &setup.workspace);
-        let (mcp, mcp_failures) =
-            crate::setup::mcp::start(&mcp_found, &setup.workspace, &setup.sandbox);
+        let mcp_found = crate::setup::mcp::configured(&setup.file, &setup.workspace);
+        let (mcp, mcp_failures) = crate::setup::mcp::start(
+            &mcp_found,
+            &setup.workspace,
+            &setup.sandbox,
+            crate::setup::mcp::Logs::Kept,
+        );
         let (tx, rx) = mpsc::unbounded_channel();
         // Watched before the screen is taken, so that no signal finds raw mode unguarded.
         let signals = tx.clone();
