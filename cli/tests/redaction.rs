@@ -304,26 +304,206 @@ fn an_ordinary_mcp_env_value_is_never_redacted() {
 #[test]
 fn a_dummy_key_hides_no_word() {
     let env = common::Env::new();
-    env.write("work/list.txt", "Empty list. EMPTY.\n");
+    env.write("work/list.txt", "Empty list. EMPTY. The ollama list.\n");
+    for key in ["EMPTY", "ollama"] {
+        let mock = MockProvider::start([
+            Reply::tool_calls(&[("c1", "read_file", r#"{"path":"list.txt"}"#)]),
+            // A command that writes nothing to stderr: hrns's own `--- stderr (empty) ---`.
+            Reply::tool_calls(&[("c2", "run_command", r#"{"command":"echo ollama is empty"}"#)]),
+            Reply::text_answer("The list is empty; ask ollama."),
+        ])
+        .unwrap();
+        let out = env
+            .cmd(Some(&mock))
+            .env("OPENAI_API_KEY", key)
+            .args(["exec", "--approval", "auto", "is it empty? ask ollama"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+        assert_eq!(common::stdout(&out), "The list is empty; ask ollama.\n");
+        let err = common::stderr(&out);
+        assert!(!err.contains("[redacted]"), "{key}: {err}");
+        let chat = mock.chat_requests();
+        assert_eq!(
+            chat[0].header("authorization"),
+            Some(format!("Bearer {key}").as_str())
+        );
+        assert!(request_texts(&chat[1]).contains("Empty list. EMPTY. The ollama list."));
+        let command = request_texts(&chat[2]);
+        assert!(
+            command.contains("ollama is empty") && command.contains("--- stderr (empty) ---"),
+            "{key}: {command}"
+        );
+        for req in &chat {
+            assert!(!request_texts(req).contains("[redacted]"), "{key}");
+        }
+        let sessions = all_files(&env.path("state"));
+        assert!(sessions.contains("is it empty? ask ollama"), "{sessions}");
+        assert!(sessions.contains("--- stderr (empty) ---"), "{sessions}");
+        assert!(!sessions.contains("[redacted]"), "{key}: {sessions}");
+    }
+}
+
+/// An MCP server's configured headers and URL: only the values that are secrets are hidden
+/// (a header whose name says so, the URL's password, a query value whose name says so);
+/// ordinary header values and a long ordinary query value stay wherever they appear.
+#[test]
+fn only_the_secret_headers_and_url_parts_of_an_mcp_server_are_hidden() {
+    let env = common::Env::new();
+    // A port nothing listens on: the server fails, its values stay configured.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let hidden = [
+        "tok-Bearer-Value-0001",
+        "api-Key-Value-0002",
+        "pw-Userinfo-Pass-0003",
+        "tk-Query-Token-0004",
+    ];
+    let ordinary = [
+        "application/json",
+        "en-US,en;q=0.9",
+        "what-is-the-weather-like-in-paris-today",
+        "europe-west-production-cluster",
+    ];
+    let url = format!(
+        "http://me:{}@127.0.0.1:{port}/mcp?access_token={}&q={}&region={}",
+        hidden[2], hidden[3], ordinary[2], ordinary[3]
+    );
+    let answer = format!("Seen: {} | {}.", hidden.join(" "), ordinary.join(" "));
+    let mock = MockProvider::start([Reply::text_answer(&answer)]).unwrap();
+    let servers = serde_json::json!({"mcpServers": {"web": {"url": url, "headers": {
+        "Authorization": format!("Bearer {}", hidden[0]),
+        "X-Api-Key": hidden[1],
+        "Accept": ordinary[0],
+        "Accept-Language": ordinary[1]}}}});
+    let servers = servers.to_string();
+    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
+    let out = env.run(None, &["exec", "what did you see?"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let shown = common::stdout(&out);
+    assert_eq!(
+        shown,
+        format!(
+            "Seen: [redacted] [redacted] [redacted] [redacted] | {}.\n",
+            ordinary.join(" ")
+        )
+    );
+    let err = common::stderr(&out);
+    assert!(err.contains("MCP server web failed"), "{err}");
+    let sessions = all_files(&env.path("state"));
+    for text in [&shown, &err, &sessions] {
+        for secret in hidden {
+            assert!(
+                common::secret_piece(text, secret).is_none(),
+                "{secret}: {text}"
+            );
+        }
+    }
+    for word in ordinary {
+        assert!(sessions.contains(word), "{word}: {sessions}");
+    }
+    // The server's failure names its URL: the password and the token hidden, the rest kept.
+    assert!(
+        err.contains(&format!(
+            "http://me:[redacted]@127.0.0.1:{port}/mcp?access_token=[redacted]&q={}&region={}",
+            ordinary[2], ordinary[3]
+        )),
+        "{err}"
+    );
+}
+
+/// The user's own words are stored as written, with only a real key in them hidden: after
+/// `--continue` the model reads them back the same.
+#[test]
+fn the_session_keeps_the_users_words_and_hides_a_key_in_them() {
+    let env = common::Env::new();
     let mock = MockProvider::start([
-        Reply::tool_calls(&[("c1", "read_file", r#"{"path":"list.txt"}"#)]),
-        Reply::text_answer("The list is empty."),
+        Reply::text_answer("Deploying the production build."),
+        Reply::text_answer("Done."),
     ])
     .unwrap();
-    let out = env
-        .cmd(Some(&mock))
-        .env("OPENAI_API_KEY", "EMPTY")
-        .args(["exec", "is it empty?"])
-        .output()
-        .unwrap();
+    let servers = serde_json::json!({"mcpServers": {"box": {
+        "command": "python3", "args": [common::mcp_test_server()],
+        "env": {"NODE_ENV": "production", "LOG_LEVEL": "info"}}}});
+    let servers = servers.to_string();
+    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
+    let prompt = format!(
+        "Deploy the production build, info level, with key {}",
+        common::KEY
+    );
+    let out = env.run(None, &["exec", &prompt]);
     assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
-    assert_eq!(common::stdout(&out), "The list is empty.\n");
-    let chat = mock.chat_requests();
-    assert_eq!(chat[0].header("authorization"), Some("Bearer EMPTY"));
-    assert!(request_texts(&chat[1]).contains("Empty list. EMPTY."));
     let sessions = all_files(&env.path("state"));
-    assert!(sessions.contains("is it empty?"), "{sessions}");
-    assert!(!sessions.contains("[redacted]"), "{sessions}");
+    assert!(
+        sessions.contains("Deploy the production build, info level, with key [redacted]"),
+        "{sessions}"
+    );
+    assert_hidden(&sessions);
+    let out = env.run(None, &["exec", "--continue", "and now?"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let resent = request_texts(&mock.chat_requests()[1]);
+    assert!(
+        resent.contains("Deploy the production build, info level, with key [redacted]"),
+        "{resent}"
+    );
+    assert!(
+        resent.contains("Deploying the production build."),
+        "{resent}"
+    );
+    assert_hidden(&resent);
+}
+
+/// A file read and written back by the model (read-modify-write) keeps its ordinary words:
+/// the model was never shown `[redacted]` in place of a configured value that is no secret,
+/// so it cannot write one back.
+#[test]
+fn a_read_modify_write_keeps_ordinary_words() {
+    let env = common::Env::new();
+    let original = "mode: production\nlevel: info\ndebug: true\ntz: Europe/Paris\n";
+    env.write("work/app.yml", original);
+    // The "model" writes back exactly what it was shown, with one line changed.
+    let mock = MockProvider::start_with(|req: &hrns_blocking::mock::RecordedRequest| {
+        if req.method != "POST" {
+            return None;
+        }
+        let body = req.json();
+        let messages = body["messages"].as_array()?;
+        let last = messages.last()?;
+        Some(
+            match (last["role"].as_str()?, last["tool_call_id"].as_str()) {
+                ("user", _) => Reply::tool_calls(&[("c1", "read_file", r#"{"path":"app.yml"}"#)]),
+                ("tool", Some("c1")) => {
+                    let shown: String = last["content"]
+                        .as_str()?
+                        .lines()
+                        .filter_map(|l| l.split_once('\t').map(|(_, text)| format!("{text}\n")))
+                        .collect();
+                    let changed = shown.replace("level: ", "level: debug # was ");
+                    let args = serde_json::json!({"path": "app.yml", "content": changed});
+                    Reply::tool_calls(&[("c2", "write_file", &args.to_string())])
+                }
+                _ => Reply::text_answer("Rewritten."),
+            },
+        )
+    })
+    .unwrap();
+    let servers = serde_json::json!({"mcpServers": {"box": {
+        "command": "python3", "args": [common::mcp_test_server()],
+        "env": {"NODE_ENV": "production", "LOG_LEVEL": "info", "DEBUG": "true",
+                "TZ": "Europe/Paris"}}}});
+    let servers = servers.to_string();
+    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
+    let out = env.run(None, &["exec", "--approval", "auto", "rewrite app.yml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), "Rewritten.\n");
+    let written = std::fs::read_to_string(env.work().join("app.yml")).unwrap();
+    assert_eq!(
+        written,
+        "mode: production\nlevel: debug # was info\ndebug: true\ntz: Europe/Paris\n"
+    );
 }
 
 /// The texts of the `data` lines of a record, joined: the bodies as a replay reads them.
