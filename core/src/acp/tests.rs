@@ -268,6 +268,101 @@ fn a_secret_split_over_deltas_is_hidden() {
     }
 }
 
+/// Every update that is not a streamed chunk (a call's announcement and title, its result and
+/// diff, the plan, the permission question) hides the session's secrets and keeps the words
+/// of values that are not secrets.
+#[test]
+fn every_other_update_hides_secrets_and_keeps_ordinary_words() {
+    let key = "sk-acp-a7Kq9xZ2mB4nW8pL";
+    let mut secrets = Secrets::new();
+    secrets.add(key);
+    secrets.add_named("NODE_ENV", "production");
+    let mut u = Updates::new("/w");
+    let mut out = Vec::new();
+    let args = json!({"command": format!("deploy production --key {key}")}).to_string();
+    let call = Event::ToolCall {
+        id: "c1".into(),
+        name: "run_command".into(),
+        arguments: args.clone(),
+    };
+    u.on_event(&secrets, &call, None, &mut out);
+    u.end_batch(&mut out);
+    let change = FileChange {
+        path: "/w/.env".into(),
+        old_text: Some("MODE=production\n".into()),
+        new_text: format!("MODE=production\nKEY={key}\n"),
+    };
+    let result = Event::ToolResult {
+        id: "c1".into(),
+        name: "run_command".into(),
+        status: ToolStatus::Ok,
+        output: ToolOutput::ok(format!("production deployed with {key}")),
+    };
+    u.on_event(&secrets, &result, None, &mut out);
+    let write = json!({"path": ".env", "content": change.new_text}).to_string();
+    let call = Event::ToolCall {
+        id: "c2".into(),
+        name: "write_file".into(),
+        arguments: write,
+    };
+    u.on_event(&secrets, &call, None, &mut out);
+    u.end_batch(&mut out);
+    let result = Event::ToolResult {
+        id: "c2".into(),
+        name: "write_file".into(),
+        status: ToolStatus::Ok,
+        output: ToolOutput::ok("wrote .env (production)"),
+    };
+    u.on_event(&secrets, &result, Some(&change), &mut out);
+    let plan = Event::PlanUpdated {
+        explanation: None,
+        plan: vec![crate::plan::PlanStep {
+            step: format!("rotate {key} in production"),
+            status: crate::plan::StepStatus::Pending,
+        }],
+    };
+    u.on_event(&secrets, &plan, None, &mut out);
+    out.push(super::update::permission_request(
+        &secrets,
+        "/w",
+        "s1",
+        "c1",
+        "run_command",
+        &args,
+    ));
+    let kinds: Vec<&str> = out
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap_or("permission"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool_call",
+            "tool_call_update",
+            "tool_call_update",
+            "tool_call",
+            "tool_call_update",
+            "tool_call_update",
+            "plan",
+            "permission"
+        ]
+    );
+    for update in &out {
+        let text = update.to_string();
+        assert!(!text.contains("a7Kq9xZ2"), "{text}");
+        // All but the bare `in_progress` updates carry the words and the key.
+        if update["status"] != "in_progress" {
+            assert!(text.contains("production"), "{text}");
+            assert!(text.contains("[redacted]"), "{text}");
+        }
+    }
+    assert_eq!(out[0]["title"], "Run deploy production --key [redacted]");
+    assert_eq!(
+        out[5]["content"][1]["newText"],
+        "MODE=production\nKEY=[redacted]\n"
+    );
+}
+
 #[test]
 fn a_tool_call_goes_pending_in_progress_completed_with_its_diff() {
     let secrets = Secrets::new();
