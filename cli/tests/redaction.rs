@@ -748,3 +748,63 @@ fn replay_knows_the_recorded_runs_key_by_where_it_came_from() {
     assert_hidden(&stdout);
     assert_hidden(&stderr);
 }
+
+/// An MCP server's secret (an `env` value whose name says so) is one of the run's secrets like
+/// the key: streamed in 3-byte deltas it cannot be read back from the record, and a replay of
+/// a run that read it from a file (the configured servers known to the replay too) prints it
+/// nowhere, `differs:` lines included.
+#[test]
+fn an_mcp_secret_streamed_in_pieces_is_neither_recorded_nor_replayed() {
+    use hrns_blocking::mock::chunk;
+    let env = common::Env::new();
+    let token = "tok-a7Kq9xZ2mB4nW8pL";
+    let dotenv = |mode: &str| format!("BOX_TOKEN={token}\nMODE={mode}\n");
+    env.write("work/.env", &dotenv("record"));
+    let pieces: Vec<String> = format!("the token is {token}.")
+        .as_bytes()
+        .chunks(3)
+        .map(|p| String::from_utf8(p.to_vec()).unwrap())
+        .collect();
+    let answer = Reply::sse(
+        std::iter::once(chunk::role_chunk())
+            .chain(pieces.iter().map(|p| chunk::text_chunk(p)))
+            .chain([chunk::finish_chunk("stop")]),
+    );
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":".env"}"#)]),
+        answer,
+    ])
+    .unwrap();
+    let servers = serde_json::json!({"mcpServers": {"box": {
+        "command": "python3", "args": [common::mcp_test_server()],
+        "env": {"BOX_TOKEN": token, "NODE_ENV": "production"}}}});
+    let servers = servers.to_string();
+    env.config_with(&mock, &format!(", {}", &servers[1..servers.len() - 1]));
+    let rec = env.path("run.record");
+    let out = env.run(
+        None,
+        &["exec", "--record", rec.to_str().unwrap(), "read .env"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), "the token is [redacted].\n");
+    let record = std::fs::read_to_string(&rec).unwrap();
+    let deltas = record_deltas(&record);
+    assert!(deltas.contains("the token is [redacted]."), "{deltas}");
+    for text in [&record, &record_bodies(&record), &deltas] {
+        assert!(common::secret_piece(text, token).is_none(), "{text}");
+    }
+    // The replay reads a changed `.env`: its tool lines and `differs:` lines hold the token.
+    env.write("work/.env", &dotenv("replay"));
+    let out = env.run(None, &["replay", rec.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let (stdout, stderr) = (common::stdout(&out), common::stderr(&out));
+    assert!(
+        stderr.contains("differs:") && stderr.contains("MODE=replay"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("BOX_TOKEN=[redacted]"), "{stderr}");
+    assert_eq!(stdout, "the token is [redacted].\n");
+    for text in [&stdout, &stderr] {
+        assert!(common::secret_piece(text, token).is_none(), "{text}");
+    }
+}
