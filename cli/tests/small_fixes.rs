@@ -338,3 +338,55 @@ fn mcp_config_warnings_name_the_config_file_given() {
         assert!(!err.contains("config.json"), "{args:?}: {err}");
     }
 }
+
+/// `hrns mcp approve` and `hrns hooks approve` keep their approvals apart, each in an
+/// owner-only file of the state directory keyed by the project file's path; approving one
+/// workspace keeps another's approval, and a changed file is no longer approved.
+#[test]
+fn project_file_approvals_are_owner_only_and_kept_apart() {
+    let env = Env::with_dirs(&["work", "other"]);
+    let mcp = r#"{"mcpServers": {"files": {"command": "/nonexistent/server"}}}"#;
+    let hooks = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#;
+    for dir in ["work", "other"] {
+        env.write(&format!("{dir}/.mcp.json"), mcp);
+    }
+    env.write("work/.hrns/hooks.json", hooks);
+    for (dir, args) in [
+        ("work", &["mcp", "approve"][..]),
+        ("work", &["hooks", "approve"]),
+        ("other", &["mcp", "approve"]),
+    ] {
+        let out = env.run_in(dir, None, args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    }
+    let state = env.path("state/hrns");
+    assert_eq!(mode(&state), 0o700);
+    let read = |file: &str| -> serde_json::Map<String, serde_json::Value> {
+        assert_eq!(mode(&state.join(file)), 0o600, "{file}");
+        serde_json::from_str(&std::fs::read_to_string(state.join(file)).unwrap()).unwrap()
+    };
+    let path = |p: &str| env.path(p).canonicalize().unwrap().display().to_string();
+    let mcp_approved = read("mcp-approved.json");
+    let keys: Vec<&String> = mcp_approved.keys().collect();
+    let mut want = vec![path("work/.mcp.json"), path("other/.mcp.json")];
+    want.sort();
+    assert_eq!(keys, want.iter().collect::<Vec<_>>());
+    assert_eq!(mcp_approved[&path("work/.mcp.json")], mcp);
+    let hooks_approved = read("hooks-approved.json");
+    assert_eq!(hooks_approved.len(), 1);
+    assert_eq!(hooks_approved[&path("work/.hrns/hooks.json")], hooks);
+    // Approved as it is: used, no warning. Changed: not approved any more.
+    let listed = env.run_in("work", None, &["mcp", "list"]);
+    assert!(
+        !stderr(&listed).contains("not approved"),
+        "{}",
+        stderr(&listed)
+    );
+    env.write("work/.mcp.json", &mcp.replace("files", "files2"));
+    let listed = env.run_in("work", None, &["mcp", "list"]);
+    assert!(
+        stderr(&listed).contains("is not approved"),
+        "{}",
+        stderr(&listed)
+    );
+}
