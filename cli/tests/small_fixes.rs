@@ -368,7 +368,7 @@ fn project_file_approvals_are_owner_only_and_kept_apart() {
     let path = |p: &str| env.path(p).canonicalize().unwrap().display().to_string();
     let mcp_approved = read("mcp-approved.json");
     let keys: Vec<&String> = mcp_approved.keys().collect();
-    let mut want = vec![path("work/.mcp.json"), path("other/.mcp.json")];
+    let mut want = [path("work/.mcp.json"), path("other/.mcp.json")];
     want.sort();
     assert_eq!(keys, want.iter().collect::<Vec<_>>());
     assert_eq!(mcp_approved[&path("work/.mcp.json")], mcp);
