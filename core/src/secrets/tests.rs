@@ -327,13 +327,21 @@ const WORDS: [&str; 16] = [
     " ",
 ];
 
+/// Values that are secrets when their name says so (long enough, more than one character
+/// class, not one word) but whose every 8-byte piece could be ordinary text: hidden whole only.
+const MEDIUM: [&str; 3] = [
+    "my-secret-key-for-vllm",
+    "Wholly-Ordinary-Value",
+    "correct-horse-battery-staple",
+];
+
 proptest::proptest! {
     #![proptest_config(crate::proptest_seeds::config())]
 
-    /// The property of issue 30. For random secrets, strong and dummy, and random texts: a
-    /// text that contains no secret comes out byte-identical, whether redacted whole or in
-    /// pieces; a text that contains one never shows it, nor any 8-byte piece of a strong
-    /// one, however it is split.
+    /// The property of issue 30. For random secrets, strong, named (hidden whole only) and
+    /// dummy, and random texts: a text that contains no secret comes out byte-identical,
+    /// whether redacted whole or in pieces; a text that contains one never shows it, nor any
+    /// 8-byte piece of a strong one, however it is split.
     #[test]
     fn exact_redaction(
         strong in proptest::collection::vec(strong_secret(), 0..3),
@@ -349,6 +357,9 @@ proptest::proptest! {
         ),
         // Values of names that do not say secret.
         plain in proptest::collection::vec(proptest::sample::select(WORDS.to_vec()), 0..4),
+        // Values of names that say secret, strong enough to be hidden but only whole (every
+        // 8-byte piece of them could be ordinary text).
+        medium in proptest::collection::vec(proptest::sample::select(MEDIUM.to_vec()), 0..2),
         parts in proptest::collection::vec(
             (
                 proptest::prop_oneof![
@@ -356,6 +367,10 @@ proptest::proptest! {
                     "[a-zA-Z0-9 .,:/-]{0,12}",
                     // A piece of a strong secret: chosen below.
                     proptest::strategy::Just(String::new()),
+                    // A named secret whole, or all but its last byte (ordinary text then).
+                    proptest::sample::select(MEDIUM.to_vec()).prop_map(String::from),
+                    proptest::sample::select(MEDIUM.to_vec())
+                        .prop_map(|m| m[..m.len() - 1].to_owned()),
                 ],
                 0usize..64,
                 0usize..64,
@@ -375,6 +390,9 @@ proptest::proptest! {
         }
         for v in &strong {
             s.add(v);
+        }
+        for (name, value) in ["DB_PASSWORD", "X-Api-Key"].iter().zip(&medium) {
+            s.add_named(name, value);
         }
         // Text: words, random text, and pieces (or all) of the strong secrets, any case.
         let text: String = parts
@@ -400,7 +418,7 @@ proptest::proptest! {
         };
         let has_secret = strong.iter().any(|v| {
             windows(v).iter().any(|w| lower.as_bytes().windows(FRAGMENT).any(|t| t == w.as_slice()))
-        });
+        }) || medium.iter().any(|m| lower.contains(&m.to_ascii_lowercase()));
         let whole = s.redact(&text).into_owned();
         let split = in_pieces(&s, &text, &cuts);
         proptest::prop_assert_eq!(&split, &whole);
@@ -408,6 +426,9 @@ proptest::proptest! {
             proptest::prop_assert_eq!(&whole, &text);
         }
         let shown = whole.to_ascii_lowercase();
+        for m in &medium {
+            proptest::prop_assert!(!shown.contains(&m.to_ascii_lowercase()), "{whole}");
+        }
         for v in &strong {
             proptest::prop_assert!(!shown.contains(&v.to_ascii_lowercase()), "{whole}");
             for w in windows(v) {
