@@ -808,3 +808,27 @@ fn an_mcp_secret_streamed_in_pieces_is_neither_recorded_nor_replayed() {
         assert!(common::secret_piece(text, token).is_none(), "{text}");
     }
 }
+
+/// The TUI's prompt history (`$XDG_STATE_HOME/hrns/history`) is a file hrns writes: a key
+/// typed into a prompt is kept there as `[redacted]`, the words around it as typed.
+#[test]
+fn the_prompt_history_keeps_the_words_and_hides_a_key() {
+    let env = common::Env::new();
+    let mock = MockProvider::start([Reply::text_answer("NOTED")]).unwrap();
+    let vars = common::pty_vars_for(&env, &mock);
+    let mut p = pty::Pty::spawn(env!("CARGO_BIN_EXE_hrns"), &[], &env.work(), &vars, 30, 100);
+    p.expect("mock-model", T);
+    p.send(&format!(
+        "Deploy the production build with {}\r",
+        common::KEY
+    ));
+    p.expect("NOTED", T);
+    p.send("/quit\r");
+    assert_eq!(p.wait(T), 0);
+    let history = std::fs::read_to_string(env.path("state/hrns/history")).unwrap();
+    assert!(
+        history.contains("Deploy the production build with [redacted]"),
+        "{history}"
+    );
+    assert_hidden(&history);
+}

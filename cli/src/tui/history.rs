@@ -69,9 +69,11 @@ impl History {
 
     /// Adds a sent prompt, unless it is blank or the same as the last entry, and appends it to
     /// the file. The entry is kept in memory even when the file cannot be written; the error
-    /// is returned for the caller to show once (it is never fatal).
+    /// is returned for the caller to show once (it is never fatal). A secret typed into the
+    /// prompt is kept as `[redacted]`, in memory and in the file, like everything hrns writes.
     pub(crate) fn add(&mut self, entry: &str) -> io::Result<()> {
-        if !self.remember(entry.to_owned()) {
+        let entry = crate::host::redact::redact(entry).into_owned();
+        if !self.remember(entry.clone()) {
             return Ok(());
         }
         let Some(path) = self.path.clone() else {
@@ -80,7 +82,7 @@ impl History {
         if self.file_lines + 1 >= 2 * HISTORY_LIMIT {
             self.rewrite(&path)
         } else {
-            append(&path, &format!("{}\n", escape(entry)))?;
+            append(&path, &format!("{}\n", escape(&entry)))?;
             self.file_lines += 1;
             Ok(())
         }
@@ -106,7 +108,8 @@ impl History {
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         let mut text = String::new();
         for e in &self.entries {
-            text.push_str(&escape(e));
+            // Entries read from a file an older hrns wrote may hold a secret.
+            text.push_str(&escape(&crate::host::redact::redact(e)));
             text.push('\n');
         }
         tmp.write_all(text.as_bytes())?;
