@@ -832,3 +832,20 @@ fn the_prompt_history_keeps_the_words_and_hides_a_key() {
     );
     assert_hidden(&history);
 }
+
+/// `exec -o FILE` writes the answer redacted, as stdout shows it.
+#[test]
+fn the_answer_file_of_exec_o_hides_the_key() {
+    let env = common::Env::new();
+    let answer = format!("The production key is {}.", common::KEY);
+    let mock = MockProvider::start([Reply::text_answer(&answer)]).unwrap();
+    let file = env.path("answer.txt");
+    let out = env.run(
+        Some(&mock),
+        &["exec", "-o", file.to_str().unwrap(), "what is the key?"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), "The production key is [redacted].\n");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(written, "The production key is [redacted].\n");
+}

@@ -30,6 +30,7 @@
 //! | stdout of `exec` | `exec::batch::Batch` with [`Pieces`] | `cli/tests/redaction.rs` `a_key_cut_across_reads_is_not_shown_in_pieces`, `a_dummy_key_hides_no_word` |
 //! | stderr of `exec` (tool lines, questions, errors) | `host::redact::redact` (`exec::output`, `exec::shown`, `host::subagents`, `main`) | `cli/tests/redaction.rs` `exec_asks_about_a_call_without_showing_the_key`, `a_key_echoed_in_another_case_is_not_shown` |
 //! | `exec --json` | `exec::json_lines` with [`Pieces`], `exec::output::redacted_event` | `cli/tests/redaction.rs` `a_key_cut_across_reads_is_not_shown_in_pieces`, `a_secret_that_json_escapes_is_not_shown_escaped` |
+//! | `exec -o FILE` (the last answer) | `exec::finish_run` with `host::redact::redact` | `cli/tests/redaction.rs` `the_answer_file_of_exec_o_hides_the_key` |
 //! | the TUI | `tui::text::clean`, every span | `cli/tests/redaction.rs` `the_tui_asks_about_a_call_without_showing_the_key`, `tui::text` `a_secret_spliced_with_control_characters_is_redacted_as_shown` |
 //! | session files | `host::sessions::SessionLog::record` and `record_child` | `cli/tests/redaction.rs` `a_secret_that_json_escapes_is_not_shown_escaped`, `an_ordinary_mcp_env_value_is_never_redacted`, `the_session_keeps_the_users_words_and_hides_a_key_in_them` |
 //! | the TUI's prompt history (`$XDG_STATE_HOME/hrns/history`) | `tui::history::History::add` with `host::redact::redact` (and each entry again when the file is rewritten) | `cli/tests/redaction.rs` `the_prompt_history_keeps_the_words_and_hides_a_key` |
