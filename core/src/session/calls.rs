@@ -6,6 +6,7 @@
 use super::event::{Event, ToolStatus, TurnError};
 use super::shared::Shared;
 use super::{Action, Approval, Confinement, SessionError, ToolRun};
+use crate::checkpoint::{CheckpointDue, CheckpointOutcome};
 use crate::hooks::{HookEvent, HookWait, Permission};
 use crate::tool::{Effect, ToolOutput};
 use crate::wire::Message;
@@ -28,6 +29,9 @@ struct PendingCall {
     state: CallState,
     /// Context from its `PreToolUse` hooks, added to its result for the model.
     context: Vec<String>,
+    /// The snapshot of what it changed, asked for when it ended and not handed back yet: the
+    /// calls after it and the next request wait for it (its hooks do not).
+    checkpoint_after: Option<CheckpointDue>,
 }
 
 /// What a call does once its `PreToolUse` hooks let it.
@@ -62,6 +66,11 @@ pub(super) enum CallState {
         deadline: Option<Instant>,
         confinement: Confinement,
     },
+    /// Allowed to run and its turn to start came, but it may change files and the turn has no
+    /// snapshot of the state before it yet: it waits for that checkpoint (`due`), which the
+    /// driver takes ([`Action::TakeCheckpoint`]), then runs, whether the snapshot was taken
+    /// or failed (a failure is a warning, [`Event::CheckpointFailed`]).
+    Checkpoint { run: ToolRun, due: CheckpointDue },
     /// Waits for the user; asked once the approval request went out (one at a time).
     AwaitingApproval { run: ToolRun, asked: Asked },
     /// Waits for its `PreToolUse` hooks (`id`), then runs or is asked about (`next`).
@@ -136,6 +145,7 @@ impl Calls {
                 arguments: arguments.clone(),
                 state,
                 context: Vec::new(),
+                checkpoint_after: None,
             });
         }
         let mut calls = Calls {
@@ -151,7 +161,34 @@ impl Calls {
     pub(super) fn all_done(&self) -> bool {
         self.calls
             .iter()
-            .all(|c| matches!(c.state, CallState::Done { .. }))
+            .all(|c| matches!(c.state, CallState::Done { .. }) && c.checkpoint_after.is_none())
+    }
+
+    /// The outcome of checkpoint `id`, which one of these calls waits for: the call goes on
+    /// (it runs, or the calls after it may). Returns whether a call waited for it; the
+    /// outcome of a checkpoint nobody waits for any more is ignored.
+    pub(super) fn on_checkpoint(
+        &mut self,
+        s: &mut Shared,
+        now: Instant,
+        id: u64,
+        outcome: CheckpointOutcome,
+    ) -> bool {
+        let Some(call) = self.calls.iter_mut().find(|c| {
+            c.checkpoint_after.as_ref().is_some_and(|d| d.id == id)
+                || matches!(&c.state, CallState::Checkpoint { due, .. } if due.id == id)
+        }) else {
+            return false;
+        };
+        if let Some(due) = call.checkpoint_after.take_if(|d| d.id == id) {
+            super::checkpoints::handed_back(s, due, outcome);
+        } else if let CallState::Checkpoint { run, due } = &call.state {
+            let (run, due) = (run.clone(), due.clone());
+            super::checkpoints::handed_back(s, due, outcome);
+            call.state = CallState::Ready(run);
+        }
+        self.release(s, now);
+        true
     }
 
     /// The call whose approval request went out and is not answered yet.
@@ -163,6 +200,7 @@ impl Calls {
             } => Some(run),
             CallState::AwaitingApproval { .. }
             | CallState::Ready(_)
+            | CallState::Checkpoint { .. }
             | CallState::Running { .. }
             | CallState::PreHook { .. }
             | CallState::PostHook { .. }
@@ -177,6 +215,7 @@ impl Calls {
             .filter_map(|c| match c.state {
                 CallState::Running { deadline, .. } => deadline,
                 CallState::Ready(_)
+                | CallState::Checkpoint { .. }
                 | CallState::AwaitingApproval { .. }
                 | CallState::PreHook { .. }
                 | CallState::PostHook { .. }
@@ -209,7 +248,7 @@ impl Calls {
         else {
             unreachable!("found as running above");
         };
-        super::checkpoints::after_call(s, effect);
+        call.checkpoint_after = super::checkpoints::after_call(s, effect);
         let mut output = output;
         match confinement {
             Confinement::Sandboxed => {}
@@ -323,6 +362,7 @@ impl Calls {
             } => *h == id,
             CallState::AwaitingApproval { .. }
             | CallState::Ready(_)
+            | CallState::Checkpoint { .. }
             | CallState::Running { .. }
             | CallState::Done { .. } => false,
         }) else {
@@ -443,7 +483,10 @@ impl Calls {
                 }
                 call.finish(s, status, output);
             }
-            other @ (CallState::Ready(_) | CallState::Running { .. } | CallState::Done { .. }) => {
+            other @ (CallState::Ready(_)
+            | CallState::Checkpoint { .. }
+            | CallState::Running { .. }
+            | CallState::Done { .. }) => {
                 call.state = other;
             }
         }
@@ -466,7 +509,7 @@ impl Calls {
                         call_id: call.id.clone(),
                     });
                     if let CallState::Running { effect, .. } = call.state {
-                        super::checkpoints::after_call(s, effect);
+                        call.checkpoint_after = super::checkpoints::after_call(s, effect);
                     }
                     let text = format!(
                         "`{}` did not finish within {limit} s and was stopped",
@@ -502,6 +545,7 @@ impl Calls {
                     continue;
                 }
                 CallState::Ready(_)
+                | CallState::Checkpoint { .. }
                 | CallState::AwaitingApproval { .. }
                 | CallState::PreHook { .. } => {}
             }
@@ -522,6 +566,7 @@ impl Calls {
                     attached.take(s.config.images, &call.id, &call.name, output)
                 }
                 CallState::Ready(_)
+                | CallState::Checkpoint { .. }
                 | CallState::Running { .. }
                 | CallState::AwaitingApproval { .. }
                 | CallState::PreHook { .. }
@@ -539,14 +584,15 @@ impl Calls {
     /// effects starts only when every earlier call is finished, and holds back every later
     /// one until it is.
     pub(super) fn release(&mut self, s: &mut Shared, now: Instant) {
-        if s.checkpoint.awaited() {
-            return;
-        }
         let deadline = s.config.tool_timeout.map(|t| now + t);
         let mut earlier_unfinished = false;
         for call in &mut self.calls {
+            if call.checkpoint_after.is_some() {
+                return; // the snapshot of what it changed comes before any later call
+            }
             let alone = match &call.state {
                 CallState::Done { .. } => continue,
+                CallState::Checkpoint { run, .. } => runs_alone(run.effect),
                 CallState::Running { effect, .. } => runs_alone(*effect),
                 CallState::AwaitingApproval { run, .. } => runs_alone(run.effect),
                 CallState::PreHook { run, .. } => runs_alone(run.effect),
@@ -557,8 +603,11 @@ impl Calls {
                 if alone && earlier_unfinished {
                     return;
                 }
-                if super::checkpoints::before_call(s, run) {
-                    return; // it starts once the snapshot of the state before it is taken
+                if let Some(due) = super::checkpoints::before_call(s, run.effect) {
+                    // It starts once the snapshot of the state before it is handed back.
+                    let run = run.clone();
+                    call.state = CallState::Checkpoint { run, due };
+                    return;
                 }
                 let (effect, confinement) = (run.effect, run.confinement);
                 let running = CallState::Running {
@@ -585,6 +634,7 @@ impl Calls {
         let mut waiting = self.calls.iter_mut().filter_map(|c| match &mut c.state {
             CallState::AwaitingApproval { run, asked } => Some((run, asked)),
             CallState::Ready(_)
+            | CallState::Checkpoint { .. }
             | CallState::Running { .. }
             | CallState::PreHook { .. }
             | CallState::PostHook { .. }
@@ -680,7 +730,8 @@ fn pre_hook(s: &mut Shared, state: CallState) -> CallState {
     let (run, next) = match state {
         CallState::Ready(run) => (run, Next::Run),
         CallState::AwaitingApproval { run, .. } => (run, Next::Ask),
-        other @ (CallState::Running { .. }
+        other @ (CallState::Checkpoint { .. }
+        | CallState::Running { .. }
         | CallState::PreHook { .. }
         | CallState::PostHook { .. }
         | CallState::Done { .. }) => return other,

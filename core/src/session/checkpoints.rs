@@ -1,19 +1,20 @@
-//! The checkpoints of a turn: when one is due, waiting for it, and what it becomes in the
-//! record. The calls (`calls.rs`) ask here before a call that may change files starts and
-//! after it finished; while a checkpoint is awaited, no call starts and no request goes out.
+//! The checkpoints of a turn: when one is due and what it becomes in the record. The wait
+//! itself belongs to the call it is about (`calls.rs`): a call that may change files waits in
+//! [`CallState::Checkpoint`](super::calls::CallState) for the snapshot of the state before
+//! it, and a finished one holds back the calls after it and the next request until the
+//! snapshot of what it changed is handed back. There is no session-wide wait.
 
+use super::Action;
 use super::event::Event;
 use super::shared::Shared;
-use super::{Action, ToolRun};
 use crate::checkpoint::{CheckpointDue, CheckpointOutcome, Checkpoints, Moment, changes_files};
+use crate::tool::Effect;
 
-/// Where the running turn stands with its checkpoints.
+/// The turn's checkpoint bookkeeping; the checkpoints awaited are kept by their calls.
 #[derive(Debug, Default)]
 pub(super) struct CheckpointState {
     /// The id the next request gets.
     next_id: u64,
-    /// The checkpoint asked for and not handed back yet.
-    pending: Option<CheckpointDue>,
     /// Whether the turn has its "before" checkpoint (or tried to take it).
     before_taken: bool,
     /// The model request whose calls run now.
@@ -22,45 +23,28 @@ pub(super) struct CheckpointState {
 
 impl CheckpointState {
     pub(super) fn turn_started(&mut self) {
-        self.pending = None;
         self.before_taken = false;
         self.step = 1;
     }
-
-    /// Whether the session waits for a checkpoint: nothing else may happen until it comes.
-    pub(super) fn awaited(&self) -> bool {
-        self.pending.is_some()
-    }
-
-    /// Forgets a checkpoint asked for (the turn was cancelled): a late outcome is ignored.
-    pub(super) fn abandon(&mut self) {
-        self.pending = None;
-    }
 }
 
-/// Before `run` starts: asks for the turn's "before" checkpoint when `run` may change files
-/// and the turn has none yet. Returns whether the call must wait for it.
-pub(super) fn before_call(s: &mut Shared, run: &ToolRun) -> bool {
-    if s.checkpoint.pending.is_some() {
-        return true;
-    }
+/// Before a call with `effect` starts: asks for the turn's "before" checkpoint when the call
+/// may change files and the turn has none yet. The call waits for what this returns.
+pub(super) fn before_call(s: &mut Shared, effect: Effect) -> Option<CheckpointDue> {
     let due = s.config.checkpoints == Checkpoints::On
-        && changes_files(run.effect)
+        && changes_files(effect)
         && !s.checkpoint.before_taken;
-    if due {
-        ask(s, Moment::BeforeTurn);
-    }
-    due
+    due.then(|| ask(s, Moment::BeforeTurn))
 }
 
-/// After a call with `effect` finished: asks for the checkpoint of what it changed.
-pub(super) fn after_call(s: &mut Shared, effect: crate::tool::Effect) {
-    if s.config.checkpoints == Checkpoints::On && changes_files(effect) {
-        ask(s, Moment::AfterCall);
-    }
+/// After a call with `effect` finished: asks for the checkpoint of what it changed. The
+/// calls after it and the next request wait for what this returns.
+pub(super) fn after_call(s: &mut Shared, effect: Effect) -> Option<CheckpointDue> {
+    (s.config.checkpoints == Checkpoints::On && changes_files(effect))
+        .then(|| ask(s, Moment::AfterCall))
 }
 
-fn ask(s: &mut Shared, moment: Moment) {
+fn ask(s: &mut Shared, moment: Moment) -> CheckpointDue {
     let due = CheckpointDue {
         id: s.checkpoint.next_id,
         turn: s.turns,
@@ -68,15 +52,13 @@ fn ask(s: &mut Shared, moment: Moment) {
         moment,
     };
     s.checkpoint.next_id += 1;
-    s.checkpoint.pending = Some(due.clone());
-    s.outbox.push(Action::TakeCheckpoint(due));
+    s.outbox.push(Action::TakeCheckpoint(due.clone()));
+    due
 }
 
-/// Takes the outcome of checkpoint `id`; returns whether it was the one awaited.
-pub(super) fn handed_back(s: &mut Shared, id: u64, outcome: CheckpointOutcome) -> bool {
-    let Some(due) = s.checkpoint.pending.take_if(|d| d.id == id) else {
-        return false;
-    };
+/// Records the outcome of `due`, which a call waited for: an [`Event::Checkpoint`], or the
+/// warning [`Event::CheckpointFailed`] (the call goes on without it).
+pub(super) fn handed_back(s: &mut Shared, due: CheckpointDue, outcome: CheckpointOutcome) {
     if due.moment == Moment::BeforeTurn {
         s.checkpoint.before_taken = true;
     }
@@ -101,5 +83,4 @@ pub(super) fn handed_back(s: &mut Shared, id: u64, outcome: CheckpointOutcome) -
         },
     };
     s.emit(event);
-    true
 }

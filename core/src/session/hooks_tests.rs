@@ -487,3 +487,55 @@ fn the_provider_key_never_reaches_a_hook() {
     let due = h.due();
     assert!(!due.input.contains(KEY), "{}", due.input);
 }
+
+#[test]
+fn post_tool_use_hooks_and_the_snapshot_after_a_call_are_both_awaited_in_either_order() {
+    for snapshot_first in [true, false] {
+        let hooks = json!({"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "h"}]}]});
+        let mut c = config(ApprovalPolicy::Auto);
+        c.hooks.hooks = Arc::new(Hooks::parse(&hooks, &HookSource::User).0);
+        c.checkpoints = crate::checkpoint::Checkpoints::On;
+        let mut h = H::new(c);
+        h.submit("write");
+        h.sse(&tool_answer(&[(
+            "w1",
+            "write_file",
+            r#"{"path":"a","content":"b"}"#,
+        )]));
+        let before = h
+            .checkpoints
+            .pop()
+            .expect("the before snapshot is asked for");
+        h.s.handle_checkpoint(
+            h.now,
+            before.id,
+            crate::checkpoint::CheckpointOutcome::Failed { reason: "x".into() },
+        );
+        h.drain();
+        h.output("w1", "written");
+        let after = h
+            .checkpoints
+            .pop()
+            .expect("the after snapshot is asked for");
+        let due = h.due();
+        assert_eq!(due.event, HookEvent::PostToolUse, "both run at once");
+        let snapshot = |h: &mut H| {
+            h.s.handle_checkpoint(
+                h.now,
+                after.id,
+                crate::checkpoint::CheckpointOutcome::Failed { reason: "y".into() },
+            );
+            h.drain();
+        };
+        if snapshot_first {
+            snapshot(&mut h);
+            assert_eq!(h.sent.len(), 1, "the hooks are still awaited");
+            h.answer_hooks(&due, vec![exited(0, "", "")]);
+        } else {
+            h.answer_hooks(&due, vec![exited(0, "", "")]);
+            assert_eq!(h.sent.len(), 1, "the snapshot is still awaited");
+            snapshot(&mut h);
+        }
+        assert_eq!(h.sent.len(), 2, "snapshot first: {snapshot_first}");
+    }
+}

@@ -650,12 +650,10 @@ impl Turn {
         id: u64,
         outcome: crate::checkpoint::CheckpointOutcome,
     ) {
-        if !super::checkpoints::handed_back(s, id, outcome) {
-            return;
-        }
         if let Phase::Tools(calls) = &mut self.phase {
-            calls.release(s, now);
-            self.advance(s);
+            if calls.on_checkpoint(s, now, id, outcome) {
+                self.advance(s);
+            }
         }
     }
 
@@ -697,7 +695,7 @@ impl Turn {
         let Phase::Tools(calls) = &self.phase else {
             return;
         };
-        if !calls.all_done() || s.checkpoint.awaited() {
+        if !calls.all_done() {
             return;
         }
         let Phase::Tools(calls) = std::mem::replace(&mut self.phase, Phase::Over) else {
@@ -801,7 +799,6 @@ impl Turn {
 
     /// Ends the turn at once, leaving a valid history; see [`super::Session::cancel`].
     pub(super) fn cancel(&mut self, s: &mut Shared) {
-        s.checkpoint.abandon();
         match std::mem::replace(&mut self.phase, Phase::Over) {
             Phase::Requesting {
                 answer,

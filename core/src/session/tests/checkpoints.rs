@@ -216,3 +216,103 @@ fn checkpoint_events_have_a_stable_json_shape() {
     );
     assert!(!event.is_delta() && !event.is_final());
 }
+
+#[test]
+fn a_call_waiting_for_its_checkpoint_is_cancelled_with_the_turn_and_its_late_snapshot_is_not_recorded()
+ {
+    let mut h = with_checkpoints();
+    h.submit("x");
+    h.sse(&tool_answer(&[
+        ("w1", "write_file", r#"{"path":"a","content":"b"}"#),
+        ("r1", "read_file", r#"{"path":"a"}"#),
+    ]));
+    assert_eq!(h.checkpoints.len(), 1);
+    assert!(
+        h.runs.is_empty(),
+        "the write waits, and the read after it too"
+    );
+    h.s.cancel();
+    h.drain();
+    let statuses: Vec<_> = h.results().into_iter().map(|(id, s, _)| (id, s)).collect();
+    assert_eq!(
+        statuses,
+        [
+            ("w1".to_owned(), ToolStatus::Cancelled),
+            ("r1".to_owned(), ToolStatus::Cancelled)
+        ]
+    );
+    let id = h.checkpoints[0].id;
+    h.s.handle_checkpoint(h.now, id, CheckpointOutcome::Failed { reason: "x".into() });
+    h.drain();
+    assert!(h.runs.is_empty() && recorded(&h).is_empty());
+    assert!(
+        !h.events
+            .iter()
+            .any(|e| matches!(e, Event::CheckpointFailed { .. })),
+        "nobody waits for it any more"
+    );
+    assert!(h.s.is_idle());
+}
+
+#[test]
+fn a_read_after_a_write_waits_for_the_snapshot_of_what_the_write_changed() {
+    let mut h = with_checkpoints();
+    h.submit("x");
+    h.sse(&tool_answer(&[
+        ("w1", "write_file", r#"{"path":"a","content":"b"}"#),
+        ("r1", "read_file", r#"{"path":"a"}"#),
+        ("r2", "read_file", r#"{"path":"b"}"#),
+    ]));
+    taken(&mut h, &[]);
+    h.output("w1", "written");
+    assert_eq!(h.checkpoints.len(), 2);
+    assert_eq!(h.runs.len(), 1, "the reads wait for the snapshot after w1");
+    taken(&mut h, &["a"]);
+    let started: Vec<_> = h.runs.iter().map(|r| r.call_id.as_str()).collect();
+    assert_eq!(started, ["w1", "r1", "r2"], "then both reads start at once");
+    h.output("r1", "b");
+    h.output("r2", "c");
+    assert_eq!(h.checkpoints.len(), 2, "reads take no checkpoint");
+    assert_eq!(h.sent.len(), 2);
+}
+
+#[test]
+fn a_failed_snapshot_after_a_call_is_a_warning_and_the_turn_goes_on() {
+    let mut h = with_checkpoints();
+    h.submit("x");
+    h.sse(&tool_answer(&[(
+        "c1",
+        "run_command",
+        r#"{"command":"true"}"#,
+    )]));
+    taken(&mut h, &[]);
+    h.output("c1", "ok");
+    assert_eq!(h.sent.len(), 1);
+    let due = h.checkpoints.last().unwrap().clone();
+    assert_eq!(due.moment, Moment::AfterCall);
+    h.s.handle_checkpoint(
+        h.now,
+        due.id,
+        CheckpointOutcome::Failed {
+            reason: "disk full".into(),
+        },
+    );
+    h.drain();
+    let failed: Vec<_> = h
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::CheckpointFailed {
+                moment,
+                step,
+                reason,
+                ..
+            } => Some((*moment, *step, reason.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed, [(Moment::AfterCall, 1, "disk full".to_owned())]);
+    assert_eq!(h.sent.len(), 2, "the next request goes out without it");
+    h.sse(&text_answer("done"));
+    assert_eq!(h.finals().len(), 1);
+}
