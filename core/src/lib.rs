@@ -117,8 +117,8 @@
 //! drains the session, keeps the tool calls waiting for a slot under the parallel cap, the
 //! request in flight, the snapshot being taken, the turn's outcome and the tokens the
 //! subagents spent, and hands the driver [`session::Work`] to carry out (send, close, start,
-//! stop, snapshot). The driver reports back through the ledger (`tool_ended`,
-//! `response_ended`, `checkpoint_taken`), and asks it what the session waits for
+//! stop, and [`session::Wait`]s: a snapshot, hooks). The driver reports back through the
+//! ledger (`tool_ended`, `response_ended`, `waited`), and asks it what the session waits for
 //! ([`session::Waiting`]) when a step brought nothing.
 //!
 //! # Walkthroughs
@@ -147,10 +147,11 @@
 //!
 //! ## A hook point before a tool runs
 //!
-//! This is how `PreToolUse` hooks ([`hooks`]) are built; another point that waits for
-//! something outside the loop goes the same way. Such a wait is one more state of a call, in
-//! one place: `CallState` in `session/calls.rs`, beside `AwaitingApproval` (the user) and
-//! `Running` (the driver).
+//! This is how `PreToolUse` hooks ([`hooks`]) are built, and the checkpoint before a call
+//! that may change files (`CallState::Checkpoint`); another point that waits for something
+//! outside the loop goes the same way. Such a wait is one more state of a call, in one place:
+//! `CallState` in `session/calls.rs`, beside `AwaitingApproval` (the user) and `Running` (the
+//! driver).
 //! 1. **The state and its decision, here.** `CallState::PreHook` is entered where the policy
 //!    lets a call run or be asked about (`pre_hook` in `session/calls.rs`); `Calls::release`
 //!    starts a call only once its hooks answered, in the model's order as ever.
@@ -159,11 +160,12 @@
 //!    with text for the model, allow, ask, updated input), which the session carries out.
 //!    [`Event::Hook`] tells the user what each hook did.
 //! 2. **The compiler points at the rest.** The ledger's `step` matches [`Action`] without a
-//!    wildcard: [`Action::RunHooks`] became [`session::Work::Hooks`], counted as in flight
-//!    until [`session::Ledger::hooks_ran`]. Each driver's runner matches `Work` without a
-//!    wildcard (the blocking runner's `take_actions`, the tokio runner's `dispatch` and its
-//!    cancelled turn's drop): it runs the commands (`hrns_blocking::hooks::run_hooks`, on a
-//!    thread or a blocking task) and reports through the ledger. [`Event`] is not
+//!    wildcard: [`Action::RunHooks`] became [`session::Wait::Hooks`], handed out as
+//!    [`session::Work::Wait`] and counted as in flight until [`session::Ledger::waited`]
+//!    takes its [`session::Waited::Hooks`]. Each driver carries out every `Wait` in one
+//!    place, without a wildcard (`carry_out` in each runner, run on a thread or a blocking
+//!    task): it runs the commands (`hrns_blocking::hooks::run_hooks`) and hands back what
+//!    they came to, which the runner reports through the ledger. [`Event`] is not
 //!    `#[non_exhaustive]` and the front ends match it without wildcards, so the new event
 //!    failed to compile in `exec`'s text printer (`cli/src/exec/output.rs`), its JSON lines
 //!    (`cli/src/exec/json_lines.rs`) and its turn front (`cli/src/exec/mod.rs`), the TUI

@@ -10,12 +10,11 @@ use crate::checkpoint::Checkpointer;
 use crate::client::{Transport, io_error};
 use crate::read_ahead::{self, Chunk, Piece, read_chunks};
 use crate::tool::{CancelFlag, ToolContext, Toolbox};
-use hrns_core::checkpoint::{CheckpointDue, CheckpointOutcome};
 use hrns_core::http::{HttpRequest, RequestId};
 use hrns_core::sandbox::SandboxPolicy;
 use hrns_core::session::{
     Approval, Confinement, Event, Ledger, Session, SessionError, ToolEnd, ToolRun, ToolsChange,
-    ToolsReason, TransportError, TurnOutcome, Waiting, Work,
+    ToolsReason, TransportError, TurnOutcome, Wait, Waited, Waiting, Work,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -143,10 +142,8 @@ enum Io {
     Failed(RequestId, TransportError),
     /// A call ended.
     Tool(ToolRun, ToolEnd),
-    /// A checkpoint the session asked for was taken (or not).
-    Checkpoint(u64, CheckpointOutcome),
-    /// Hooks the session asked for ran.
-    Hooks(u64, Vec<hrns_core::hooks::HookRun>),
+    /// A wait the session asked for (a snapshot, hooks) came to this.
+    Waited(Waited),
 }
 
 impl<'a> Runner<'a> {
@@ -393,19 +390,7 @@ impl<'a> Runner<'a> {
                         flag.cancel();
                     }
                 }
-                Work::Snapshot(due) => self.take_checkpoint(due),
-                Work::Hooks(due) => {
-                    let env = crate::hooks::HookEnv::new(
-                        &self.ctx.workspace,
-                        &self.ctx.sandbox.env,
-                        session.secrets(),
-                    );
-                    let tx = self.tx.clone();
-                    thread::spawn(move || {
-                        let runs = crate::hooks::run_hooks(&due, &env);
-                        tx.send(Io::Hooks(due.id, runs)).ok();
-                    });
-                }
+                Work::Wait(wait) => self.carry_out(session, wait),
             }
         }
         self.work = work;
@@ -436,30 +421,38 @@ impl<'a> Runner<'a> {
                 self.running.remove(&run.call_id);
                 self.ledger.tool_ended(session, now, &run, end)
             }
-            Io::Hooks(id, runs) => self.ledger.hooks_ran(session, now, id, runs),
-            Io::Checkpoint(id, outcome) => {
-                self.ledger.checkpoint_taken(session, now, id, outcome);
-                Ok(())
-            }
+            Io::Waited(waited) => self.ledger.waited(session, now, waited),
         };
         fed.expect("the runner feeds only what the session issued, each head first");
     }
 
-    /// Takes a snapshot on a thread of its own, so that a cancel is seen meanwhile.
-    fn take_checkpoint(&mut self, due: CheckpointDue) {
+    /// Carries out a wait the session decided on, every kind in this one place, on a thread
+    /// of its own so that a cancel is seen meanwhile (and even when it is quick: the channel
+    /// may be full, and only this thread empties it).
+    fn carry_out(&mut self, session: &Session, wait: Wait) {
+        let work: Box<dyn FnOnce() -> Waited + Send> = match wait {
+            Wait::Snapshot(due) => {
+                let checkpointer = self.checkpoints.clone();
+                Box::new(move || Waited::Snapshot {
+                    id: due.id,
+                    outcome: crate::checkpoint::take_checkpoint(checkpointer.as_deref(), &due),
+                })
+            }
+            Wait::Hooks(due) => {
+                let env = crate::hooks::HookEnv::new(
+                    &self.ctx.workspace,
+                    &self.ctx.sandbox.env,
+                    session.secrets(),
+                );
+                // `run_hooks` turns a panic of any hook's thread into a result.
+                Box::new(move || Waited::Hooks {
+                    id: due.id,
+                    runs: crate::hooks::run_hooks(&due, &env),
+                })
+            }
+        };
         let tx = self.tx.clone();
-        let checkpointer = self.checkpoints.clone();
-        // On a thread even without a store: the channel may be full, and only this thread
-        // empties it.
-        thread::spawn(move || {
-            let outcome = match checkpointer {
-                Some(c) => c.take(&due),
-                None => CheckpointOutcome::Failed {
-                    reason: "this runner has no checkpoint store".into(),
-                },
-            };
-            let _ = tx.send(Io::Checkpoint(due.id, outcome));
-        });
+        thread::spawn(move || tx.send(Io::Waited(work())).ok());
     }
 
     /// Sends one request; its body is read on a helper thread, so a cancel takes effect at

@@ -10,12 +10,11 @@
 use crate::client::{Client, IncomingResponse};
 use crate::tool::{ToolContext, Toolbox};
 use hrns_blocking::Checkpointer;
-use hrns_core::checkpoint::{CheckpointDue, CheckpointOutcome};
 use hrns_core::http::{HttpRequest, RequestId};
 use hrns_core::sandbox::SandboxPolicy;
 use hrns_core::session::{
     Approval, Confinement, Event, Ledger, Session, SessionError, ToolEnd, ToolRun, ToolsChange,
-    ToolsReason, TransportError, TurnOutcome, Waiting, Work,
+    ToolsReason, TransportError, TurnOutcome, Wait, Waited, Waiting, Work,
 };
 use hyper::body::Bytes;
 use std::collections::HashMap;
@@ -25,7 +24,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant, SystemTime};
-use tokio::task::{AbortHandle, Id, JoinHandle, JoinSet};
+use tokio::task::{AbortHandle, Id, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 /// The future an approval callback returns.
@@ -66,10 +65,8 @@ pub struct Runner {
     work: Vec<Work>,
     /// Where the session's checkpoints are taken, if anywhere.
     checkpoints: Option<Arc<Checkpointer>>,
-    /// The snapshot being taken, on a blocking thread.
-    checkpoint: Option<(u64, JoinHandle<CheckpointOutcome>)>,
-    /// Hooks running, each batch on a blocking thread ([`hrns_blocking::hooks`]).
-    hooks: JoinSet<(u64, Vec<hrns_core::hooks::HookRun>)>,
+    /// The waits being carried out (snapshots, batches of hooks), each on a blocking thread.
+    waits: JoinSet<Waited>,
 }
 
 impl fmt::Debug for Runner {
@@ -103,8 +100,7 @@ impl Runner {
             running: Tools::default(),
             work: Vec::new(),
             checkpoints: None,
-            checkpoint: None,
-            hooks: JoinSet::new(),
+            waits: JoinSet::new(),
         }
     }
 
@@ -219,19 +215,14 @@ impl Runner {
                         .tool_ended(session, Instant::now(), &run, end)
                         .expect("the session issued this call");
                 }
-                Some(joined) = self.hooks.join_next(), if !self.hooks.is_empty() => {
-                    // `run_hooks` turns a panic of any hook's thread into a result, so a
-                    // batch always comes back.
-                    if let Ok((id, runs)) = joined {
+                Some(joined) = self.waits.join_next(), if !self.waits.is_empty() => {
+                    // `carry_out` turns a panic into a result, so every wait comes back.
+                    if let Ok(waited) = joined {
                         self.update_tools(session);
                         self.ledger
-                            .hooks_ran(session, Instant::now(), id, runs)
-                            .expect("the session asked for these hooks");
+                            .waited(session, Instant::now(), waited)
+                            .expect("the session asked for this wait");
                     }
-                }
-                (id, outcome) = next_checkpoint(&mut self.checkpoint), if self.checkpoint.is_some() => {
-                    self.checkpoint = None;
-                    self.ledger.checkpoint_taken(session, Instant::now(), id, outcome);
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {
                     self.update_tools(session);
@@ -316,34 +307,40 @@ impl Runner {
                 }
                 Work::Start(run) => self.spawn_tool(run),
                 Work::Stop { call_id } => self.running.abort(&call_id),
-                Work::Snapshot(due) => self.take_checkpoint(due),
-                Work::Hooks(due) => {
-                    let env = hrns_blocking::hooks::HookEnv::new(
-                        &self.ctx.workspace,
-                        &self.ctx.sandbox.env,
-                        session.secrets(),
-                    );
-                    self.hooks.spawn_blocking(move || {
-                        (due.id, hrns_blocking::hooks::run_hooks(&due, &env))
-                    });
-                }
+                Work::Wait(wait) => self.carry_out(session, wait),
             }
         }
         self.work = work;
         events
     }
 
-    /// Takes a snapshot on a blocking thread; `complete_io` hands its outcome in.
-    fn take_checkpoint(&mut self, due: CheckpointDue) {
-        let checkpointer = self.checkpoints.clone();
-        let id = due.id;
-        let handle = tokio::task::spawn_blocking(move || match checkpointer {
-            Some(c) => c.take(&due),
-            None => CheckpointOutcome::Failed {
-                reason: "this runner has no checkpoint store".into(),
-            },
-        });
-        self.checkpoint = Some((id, handle));
+    /// Carries out a wait the session decided on, every kind in this one place, on a
+    /// blocking thread; `complete_io` hands what it came to in.
+    fn carry_out(&mut self, session: &Session, wait: Wait) {
+        match wait {
+            Wait::Snapshot(due) => {
+                let checkpointer = self.checkpoints.clone();
+                self.waits.spawn_blocking(move || Waited::Snapshot {
+                    id: due.id,
+                    outcome: hrns_blocking::checkpoint::take_checkpoint(
+                        checkpointer.as_deref(),
+                        &due,
+                    ),
+                });
+            }
+            Wait::Hooks(due) => {
+                let env = hrns_blocking::hooks::HookEnv::new(
+                    &self.ctx.workspace,
+                    &self.ctx.sandbox.env,
+                    session.secrets(),
+                );
+                // `run_hooks` turns a panic of any hook's thread into a result.
+                self.waits.spawn_blocking(move || Waited::Hooks {
+                    id: due.id,
+                    runs: hrns_blocking::hooks::run_hooks(&due, &env),
+                });
+            }
+        }
     }
 
     fn feed_step(&mut self, session: &mut Session, step: Step) {
@@ -535,11 +532,7 @@ impl<F: FnMut(&Event)> Drop for Turn<'_, '_, F> {
             match w {
                 Work::Stop { call_id } => self.runner.running.abort_now(&call_id),
                 // Nothing new starts in a cancelled turn; the stream is closed below.
-                Work::Close(_)
-                | Work::Send(_)
-                | Work::Start(_)
-                | Work::Snapshot(_)
-                | Work::Hooks(_) => {}
+                Work::Close(_) | Work::Send(_) | Work::Start(_) | Work::Wait(_) => {}
             }
         }
         self.runner.exchange = None;
@@ -605,24 +598,6 @@ impl Exchange {
 async fn next_step(exchange: &mut Option<Exchange>) -> Step {
     match exchange {
         Some(x) => poll_fn(|cx| x.poll_step(cx)).await,
-        None => pending().await,
-    }
-}
-
-async fn next_checkpoint(
-    slot: &mut Option<(u64, JoinHandle<CheckpointOutcome>)>,
-) -> (u64, CheckpointOutcome) {
-    match slot {
-        Some((id, handle)) => match handle.await {
-            Ok(outcome) => (*id, outcome),
-            // The snapshot thread panicked: no checkpoint, and the turn goes on.
-            Err(e) => (
-                *id,
-                CheckpointOutcome::Failed {
-                    reason: format!("the snapshot failed: {e}"),
-                },
-            ),
-        },
         None => pending().await,
     }
 }

@@ -36,11 +36,67 @@ pub enum Work {
         /// The call id of an earlier [`Work::Start`].
         call_id: String,
     },
-    /// Take this snapshot and report it with [`Ledger::checkpoint_taken`].
+    /// Carry out this wait for something outside the loop, off the turn loop's thread, and
+    /// report what it came to with [`Ledger::waited`]. Meanwhile a cancel must be seen.
+    Wait(Wait),
+}
+
+/// Something outside the loop that a call or the turn waits for: the session decided it is
+/// due, the driver only carries it out (off the turn loop's thread) and hands back a
+/// [`Waited`]. A new kind of wait is a variant here and in [`Waited`]: the compiler then
+/// points at each driver's one place that carries waits out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Wait {
+    /// Take this snapshot of the workspace ([`Action::TakeCheckpoint`]); a driver without a
+    /// checkpoint store reports [`CheckpointOutcome::Failed`].
     Snapshot(CheckpointDue),
-    /// Run these hooks (off the turn loop's thread: they are processes with timeouts) and
-    /// report their runs with [`Ledger::hooks_ran`].
+    /// Run these hooks, all at once: they are processes with timeouts ([`Action::RunHooks`]).
     Hooks(crate::hooks::HookDue),
+}
+
+/// What a [`Wait`] came to, for [`Ledger::waited`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Waited {
+    /// The snapshot of [`Wait::Snapshot`] with this id was taken, or failed (a warning: the
+    /// call goes on without it).
+    Snapshot {
+        /// The [`CheckpointDue::id`] it was asked with.
+        id: u64,
+        /// What the driver's snapshot gave.
+        outcome: CheckpointOutcome,
+    },
+    /// The hooks of [`Wait::Hooks`] with this id ran.
+    Hooks {
+        /// The [`HookDue::id`](crate::hooks::HookDue::id) they were asked with.
+        id: u64,
+        /// One run per command, in the order of the due's commands.
+        runs: Vec<crate::hooks::HookRun>,
+    },
+}
+
+/// A wait in flight, by its kind and id (ids are counted per kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WaitKey {
+    Snapshot(u64),
+    Hooks(u64),
+}
+
+impl Wait {
+    fn key(&self) -> WaitKey {
+        match self {
+            Wait::Snapshot(due) => WaitKey::Snapshot(due.id),
+            Wait::Hooks(due) => WaitKey::Hooks(due.id),
+        }
+    }
+}
+
+impl Waited {
+    fn key(&self) -> WaitKey {
+        match self {
+            Waited::Snapshot { id, .. } => WaitKey::Snapshot(*id),
+            Waited::Hooks { id, .. } => WaitKey::Hooks(*id),
+        }
+    }
 }
 
 /// How a tool call the driver started ended.
@@ -82,10 +138,8 @@ pub struct Ledger {
     running: Vec<String>,
     /// The request whose response is being read.
     request: Option<RequestId>,
-    /// The snapshot being taken.
-    checkpoint: Option<u64>,
-    /// The batches of hooks running, by the id of their [`Action::RunHooks`].
-    hooks: Vec<u64>,
+    /// The waits the driver carries out (snapshots, batches of hooks).
+    waits: Vec<WaitKey>,
     /// How the last turn whose final event went through [`Ledger::step`] ended.
     outcome: TurnOutcome,
     /// The session's actions of one step, kept empty between steps so its buffer is allocated
@@ -131,8 +185,7 @@ impl Ledger {
             queue: VecDeque::new(),
             running: Vec::new(),
             request: None,
-            checkpoint: None,
-            hooks: Vec::new(),
+            waits: Vec::new(),
             outcome: TurnOutcome::Cancelled,
             actions: Vec::new(),
             child_usage: ChildUsage::default(),
@@ -185,14 +238,8 @@ impl Ledger {
                 // The owner learns of it from `Event::ApprovalRequested`, and the turn loop
                 // from `Ledger::waiting`.
                 Action::AskApproval(_) => {}
-                Action::TakeCheckpoint(due) => {
-                    self.checkpoint = Some(due.id);
-                    work.push(Work::Snapshot(due));
-                }
-                Action::RunHooks(due) => {
-                    self.hooks.push(due.id);
-                    work.push(Work::Hooks(due));
-                }
+                Action::TakeCheckpoint(due) => self.wait(Wait::Snapshot(due), work),
+                Action::RunHooks(due) => self.wait(Wait::Hooks(due), work),
                 Action::Emit(event) => events.push(event),
             }
         }
@@ -219,13 +266,15 @@ impl Ledger {
         }
     }
 
-    /// Whether the driver has IO the session waits for: a response, a running call, a
-    /// snapshot or hooks.
+    fn wait(&mut self, wait: Wait, work: &mut Vec<Work>) {
+        self.waits.push(wait.key());
+        work.push(Work::Wait(wait));
+    }
+
+    /// Whether the driver has IO the session waits for: a response, a running call or a
+    /// [`Wait`] (a snapshot, hooks).
     pub fn in_flight(&self) -> bool {
-        self.request.is_some()
-            || !self.running.is_empty()
-            || self.checkpoint.is_some()
-            || !self.hooks.is_empty()
+        self.request.is_some() || !self.running.is_empty() || !self.waits.is_empty()
     }
 
     /// The request whose response is being read, if any.
@@ -266,30 +315,24 @@ impl Ledger {
         }
     }
 
-    /// The snapshot `id` was taken (or not).
-    pub fn checkpoint_taken(
+    /// A [`Work::Wait`] came to `waited`: it is no longer in flight, and the session takes
+    /// its result ([`Session::handle_checkpoint`], [`Session::handle_hooks`]). Fails only for
+    /// hooks the session never asked for, or with the wrong number of runs.
+    pub fn waited(
         &mut self,
         session: &mut Session,
         now: Instant,
-        id: u64,
-        outcome: CheckpointOutcome,
-    ) {
-        if self.checkpoint == Some(id) {
-            self.checkpoint = None;
-        }
-        session.handle_checkpoint(now, id, outcome);
-    }
-
-    /// The hooks of [`Work::Hooks`] `id` ran: the session reads their answers.
-    pub fn hooks_ran(
-        &mut self,
-        session: &mut Session,
-        now: Instant,
-        id: u64,
-        runs: Vec<crate::hooks::HookRun>,
+        waited: Waited,
     ) -> Result<(), SessionError> {
-        self.hooks.retain(|h| *h != id);
-        session.handle_hooks(now, id, runs)
+        let key = waited.key();
+        self.waits.retain(|w| *w != key);
+        match waited {
+            Waited::Snapshot { id, outcome } => {
+                session.handle_checkpoint(now, id, outcome);
+                Ok(())
+            }
+            Waited::Hooks { id, runs } => session.handle_hooks(now, id, runs),
+        }
     }
 
     /// Hands the session a change of its tools, if there is one, and then the owner's answer

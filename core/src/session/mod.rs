@@ -65,7 +65,8 @@ pub use event::{
 };
 pub use images::{ToolImages, is_tool_images, tool_images};
 pub use ledger::{
-    ChildUsage, DEFAULT_MAX_PARALLEL_TOOLS, Ledger, ToolEnd, ToolsChange, Waiting, Work,
+    ChildUsage, DEFAULT_MAX_PARALLEL_TOOLS, Ledger, ToolEnd, ToolsChange, Wait, Waited, Waiting,
+    Work,
 };
 pub use output::{MAX_ERRORS_TOLD, OutputCheck, OutputSchema, SCHEMA_NAME};
 pub(crate) use retry::retry_after;

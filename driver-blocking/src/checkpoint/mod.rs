@@ -205,6 +205,25 @@ impl Checkpointer {
     }
 }
 
+/// Takes the snapshot `due` with `checkpointer`, as a runner carries out a
+/// [`Wait::Snapshot`](hrns_core::session::Wait::Snapshot). Without a store, or when taking it
+/// panics, the outcome is a failure, which the session reports as a warning while the turn
+/// goes on. Both drivers' runners call it, so that they report alike.
+pub fn take_checkpoint(
+    checkpointer: Option<&Checkpointer>,
+    due: &CheckpointDue,
+) -> CheckpointOutcome {
+    let Some(checkpointer) = checkpointer else {
+        return CheckpointOutcome::Failed {
+            reason: "this runner has no checkpoint store".into(),
+        };
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| checkpointer.take(due)))
+        .unwrap_or_else(|_| CheckpointOutcome::Failed {
+            reason: "the snapshot failed: taking it panicked".into(),
+        })
+}
+
 impl Skipped {
     /// `path (why)`, for people.
     pub fn describe(&self) -> String {

@@ -501,6 +501,74 @@ pub fn checkpoints_without_a_store_fail_and_the_turn_goes_on(h: &mut impl Harnes
     assert!(failed[0].1.contains("no checkpoint store"), "{failed:?}");
 }
 
+/// The checkpoints a call waits for are waits the driver carries out like hooks: a call
+/// that may change files starts only once the snapshot before it came back (here: failed, as
+/// the runner has no store), and the next call and the next request wait for the snapshot
+/// after it and for its `PostToolUse` hooks, which run at the same time.
+pub fn a_call_waits_for_its_checkpoints_and_its_hooks(h: &mut impl Harness) {
+    use hrns_core::checkpoint::Moment;
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[
+            ("w1", "echo", r#"{"text":"one"}"#),
+            ("w2", "echo", r#"{"text":"two"}"#),
+        ]),
+        Reply::text_answer("ok"),
+    ])
+    .unwrap();
+    let hooks = json!({
+        "PostToolUse": [{"matcher": "echo", "hooks": [{"type": "command",
+            "command": r#"printf '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"seen"}}'"#}]}],
+    });
+    let (parsed, errors) =
+        hrns_core::hooks::Hooks::parse(&hooks, &hrns_core::hooks::HookSource::User);
+    assert!(errors.is_empty(), "{errors:?}");
+    let s = session(&mock);
+    let mut s = with_config(&s, |c| {
+        c.tools = vec![effectful(echo_spec()), slow_spec()];
+        c.checkpoints = hrns_core::checkpoint::Checkpoints::On;
+        c.hooks.hooks = std::sync::Arc::new(parsed);
+    });
+    let ev = h.run(&mut s, "go");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    // Where each step of the calls happened, in the order the events came.
+    #[derive(Debug, PartialEq)]
+    enum Step<'a> {
+        Checkpoint(Moment),
+        Hook(&'a str),
+        Result(&'a str),
+    }
+    let steps: Vec<Step> = events(&ev)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::CheckpointFailed { moment, .. } => Some(Step::Checkpoint(*moment)),
+            Event::Hook {
+                call_id: Some(id), ..
+            } => Some(Step::Hook(id)),
+            Event::ToolResult { id, .. } => Some(Step::Result(id)),
+            _ => None,
+        })
+        .collect();
+    let at = |step: Step| {
+        steps
+            .iter()
+            .position(|s| *s == step)
+            .unwrap_or_else(|| panic!("{step:?} missing from {steps:?}"))
+    };
+    assert_eq!(at(Step::Checkpoint(Moment::BeforeTurn)), 0, "{steps:?}");
+    let afters: Vec<usize> = (0..steps.len())
+        .filter(|i| steps[*i] == Step::Checkpoint(Moment::AfterCall))
+        .collect();
+    assert_eq!(afters.len(), 2, "{steps:?}");
+    // w1's snapshot and hooks both come back before w2 runs (its hooks are after it ran).
+    assert!(afters[0] < at(Step::Hook("w2")), "{steps:?}");
+    assert!(at(Step::Result("w1")) < at(Step::Hook("w2")), "{steps:?}");
+    assert_eq!(steps.len(), 7, "{steps:?}");
+    let bodies = mock.chat_requests();
+    assert_eq!(bodies.len(), 2);
+    let second = String::from_utf8_lossy(&bodies[1].body);
+    assert_eq!(second.matches("seen").count(), 2, "{second}");
+}
+
 pub fn a_tool_past_the_sessions_deadline_is_stopped(h: &mut impl Harness) {
     let mock = MockProvider::start([
         Reply::tool_calls(&[("z", "slow", r#"{"ms":5000}"#)]),
@@ -884,6 +952,7 @@ macro_rules! behaviour_tests {
             an_http_date_retry_after_is_honoured,
             tools_changed_mid_turn_reach_the_next_request,
             checkpoints_without_a_store_fail_and_the_turn_goes_on,
+            a_call_waits_for_its_checkpoints_and_its_hooks,
             keep_alives_alone_fail_as_a_transport_timeout_after_retries,
             data_keeps_a_slow_stream_alive,
             hooks_block_add_context_and_keep_the_turn_going,
