@@ -487,3 +487,59 @@ fn undo_turns_n_takes_back_several_turns_at_once() {
     let zero = env.run(None, &["undo", "--turns", "0"]);
     assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
 }
+
+/// When a snapshot fails mid-run (here `git write-tree` fails, through a `git` on `PATH` that
+/// runs the real one otherwise), exec's text output warns once per checkpoint that the step
+/// cannot be undone, says why, and the run goes on to its end.
+#[test]
+fn a_failed_snapshot_is_a_warning_in_execs_text_output_and_the_run_goes_on() {
+    let env = Env::new();
+    let real_git = std::env::var_os("PATH")
+        .and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join("git"))
+                .find(|git| git.is_file())
+        })
+        .expect("git on PATH");
+    let wrapper = env.write(
+        "fakebin/git",
+        &format!(
+            "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = write-tree ]; then echo 'simulated write-tree failure' >&2; exit 1; fi\ndone\nexec '{}' \"$@\"\n",
+            real_git.display()
+        ),
+    );
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(env.path("fakebin"))
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let write = json!({"path": "a.txt", "content": "x"}).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("w", "write_file", &write)]),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let out = env
+        .cmd(Some(&mock))
+        .env("PATH", &path)
+        .args(["exec", "--approval", "auto", "write"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("no checkpoint for this step"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "before and after the write: {err}");
+    for w in &warnings {
+        assert!(
+            w.starts_with("warning: no checkpoint for this step, so undo cannot take it back: "),
+            "{w}"
+        );
+        assert!(w.contains("write-tree"), "the reason is told: {w}");
+    }
+    assert!(stdout(&out).contains("done"), "{}", stdout(&out));
+    assert_eq!(read(&env, "work/a.txt").unwrap(), b"x");
+}
