@@ -378,3 +378,41 @@ fn replay_runs_hooks_only_with_the_hooks_flag() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(marker.exists(), "--hooks runs them");
 }
+
+#[test]
+fn session_end_runs_with_reason_other_and_the_final_event_stays_the_last_json_line() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("all done")]).unwrap();
+    let seen = env.path("session-end.json");
+    let hook = script(
+        &env,
+        "end",
+        &format!(
+            "cat > {}\necho '{{\"systemMessage\":\"audit log closed\"}}'\n",
+            seen.display()
+        ),
+    );
+    config_with_hooks(&env, &mock, one("SessionEnd", "", &hook));
+    let out = env.run(None, &["exec", "--json", "finish up"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "SessionEnd");
+    assert_eq!(input["reason"], "other");
+    let lines: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let hook_line = lines
+        .iter()
+        .position(|l| l["type"] == "hook" && l["event"] == "SessionEnd")
+        .expect("the SessionEnd hook is a `hook` line");
+    assert!(
+        lines[hook_line]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("audit log closed"))
+    );
+    // A script that reads until the final event misses nothing.
+    assert_eq!(lines.last().unwrap()["type"], "turn_finished", "{lines:?}");
+    assert!(hook_line < lines.len() - 1);
+    common::check_event_lines(&stdout(&out));
+}

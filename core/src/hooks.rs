@@ -83,6 +83,35 @@ pub enum AgentRole {
     Subagent,
 }
 
+/// Why a session ends, for `SessionEnd`'s `reason` (Claude Code's words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// The conversation was replaced by a new one (`/new`).
+    Clear,
+    /// The user logged out.
+    Logout,
+    /// The user left at the prompt (`/quit`, Ctrl-D, Ctrl-C twice).
+    PromptInputExit,
+    /// Anything else: `exec` is done, a signal, an editor closed the session or went away.
+    Other,
+}
+
+impl EndReason {
+    /// Claude Code's word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Clear => "clear",
+            EndReason::Logout => "logout",
+            EndReason::PromptInputExit => "prompt_input_exit",
+            EndReason::Other => "other",
+        }
+    }
+}
+
+/// How long the prompt waits idle after a turn before `Notification` hooks hear that hrns
+/// waits for the user (`notification_type: idle_prompt`), as Claude Code waits: 60 s.
+pub const IDLE_NOTIFICATION_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// How a session started, for `SessionStart`'s `source`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum StartSource {

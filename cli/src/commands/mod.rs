@@ -323,8 +323,10 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         crate::exec::Answer::Text,
         None, // nor takes checkpoints: it has no session to undo from
         None, // a replay's costs are the recording's, not this config's
-    )
-    .outcome;
+    );
+    let mut ended = outcome;
+    ended.write_final();
+    let outcome = ended.outcome;
     let (served, differences, left) = replayer.report();
     if differences.is_empty() && left == 0 {
         eprintln!(

@@ -284,6 +284,8 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         setup.pricing(),
     );
     session_end(&mut session, &setup, args.json);
+    let mut ended = ended;
+    ended.write_final();
     let outcome = &ended.outcome;
     // A cancelled turn does not wait for its tools; a child ends a moment later, and its
     // final event belongs in the output and the session file.
@@ -344,18 +346,15 @@ fn checkpointer_for(
 }
 
 /// Runs the `SessionEnd` hooks (`reason: other`), if any, and shows what became of them as
-/// the turn's hooks are shown.
+/// the turn's hooks are shown (before the final event's line, held until then).
 fn session_end(session: &mut Session, setup: &crate::setup::Setup, json: bool) {
-    let Some(due) = session.end("other") else {
-        return;
-    };
-    let env =
-        hrns_blocking::hooks::HookEnv::new(&setup.workspace, &setup.sandbox.env, session.secrets());
-    let runs = hrns_blocking::hooks::run_hooks(&due, &env);
-    if session
-        .handle_hooks(std::time::Instant::now(), due.id, runs)
-        .is_err()
-    {
+    let ran = crate::host::hooks::end(
+        session,
+        &setup.workspace,
+        &setup.sandbox.env,
+        hrns_core::hooks::EndReason::Other,
+    );
+    if !ran {
         return;
     }
     while let Some(action) = session.poll() {
@@ -400,6 +399,22 @@ pub(crate) struct Ended {
     output: Option<serde_json::Value>,
     /// Calls of the turn that were denied (by the policy or by the user).
     denied: usize,
+    /// `--json`'s line of the final event, held back so that it is the run's last line:
+    /// whatever runs after the turn (`SessionEnd` hooks) prints before it
+    /// ([`Ended::write_final`]).
+    final_line: Vec<u8>,
+}
+
+impl Ended {
+    /// Writes the held final event's line to stdout.
+    pub(crate) fn write_final(&mut self) {
+        if self.final_line.is_empty() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&std::mem::take(&mut self.final_line));
+        let _ = out.flush();
+    }
 }
 
 /// The end of an `exec` run after its turn: the structured answer on stdout, `-o`'s file, a
@@ -542,6 +557,7 @@ pub(crate) fn run_turn(
             answer: String::new(),
             output: None,
             denied: 0,
+            final_line: Vec::new(),
         },
     };
     let outcome = runner.drive_batches(session, &mut front);
@@ -650,7 +666,22 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
             }
             // The diff a write or edit took just before it ran, shown with its result.
             let diff = self.diffs.on_event(event);
-            if self.json {
+            if self.json && event.is_final() {
+                // Held for the end of the run: the final event is the last line.
+                self.json_printer.finish(to.out_clean());
+                let held = &mut self.ended.final_line;
+                match (event, self.pricing) {
+                    (
+                        Event::TurnFinished {
+                            usage: Some(usage), ..
+                        },
+                        Some(pricing),
+                    ) => self
+                        .json_printer
+                        .print_with_cost(event, pricing.cost_of(usage), held),
+                    _ => self.json_printer.print(event, diff.as_deref(), held),
+                }
+            } else if self.json {
                 match (event, self.pricing) {
                     // The cost is known only with prices and the provider's token counts.
                     (

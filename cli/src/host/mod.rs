@@ -33,6 +33,7 @@
 pub(crate) mod checkpoints;
 pub(crate) mod conversation;
 pub(crate) mod diff;
+pub(crate) mod hooks;
 pub(crate) mod record;
 pub(crate) mod redact;
 pub(crate) mod sessions;

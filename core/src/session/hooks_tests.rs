@@ -464,7 +464,7 @@ fn misuse_and_late_answers() {
 fn session_end_is_handed_to_the_owner() {
     let mut h = with_hooks(ApprovalPolicy::Auto, one("SessionEnd", ""));
     let due =
-        h.s.end("prompt_input_exit")
+        h.s.end(crate::hooks::EndReason::PromptInputExit)
             .expect("a SessionEnd hook is configured");
     assert_eq!(H::input(&due)["reason"], "prompt_input_exit");
     h.s.handle_hooks(h.now, due.id, vec![exited(1, "", "disk full")])
@@ -475,7 +475,42 @@ fn session_end_is_handed_to_the_owner() {
         [("SessionEnd".to_owned(), crate::hooks::HookOutcome::Error)]
     );
     let mut plain = H::new(config(ApprovalPolicy::Auto));
-    assert!(plain.s.end("other").is_none());
+    assert!(plain.s.end(crate::hooks::EndReason::Other).is_none());
+}
+
+#[test]
+fn session_end_matchers_match_the_reason() {
+    let mut h = with_hooks(ApprovalPolicy::Auto, one("SessionEnd", "clear"));
+    assert!(h.s.end(crate::hooks::EndReason::Other).is_none());
+    let due =
+        h.s.end(crate::hooks::EndReason::Clear)
+            .expect("matches clear");
+    assert_eq!(H::input(&due)["reason"], "clear");
+    assert_eq!(H::input(&due)["hook_event_name"], "SessionEnd");
+}
+
+#[test]
+fn an_idle_prompt_is_a_notification_in_the_background() {
+    let mut h = with_hooks(ApprovalPolicy::Ask, one("Notification", "idle_prompt"));
+    let due =
+        h.s.notify_idle()
+            .expect("an idle_prompt hook is configured");
+    assert_eq!(due.wait, crate::hooks::HookWait::Background);
+    let input = H::input(&due);
+    assert_eq!(input["notification_type"], "idle_prompt");
+    assert_eq!(input["message"], "hrns is waiting for your input");
+    assert_eq!(input["hook_event_name"], "Notification");
+    // A block from a notification hook changes nothing: the session stays idle.
+    h.s.handle_hooks(h.now, due.id, vec![exited(2, "", "no")])
+        .unwrap();
+    h.drain();
+    assert!(h.s.is_idle());
+    assert_eq!(h.hook_events().len(), 1);
+    let mut other = with_hooks(
+        ApprovalPolicy::Ask,
+        one("Notification", "permission_prompt"),
+    );
+    assert!(other.s.notify_idle().is_none(), "the matcher is the type");
 }
 
 #[test]

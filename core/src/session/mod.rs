@@ -610,17 +610,37 @@ impl Session {
         Ok(())
     }
 
-    /// The hooks of `SessionEnd` (why, as Claude Code names it: `clear`, `logout`,
-    /// `prompt_input_exit`, `other`), for the owner to run when the session ends; their
-    /// results go to [`Session::handle_hooks`] like any others. `None` when none is configured.
-    pub fn end(&mut self, reason: &str) -> Option<crate::hooks::HookDue> {
+    /// The hooks of `SessionEnd`, for the owner to run when the session ends (`reason` as
+    /// Claude Code names it); their results go to [`Session::handle_hooks`] like any others.
+    /// `None` when none is configured.
+    pub fn end(&mut self, reason: crate::hooks::EndReason) -> Option<crate::hooks::HookDue> {
         let input = self
             .shared
             .hook_input(crate::hooks::HookEvent::SessionEnd)
-            .with("reason", reason);
+            .with("reason", reason.as_str());
         self.shared.due_hooks(
             crate::hooks::HookEvent::SessionEnd,
-            Some(reason),
+            Some(reason.as_str()),
+            None,
+            input,
+            crate::hooks::HookWait::Background,
+        )
+    }
+
+    /// The `Notification` hooks (`notification_type: idle_prompt`) for the owner to run when
+    /// the prompt has waited idle for the user after a turn (Claude Code waits
+    /// [`IDLE_NOTIFICATION_AFTER`](crate::hooks::IDLE_NOTIFICATION_AFTER)); their results go
+    /// to [`Session::handle_hooks`] and are only shown. `None` when none is due.
+    pub fn notify_idle(&mut self) -> Option<crate::hooks::HookDue> {
+        let kind = "idle_prompt";
+        let input = self
+            .shared
+            .hook_input(crate::hooks::HookEvent::Notification)
+            .with("message", "hrns is waiting for your input")
+            .with("notification_type", kind);
+        self.shared.due_hooks(
+            crate::hooks::HookEvent::Notification,
+            Some(kind),
             None,
             input,
             crate::hooks::HookWait::Background,
