@@ -56,6 +56,7 @@ impl App {
         self.spent_before = self.spent();
         self.pricing = self.setup.pricing();
         self.session = Some(built.session);
+        self.sessions_built += 1;
         self.runner = Some(built.runner);
         self.look_up_window();
     }
@@ -138,6 +139,8 @@ impl App {
 
     /// Continues the saved session `claimed` (locked by this run) in place of the current one.
     pub(super) fn resume(&mut self, claimed: sessions::Claimed) {
+        // The conversation on screen ends (none yet when the UI starts with `--resume`).
+        self.end_session(hrns_core::hooks::EndReason::Other);
         self.close_log();
         let path = claimed.path().to_owned();
         let loaded = match sessions::load(&path) {

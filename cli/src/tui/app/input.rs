@@ -29,6 +29,8 @@ impl App {
     pub(super) fn on_key(&mut self, key: KeyEvent) {
         // Tab's candidate line lasts until the next key.
         self.candidates = None;
+        // The user is at the prompt: it is not idle.
+        self.idle_notify_at = None;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('t') {
             self.show_reasoning = !self.show_reasoning;

@@ -23,6 +23,7 @@ mod connect;
 mod conversation;
 mod draw;
 mod frames;
+mod hooks;
 mod input;
 mod questions;
 mod slash;
@@ -51,6 +52,12 @@ enum Msg {
     ChildApproval(ChildAsk),
     /// An MCP server stopped or changed its tools.
     McpChanged,
+    /// The results of hooks the UI ran itself, for the session built `built`-th.
+    HookRuns {
+        built: u64,
+        id: u64,
+        runs: Vec<hrns_core::hooks::HookRun>,
+    },
 }
 
 /// A subagent's approval question: who asks, and where its answer goes (dropping it denies
@@ -145,6 +152,10 @@ pub(crate) struct App {
     /// How the next session [`App::rebuild`] makes starts, for `SessionStart` hooks (taken by
     /// it: later rebuilds continue the same conversation).
     hook_start: hrns_core::hooks::StartSource,
+    /// When the prompt, idle since a turn ended, is told to `Notification` hooks.
+    idle_notify_at: Option<tokio::time::Instant>,
+    /// How many sessions [`App::rebuild`] made: hook results of an earlier one are dropped.
+    sessions_built: u64,
     /// The diffs the write tools take just before they run, shown with results that were not
     /// asked about (an asked call's diff is shown in its approval).
     diffs: crate::host::diff::WriteDiffs,
@@ -279,6 +290,8 @@ impl App {
             },
             hooks: crate::setup::hooks::configured(&setup.file.config, &setup.workspace),
             hook_start: hrns_core::hooks::StartSource::Startup,
+            idle_notify_at: None,
+            sessions_built: 0,
             diffs: Default::default(),
             tasks: Default::default(),
             child_asks: Default::default(),
@@ -344,6 +357,7 @@ impl App {
                 self.draw();
             }
             let next_frame = frames.next();
+            let idle_notify_at = self.idle_notify_at;
             tokio::select! {
                 Some(ev) = keys.recv() => {
                     self.on_terminal(ev);
@@ -362,10 +376,12 @@ impl App {
                 _ = tick.tick(), if self.waiting_since.is_some() || !self.tasks.is_empty() => {
                     frames.now();
                 }
+                _ = tokio::time::sleep_until(idle_notify_at.unwrap_or_else(tokio::time::Instant::now)),
+                    if idle_notify_at.is_some() && !self.busy() => {
+                    self.notify_idle();
+                    frames.soon();
+                }
             }
-        }
-        if frames.next().is_some() {
-            self.draw();
         }
         if self.busy() {
             // Leaving mid-turn: the runner's token stops the tools with their processes.
@@ -374,6 +390,13 @@ impl App {
             }
             self.interrupt();
         }
+        // Every way out ends the session: at the prompt (`/quit`, Ctrl-D, Ctrl-C twice), or
+        // by a signal.
+        self.end_session(match self.exit_status {
+            0 => hrns_core::hooks::EndReason::PromptInputExit,
+            _ => hrns_core::hooks::EndReason::Other,
+        });
+        self.draw();
         let _ = self.screen.finish();
         // How to come back (on stderr, after the UI has left the screen), when there is
         // something to come back to.

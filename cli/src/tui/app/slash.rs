@@ -25,6 +25,7 @@ impl App {
                 self.print(&lines);
             }
             CommandId::New => {
+                self.end_session(hrns_core::hooks::EndReason::Clear);
                 self.close_log();
                 self.new_log();
                 self.hook_start = hrns_core::hooks::StartSource::Clear;

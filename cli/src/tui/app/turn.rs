@@ -77,6 +77,7 @@ impl App {
         while let Ok(msg) = self.rx.try_recv() {
             self.on_msg(msg);
         }
+        let mut ended = false;
         for event in events {
             let asked = match &event {
                 Event::ApprovalRequested { id, .. } => self
@@ -108,6 +109,7 @@ impl App {
                 | Event::TurnCancelled => None,
             };
             let last = event.is_final();
+            ended |= last;
             if last {
                 // Children the turn no longer waits for end with it.
                 let width = self.screen.wrap_width();
@@ -149,6 +151,9 @@ impl App {
                 self.on_submit(next);
             }
         }
+        if ended && !self.busy() {
+            self.start_idle_wait();
+        }
     }
 
     pub(super) fn on_msg(&mut self, msg: Msg) {
@@ -179,6 +184,7 @@ impl App {
             }
             Msg::Models(Err(e)) => self.error(&e),
             Msg::ConnectModels { url, result } => self.connect_models(&url, result),
+            Msg::HookRuns { built, id, runs } => self.on_hook_runs(built, id, runs),
             Msg::McpChanged => {
                 // Said at once, also while idle; the next request offers the tools as they are.
                 if let (Some(runner), Some(session)) = (self.runner.as_mut(), self.session.as_mut())
