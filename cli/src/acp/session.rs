@@ -865,8 +865,19 @@ impl Acp {
         json!({"sessionUpdate": "available_commands_update", "availableCommands": commands})
     }
 
-    /// Closes the log: a session that never got an answer is not kept.
+    /// Ends the session: its `SessionEnd` hooks run (`reason: other`, whether the editor
+    /// closed it or went away), then the log closes (a session that never got an answer is
+    /// not kept).
     fn close(&mut self) {
+        let (workspace, env) = (&self.setup.workspace, &self.setup.sandbox.env);
+        let session = &mut self.session;
+        // The agent's runtime has worker threads: other sessions go on meanwhile.
+        let ran = tokio::task::block_in_place(|| {
+            crate::host::hooks::end(session, workspace, env, hrns_core::hooks::EndReason::Other)
+        });
+        if ran {
+            self.dispatch();
+        }
         let history = self.session.messages().to_vec();
         if let Some(log) = self.log.take() {
             let _ = log.keep_if_answered(&history);

@@ -1,0 +1,211 @@
+//! Hooks under `hrns acp`: `SessionEnd` when the editor closes a session and when it goes
+//! away with sessions open, and `Notification` when a permission request is sent. The real
+//! binary over pipes against the scripted provider; each hook appends its input to a file.
+
+mod common;
+
+use common::{Env, KEY};
+use hrns_blocking::mock::{MockProvider, Reply};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long a test waits for a line before it calls the agent hung (a guard, not a timing
+/// assertion).
+const HANG: Duration = Duration::from_secs(60);
+
+struct Agent {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    next_id: u64,
+}
+
+impl Agent {
+    /// `hrns acp` with `hooks` configured.
+    fn start(env: &Env, mock: &MockProvider, hooks: &Value) -> Agent {
+        env.config_with(mock, &format!(", \"hooks\": {hooks}"));
+        let mut child = env
+            .cmd(Some(mock))
+            .arg("acp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Agent {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        }
+    }
+
+    /// Sends a request and returns its answer; requests from the agent met meanwhile are
+    /// answered by `on_request`.
+    fn call_with(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut on_request: impl FnMut(&Value) -> Value,
+    ) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self.lines.recv_timeout(HANG).expect("hrns acp hung");
+            assert!(!line.contains(KEY), "the key leaked: {line}");
+            let m: Value = serde_json::from_str(&line).unwrap();
+            if m.get("method").is_some() && m.get("id").is_some() {
+                let result = on_request(&m);
+                self.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
+            } else if m.get("method").is_none() && m["id"] == json!(id) {
+                return m;
+            }
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.call_with(method, params, |r| panic!("unexpected request {r}"))
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn new_session(&mut self, env: &Env) -> String {
+        self.call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        );
+        let r = self.call(
+            "session/new",
+            json!({"cwd": env.work().display().to_string(), "mcpServers": []}),
+        );
+        r["result"]["sessionId"].as_str().unwrap().to_owned()
+    }
+
+    /// Closes stdin and waits for the exit.
+    fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        while self.lines.recv_timeout(HANG).is_ok() {}
+        self.child.wait().unwrap()
+    }
+}
+
+/// `events` each with one hook appending its input, a line each, to `hooks.jsonl`.
+fn recording_hooks(env: &Env, events: &[&str]) -> (Value, std::path::PathBuf) {
+    let seen = env.path("hooks.jsonl");
+    let command = format!("cat >> {0}; echo >> {0}", seen.display());
+    let entry = json!([{"hooks": [{"type": "command", "command": command}]}]);
+    let hooks: serde_json::Map<String, Value> = events
+        .iter()
+        .map(|e| ((*e).to_owned(), entry.clone()))
+        .collect();
+    (Value::Object(hooks), seen)
+}
+
+fn inputs(seen: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(seen)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The inputs, once there are `n` of them (a guard against a hang, not a timing assertion).
+fn wait_for_inputs(seen: &std::path::Path, n: usize) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + HANG;
+    loop {
+        let all = inputs(seen);
+        if all.len() >= n || std::time::Instant::now() > deadline {
+            return all;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn session_end_runs_on_close_and_when_the_editor_goes_away() {
+    let mock =
+        MockProvider::start([Reply::text_answer("first"), Reply::text_answer("second")]).unwrap();
+    let env = Env::new();
+    let (hooks, seen) = recording_hooks(&env, &["SessionEnd"]);
+    let mut agent = Agent::start(&env, &mock, &hooks);
+    let closed_sid = agent.new_session(&env);
+    let prompt = |sid: &str| json!({"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]});
+    let answer = agent.call("session/prompt", prompt(&closed_sid));
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let open_sid = agent.new_session(&env);
+    agent.call("session/prompt", prompt(&open_sid));
+    assert!(inputs(&seen).is_empty(), "no session ended yet");
+    let closed = agent.call("session/close", json!({"sessionId": closed_sid}));
+    assert!(closed.get("result").is_some(), "{closed}");
+    // The close is answered once its hooks ran.
+    let after_close = inputs(&seen);
+    assert_eq!(after_close.len(), 1, "{after_close:?}");
+    assert_eq!(after_close[0]["hook_event_name"], "SessionEnd");
+    assert_eq!(after_close[0]["session_id"], closed_sid.as_str());
+    assert_eq!(after_close[0]["reason"], "other");
+    // The editor goes away with a session open: it ends too.
+    assert!(agent.finish().success());
+    let all = inputs(&seen);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[1]["session_id"], open_sid.as_str());
+    assert_eq!(all[1]["reason"], "other");
+}
+
+#[test]
+fn a_permission_request_is_a_notification() {
+    let args = json!({"path": "a.txt", "content": "x"}).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("call_w", "write_file", &args)]),
+        Reply::text_answer("written"),
+    ])
+    .unwrap();
+    let env = Env::new();
+    let (hooks, seen) = recording_hooks(&env, &["Notification"]);
+    let mut agent = Agent::start(&env, &mock, &hooks);
+    let sid = agent.new_session(&env);
+    let mut asked = 0;
+    let answer = agent.call_with(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "write it"}]}),
+        |request| {
+            assert_eq!(request["method"], "session/request_permission");
+            asked += 1;
+            json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}})
+        },
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(asked, 1);
+    assert!(agent.finish().success());
+    // The hook runs beside the question, in the background.
+    let all = wait_for_inputs(&seen, 1);
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0]["hook_event_name"], "Notification");
+    assert_eq!(all[0]["notification_type"], "permission_prompt");
+    assert_eq!(all[0]["session_id"], sid.as_str());
+    assert!(
+        all[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Write")),
+        "{all:?}"
+    );
+}
