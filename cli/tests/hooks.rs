@@ -416,3 +416,70 @@ fn session_end_runs_with_reason_other_and_the_final_event_stays_the_last_json_li
     assert!(hook_line < lines.len() - 1);
     common::check_event_lines(&stdout(&out));
 }
+
+#[test]
+fn a_subagents_calls_run_the_tool_hooks_and_its_end_is_subagent_stop() {
+    use hrns_blocking::mock::RecordedRequest;
+    let env = Env::new();
+    env.write("work/notes.txt", "the notes");
+    let offers_task = |body: &Value| {
+        body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["function"]["name"] == "task")
+    };
+    let mock = MockProvider::start_with(move |req: &RecordedRequest| {
+        if req.method != "POST" {
+            return None;
+        }
+        let body = req.json();
+        let after_tool = body["messages"].as_array().unwrap().last().unwrap()["role"] == "tool";
+        Some(match (offers_task(&body), after_tool) {
+            (true, false) => Reply::tool_calls(&[(
+                "call_task",
+                "task",
+                r#"{"description":"read","prompt":"Read notes.txt"}"#,
+            )]),
+            (true, true) => Reply::text_answer("parent done"),
+            (false, false) => {
+                Reply::tool_calls(&[("child_read", "read_file", r#"{"path":"notes.txt"}"#)])
+            }
+            (false, true) => Reply::text_answer("child done"),
+        })
+    })
+    .unwrap();
+    let seen = env.path("hooks.jsonl");
+    let record = format!("cat >> {0}; echo >> {0}", seen.display());
+    let entry = |matcher: &str| json!([{"matcher": matcher, "hooks": [{"type": "command", "command": record}]}]);
+    config_with_hooks(
+        &env,
+        &mock,
+        json!({"PreToolUse": entry("Read"), "PostToolUse": entry("Read"),
+               "SubagentStop": entry(""), "Stop": entry("")}),
+    );
+    let out = env.run(None, &["exec", "--json", "delegate the reading"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let inputs: Vec<Value> = std::fs::read_to_string(&seen)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let events: Vec<&str> = inputs
+        .iter()
+        .map(|i| i["hook_event_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        events,
+        ["PreToolUse", "PostToolUse", "SubagentStop", "Stop"],
+        "{inputs:?}"
+    );
+    // The child's call, as a Claude Code script reads it.
+    assert_eq!(inputs[0]["tool_name"], "Read");
+    assert_eq!(inputs[0]["tool_input"]["file_path"], "notes.txt");
+    assert_eq!(inputs[0]["tool_use_id"], "child_read");
+    assert_eq!(inputs[2]["last_assistant_message"], "child done");
+    assert_eq!(inputs[3]["last_assistant_message"], "parent done");
+    assert!(stdout(&out).contains("parent done"));
+}
