@@ -85,20 +85,23 @@ pub fn run_hooks(due: &HookDue, env: &HookEnv) -> Vec<HookRun> {
 pub fn run_hook(command: &HookCommand, input: &str, env: &HookEnv) -> HookRun {
     let started = Instant::now();
     let deadline = started + command.timeout;
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(&command.command)
-        .current_dir(&env.workspace)
-        .env_clear()
-        .envs(env.vars.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    {
-        use std::os::unix::process::CommandExt as _;
-        cmd.process_group(0);
-    }
-    let mut child = match cmd.spawn() {
+    // A plain program with plain arguments starts without a shell (a shell costs about as
+    // much again as a no-op hook); one that cannot start that way goes through `sh -c`,
+    // which then says why as it always would (127 for a missing program).
+    let direct = plain_words(&command.command).and_then(|words| {
+        let mut cmd = Command::new(words[0]);
+        cmd.args(&words[1..]);
+        spawn(cmd, env).ok()
+    });
+    let spawned = match direct {
+        Some(child) => Ok(child),
+        None => {
+            let mut cmd = Command::new("sh");
+            cmd.arg("-c").arg(&command.command);
+            spawn(cmd, env)
+        }
+    };
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
             return HookRun {
@@ -134,33 +137,66 @@ pub fn run_hook(command: &HookCommand, input: &str, env: &HookEnv) -> HookRun {
         let tx = tx.clone();
         std::thread::spawn(move || {
             let read = pipe.map(read_capped).unwrap_or_default();
-            let _ = tx.send((i, read));
+            let _ = tx.send(Ended::Pipe(i, read));
+        });
+    }
+    // The exit comes on the same channel as the pipes' ends: whichever is first is seen at
+    // once, without polling.
+    {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(Ended::Exit(child.wait()));
         });
     }
     drop(tx);
-    let exit = wait(&mut child, leader, deadline);
-    // The hook may have left children that hold its pipes open: they get until the
-    // deadline (at least a moment), then the group is killed and what was read is kept.
     let mut outputs: [(Vec<u8>, bool); 2] = Default::default();
-    let mut exit = exit;
-    for _ in 0..2 {
-        let wait_for = deadline
-            .saturating_duration_since(Instant::now())
-            .max(Duration::from_millis(200));
-        match rx.recv_timeout(wait_for) {
-            Ok((i, read)) => outputs[i] = read,
-            Err(_) => {
-                let _ = rustix::process::kill_process_group(leader, rustix::process::Signal::KILL);
-                if exit == HookExit::Code(0) && Instant::now() >= deadline {
-                    exit = HookExit::TimedOut;
+    let mut exit = None;
+    let mut pipes_open = 2;
+    let mut killed = false;
+    while exit.is_none() || pipes_open > 0 {
+        // The hook gets until its deadline; pipes its children hold open after it exited get
+        // until the deadline too (at least a moment); then the group is killed and what was
+        // read is kept.
+        let wait_for = match exit {
+            None => deadline.saturating_duration_since(Instant::now()),
+            Some(_) => deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(200)),
+        };
+        let message = if killed {
+            rx.recv().ok()
+        } else {
+            match rx.recv_timeout(wait_for) {
+                Ok(m) => Some(m),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    crate::sandbox::kill_group(leader);
+                    // Past the deadline, a hook whose children still held its output has
+                    // not finished its work either.
+                    let past = Instant::now() >= deadline;
+                    if exit.is_none() || (past && exit == Some(HookExit::Code(0))) {
+                        exit = Some(HookExit::TimedOut);
+                    }
+                    killed = true;
+                    continue;
                 }
-                while let Ok((i, read)) = rx.recv() {
-                    outputs[i] = read;
-                }
-                break;
+                Err(mpsc::RecvTimeoutError::Disconnected) => None,
             }
+        };
+        match message {
+            Some(Ended::Pipe(i, read)) => {
+                outputs[i] = read;
+                pipes_open -= 1;
+            }
+            Some(Ended::Exit(status)) => {
+                // A timed-out hook stays timed out, whatever the kill made of its status.
+                if exit.is_none() {
+                    exit = Some(exit_of(status));
+                }
+            }
+            None => break,
         }
     }
+    let exit = exit.unwrap_or_else(|| HookExit::NotStarted("it ended without a status".into()));
     let [(stdout, out_cut), (stderr, err_cut)] = outputs;
     HookRun {
         exit,
@@ -171,28 +207,51 @@ pub fn run_hook(command: &HookCommand, input: &str, env: &HookEnv) -> HookRun {
     }
 }
 
-/// Waits for the hook until `deadline`; past it its process group is killed.
-fn wait(child: &mut Child, leader: rustix::process::Pid, deadline: Instant) -> HookExit {
+/// What the threads watching a hook report.
+enum Ended {
+    /// Pipe `i` (0 stdout, 1 stderr) reached its end: what was kept, and whether there was more.
+    Pipe(usize, (Vec<u8>, bool)),
+    /// The process ended.
+    Exit(std::io::Result<std::process::ExitStatus>),
+}
+
+/// The hook's exit as the session reads it.
+fn exit_of(status: std::io::Result<std::process::ExitStatus>) -> HookExit {
     use std::os::unix::process::ExitStatusExt as _;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                return match (status.code(), status.signal()) {
-                    (Some(code), _) => HookExit::Code(code),
-                    (None, Some(signal)) => HookExit::Signal(signal),
-                    (None, None) => HookExit::NotStarted("it ended without a status".into()),
-                };
-            }
-            Ok(None) => {}
-            Err(e) => return HookExit::NotStarted(format!("waiting for it failed: {e}")),
-        }
-        if Instant::now() >= deadline {
-            crate::sandbox::kill_group(leader);
-            let _ = child.wait();
-            return HookExit::TimedOut;
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    match status {
+        Ok(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => HookExit::Code(code),
+            (None, Some(signal)) => HookExit::Signal(signal),
+            (None, None) => HookExit::NotStarted("it ended without a status".into()),
+        },
+        Err(e) => HookExit::NotStarted(format!("waiting for it failed: {e}")),
     }
+}
+
+/// Starts `cmd` as a hook: in the workspace, with the hook environment, piped, as the leader
+/// of a process group of its own (so that a timeout kills what it started too).
+fn spawn(mut cmd: Command, env: &HookEnv) -> std::io::Result<Child> {
+    use std::os::unix::process::CommandExt as _;
+    cmd.current_dir(&env.workspace)
+        .env_clear()
+        .envs(env.vars.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    cmd.spawn()
+}
+
+/// The words of `command` when a shell would read it as a plain program with plain
+/// arguments: only letters, digits, spaces and `_ . / , : @ % + = -` (no quotes, variables,
+/// globs, redirections, `~` or operators), and no variable assignment in front. `None`
+/// otherwise.
+fn plain_words(command: &str) -> Option<Vec<&str>> {
+    let plain = command
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == ' ' || "_./,:@%+=-".contains(c));
+    let words: Vec<&str> = command.split(' ').filter(|w| !w.is_empty()).collect();
+    (plain && !words.is_empty() && !words[0].contains('=')).then_some(words)
 }
 
 /// Reads a pipe to its end, keeping the first [`MAX_HOOK_OUTPUT`] bytes; returns them and
@@ -217,4 +276,39 @@ fn read_capped(mut pipe: Box<dyn Read + Send>) -> (Vec<u8>, bool) {
 
 fn millis(since: Instant) -> u64 {
     since.elapsed().as_millis().min(u128::from(u64::MAX)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_words;
+
+    #[test]
+    fn only_what_a_shell_would_read_as_plain_words_skips_the_shell() {
+        assert_eq!(plain_words("true"), Some(vec!["true"]));
+        assert_eq!(
+            plain_words("/usr/bin/audit --log=a.log  -v"),
+            Some(vec!["/usr/bin/audit", "--log=a.log", "-v"])
+        );
+        for shell in [
+            "",
+            "   ",
+            "echo $HOME",
+            "a | b",
+            "a; b",
+            "a && b",
+            "cat > f",
+            "echo 'x'",
+            "echo \"x\"",
+            "ls *.rs",
+            "~/bin/hook",
+            "FOO=1 hook",
+            "echo a\tb",
+            "hook\nrm -rf x",
+            "echo `id`",
+            "(a)",
+            "a\\ b",
+        ] {
+            assert_eq!(plain_words(shell), None, "{shell:?}");
+        }
+    }
 }

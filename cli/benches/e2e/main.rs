@@ -17,6 +17,9 @@
 //!   prompt in the same run;
 //! - `hrns exec` from process start to the first byte of its request;
 //! - `hrns sessions` over 1 000 saved sessions, and with the 50 it lists growing to 50 MB each;
+//! - hooks (`hooks`): a turn of 100 instant tool calls with no hooks, with a no-op command
+//!   hook on `PreToolUse` and `PostToolUse`, and with hooks that never match, beside `true`
+//!   started alone as often;
 //! - `hrns exec --continue` on generated sessions of 250 to 2 000 steps (`long`): time to its
 //!   first request, peak RSS against the file's size.
 //!
@@ -63,6 +66,7 @@ fn time(runs: usize, mut f: impl FnMut()) -> Duration {
     )
 }
 
+mod hooks;
 mod long_session;
 mod memory;
 mod process;
@@ -71,6 +75,7 @@ mod roundtrip;
 mod throughput;
 mod tui;
 
+use hooks::*;
 use long_session::*;
 use memory::*;
 use process::*;
@@ -148,5 +153,8 @@ fn main() {
     }
     if want("memory") {
         memory(100);
+    }
+    if want("hooks") {
+        hooks_overhead();
     }
 }
