@@ -27,7 +27,12 @@ struct Agent {
 
 impl Agent {
     fn start(env: &Env, mock: &MockProvider, args: &[&str]) -> Agent {
-        env.config_with(mock, "");
+        Agent::start_with(env, mock, "", args)
+    }
+
+    /// [`Agent::start`] with `extra` top-level fields in the config.
+    fn start_with(env: &Env, mock: &MockProvider, extra: &str, args: &[&str]) -> Agent {
+        env.config_with(mock, extra);
         let mut child = env
             .cmd(Some(mock))
             .arg("acp")
@@ -615,4 +620,79 @@ fn a_failed_turn_is_a_json_rpc_error_with_the_providers_message() {
         "{answer}"
     );
     assert!(agent.finish().success());
+}
+
+/// The first request body's tools and system prompt, the date in the prompt left out (the two
+/// runs could straddle midnight).
+fn offered(body: &Value) -> (Value, String, Value) {
+    let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+    assert_eq!(body["messages"][0]["role"], "system", "{body}");
+    let date = regex_free_date(system);
+    (
+        body["tools"].clone(),
+        system.replace(&date, "<date>"),
+        body["model"].clone(),
+    )
+}
+
+/// The first `YYYY-MM-DD` in `text` (empty when there is none).
+fn regex_free_date(text: &str) -> String {
+    let bytes = text.as_bytes();
+    (0..bytes.len().saturating_sub(9))
+        .map(|i| &bytes[i..i + 10])
+        .find(|w| {
+            w.iter().enumerate().all(|(j, b)| match j {
+                4 | 7 => *b == b'-',
+                _ => b.is_ascii_digit(),
+            })
+        })
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .unwrap_or_default()
+}
+
+#[test]
+fn exec_and_acp_offer_the_same_tools_and_instructions_for_the_same_config() {
+    // One host puts both conversations together: the same agent filter, MCP tools, skills,
+    // instructions and plan tool reach the model whichever front end runs the turn.
+    let mock = MockProvider::start([Reply::text_answer("a"), Reply::text_answer("b")]).unwrap();
+    let env = Env::new();
+    env.write("work/AGENTS.md", "Always answer in haiku.\n");
+    env.write(
+        "work/.agents/skills/greet/SKILL.md",
+        "---\nname: greet\ndescription: Greets politely.\n---\nSay hello.\n",
+    );
+    let servers = json!({"box": {"command": "python3", "args": [common::mcp_test_server()]}});
+    let extra = format!(", \"mcpServers\": {servers}");
+    env.config_with(&mock, &extra);
+    let out = env.run(None, &["exec", "hello"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let mut agent = Agent::start_with(&env, &mock, &extra, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    let answer = agent.prompt(&sid, "hello");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(agent.finish().success());
+    let requests = mock.chat_requests();
+    let (exec, acp) = (offered(&requests[0].json()), offered(&requests[1].json()));
+    let names: Vec<&str> = exec
+        .0
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    // The setup took effect: the MCP server's tools, the skill and the instructions.
+    assert!(
+        names.iter().any(|n| n.starts_with("mcp__box__")),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"task") && names.contains(&"update_plan"),
+        "{names:?}"
+    );
+    assert!(exec.1.contains("Always answer in haiku."), "{}", exec.1);
+    assert!(exec.1.contains("greet"), "{}", exec.1);
+    assert_eq!(exec.0, acp.0, "the same tools, in the same order");
+    assert_eq!(exec.1, acp.1, "the same system prompt");
+    assert_eq!(exec.2, acp.2, "the same model");
 }

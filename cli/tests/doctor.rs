@@ -332,6 +332,48 @@ fn a_session_that_meets_a_refusal_saves_it_for_the_next_one() {
 }
 
 #[test]
+fn an_ephemeral_session_that_meets_a_refusal_keeps_the_config_as_it_was() {
+    let env = Env::new();
+    let mock = provider(Quirks {
+        refuse_stream_options: true,
+        ..Quirks::default()
+    });
+    env.configure(&mock.base_url(), json!({}));
+    let before = std::fs::read(env.config_file()).unwrap();
+    let args = [
+        "exec",
+        "--ephemeral",
+        "--agent",
+        "Explorer",
+        "--approval",
+        "read-only",
+        "hi",
+    ];
+    let out = env.run(&args);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    // The refused option is still dropped for this run, but nothing is written.
+    assert!(!stderr.contains("saved for provider"), "{stderr}");
+    assert_eq!(std::fs::read(env.config_file()).unwrap(), before);
+    let sent = mock.requests();
+    assert!(
+        sent.iter()
+            .any(|r| r.method == "POST" && r.json().get("stream_options").is_some()),
+        "the option was tried"
+    );
+    // The next run meets the refusal again: it learned nothing.
+    let paid = mock.requests().len();
+    let out = env.run(&args);
+    assert_eq!(out.status.code(), Some(0));
+    let again = &mock.requests()[paid..];
+    assert!(
+        again
+            .iter()
+            .any(|r| r.method == "POST" && r.json().get("stream_options").is_some())
+    );
+}
+
+#[test]
 fn an_unreachable_server_or_a_refused_key_exits_1_and_saves_nothing() {
     let env = Env::new();
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -130,22 +130,25 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
     let file = ConfigFile::load(server.global.config.as_deref()).map_err(cli_error)?;
     let setup = Setup::resolve_in(&server.global, file, Some(Path::new(cwd))).map_err(cli_error)?;
     let policy = crate::setup::approval(server.global.approval, ApprovalPolicy::Ask);
-    let mut found = crate::setup::mcp::configured(&setup.file, &setup.workspace);
+    // What the conversation is made of, decided as for every front end (`host::plan`); the
+    // editor's own MCP servers are read like config entries.
+    let mut found = crate::host::plan::Found::read(&setup);
     let (extra, warnings) = client_servers(mcp_servers);
     found
+        .mcp
         .servers
         .retain(|s| !extra.iter().any(|e| e.name == s.name));
-    found.servers.extend(extra);
+    found.mcp.servers.extend(extra);
     let (mcp, failures) = crate::setup::mcp::start(
-        &found,
+        &found.mcp,
         &setup.workspace,
         &setup.sandbox,
         crate::setup::mcp::Logs::Kept,
     );
-    for w in found.warnings.iter().chain(&warnings).chain(&failures) {
+    for w in found.mcp.warnings.iter().chain(&warnings).chain(&failures) {
         eprintln!("hrns acp: {}", crate::host::redact::redact(w));
     }
-    let mcp_secrets = crate::setup::mcp::secrets(&found);
+    let mcp_secrets = found.mcp_secrets();
     crate::host::redact::remember(&mcp_secrets);
     let shared = Shared {
         mcp: Arc::new(mcp),
@@ -202,8 +205,7 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
     }
     // Hooks as in the UI; an unapproved project file is skipped with its warning (an editor
     // has no terminal to ask in).
-    let found_hooks = crate::setup::hooks::configured(&setup.file.config, &setup.workspace);
-    for warning in &found_hooks.warnings {
+    for warning in &found.hooks.warnings {
         eprintln!("hrns acp: {warning}");
     }
     let start = if history.is_empty() {
@@ -212,7 +214,7 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         hrns_core::hooks::StartSource::Resume
     };
     let hooks = crate::setup::hooks::for_session(
-        &found_hooks,
+        &found.hooks,
         &setup.workspace,
         Some((log.id(), log.path())),
         start,
@@ -686,11 +688,8 @@ impl Acp {
     }
 
     fn learn_quirk(&self, event: &Event) {
-        let store = crate::setup::learned::QuirkStore {
-            path: self.setup.file.path.clone(),
-            provider: self.setup.provider.name.clone(),
-        };
-        if let Some(Err(e)) = store.observe(event) {
+        let store = crate::host::plan::quirk_store(&self.setup, crate::host::plan::Keep::Session);
+        if let Some(Err(e)) = store.and_then(|store| store.observe(event)) {
             eprintln!("hrns acp: {}", e.message);
         }
     }

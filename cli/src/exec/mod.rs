@@ -8,6 +8,7 @@ pub(crate) mod schema;
 use crate::args::{ExecArgs, Global};
 use crate::exec::json_lines::JsonPrinter;
 use crate::exec::output::HumanPrinter;
+use crate::host::plan::{self, Found, Keep};
 use crate::host::record::{Header, Recorder};
 use crate::host::sessions::{self, SessionHeader, SessionLog};
 use crate::setup::learned::{QuirkStore, Saved};
@@ -72,20 +73,20 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             setup.learn_window(&models);
         }
     }
-    let mcp_found = crate::setup::mcp::configured(&setup.file, &setup.workspace);
+    // What the conversation is made of, decided as for every front end (`host::plan`).
+    let found = Found::read(&setup);
     // `--ephemeral` leaves nothing behind, the servers' logs included.
     let mcp_logs = match args.ephemeral {
         true => crate::setup::mcp::Logs::Discarded,
         false => crate::setup::mcp::Logs::Kept,
     };
     let (mcp_servers, mcp_failures) =
-        crate::setup::mcp::start(&mcp_found, &setup.workspace, &setup.sandbox, mcp_logs);
+        crate::setup::mcp::start(&found.mcp, &setup.workspace, &setup.sandbox, mcp_logs);
     let mcp_servers = Arc::new(mcp_servers);
-    for line in mcp_found.warnings.iter().chain(&mcp_failures) {
+    for line in found.mcp.warnings.iter().chain(&mcp_failures) {
         eprintln!("hrns: warning: {}", crate::term::safe_text::safe(line));
     }
-    let hooks_found = crate::setup::hooks::configured(&setup.file.config, &setup.workspace);
-    for line in &hooks_found.warnings {
+    for line in &found.hooks.warnings {
         eprintln!("hrns: warning: {}", crate::term::safe_text::safe(line));
     }
     let mut toolbox = setup.toolbox();
@@ -96,14 +97,8 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         policy,
         &Default::default(),
     );
-    let mut config = setup.session_config_for(
-        crate::host::subagents::parent_specs(&setup, &toolbox),
-        policy,
-    );
+    let mut config = plan::session_config(&setup, toolbox.specs(), policy, &found.mcp_secrets());
     config.subagents = crate::host::subagents::subagents(&setup, &mcp_servers);
-    config
-        .secrets
-        .extend(&crate::setup::mcp::secrets(&mcp_found));
     crate::host::redact::remember(&hrns_core::secrets::Secrets::of_provider(&config.provider));
     config.max_steps = args.max_steps.max(1);
     config.output = output_schema;
@@ -159,7 +154,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
                 .ok();
             let checkpointer = checkpointer_for(&setup, log.as_ref(), &mut config);
             config.hooks = crate::setup::hooks::for_session(
-                &hooks_found,
+                &found.hooks,
                 &setup.workspace,
                 Some((&loaded.header.id, &path)),
                 hrns_core::hooks::StartSource::Resume,
@@ -190,7 +185,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             // Subagents get the same hooks (their calls are watched; their end is
             // `SubagentStop`): they are made from this config.
             config.hooks = crate::setup::hooks::for_session(
-                &hooks_found,
+                &found.hooks,
                 &setup.workspace,
                 log.as_ref().map(|l| (l.id(), l.path())),
                 hrns_core::hooks::StartSource::Startup,
@@ -273,10 +268,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         args.json,
         policy,
         log.as_mut(),
-        Some(&QuirkStore {
-            path: setup.file.path.clone(),
-            provider: setup.provider.name.clone(),
-        }),
+        plan::quirk_store(&setup, keep).as_ref(),
         Some(&child_rx),
         Some(live_tools),
         structured,
@@ -371,13 +363,6 @@ fn session_end(session: &mut Session, setup: &crate::setup::Setup, json: bool) {
             eprintln!("{}", s.harness(&crate::term::safe_text::safe(&text)));
         }
     }
-}
-
-/// Whether the session file is kept (`--ephemeral` keeps nothing).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Keep {
-    Session,
-    Nothing,
 }
 
 /// What the final answer of a turn is for `exec`.

@@ -3,8 +3,10 @@
 //! `run_command` under `ask`, the diffs of writes), `update_plan`, subagents, and the session
 //! with its secrets, over a history to continue.
 //!
-//! The TUI and `hrns acp` both build their runner and session here; a front end only says
-//! where subagents' events and approval questions go ([`Subagents`]).
+//! This is the tokio driver's glue over [`super::plan`], where what the conversation is made
+//! of is decided for every front end (`exec` has the blocking driver's glue). The TUI and
+//! `hrns acp` both build their runner and session here; a front end only says where
+//! subagents' events and approval questions go ([`Subagents`]).
 
 use crate::host::diff::WriteDiffs;
 use crate::setup::Setup;
@@ -69,15 +71,7 @@ pub(crate) fn client_for(setup: &Setup) -> Client {
 pub(crate) fn toolbox_for(setup: &Setup) -> Toolbox {
     let http = HttpClient::new(&ClientConfig::default());
     let mut toolbox = hrns_tokio::tools::builtin_toolbox(http, setup.discovered.skills.clone());
-    // By name and by the effect each tool declares: a read-only agent gets no tool that
-    // writes or runs something, whatever its name.
-    let offered: Vec<String> = setup
-        .agent
-        .tools
-        .filter(toolbox.specs())
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let offered = crate::host::plan::offered(&setup.agent, toolbox.specs());
     toolbox.retain(|name| offered.iter().any(|o| o == name));
     toolbox
 }
@@ -104,9 +98,8 @@ pub(crate) fn build(
     );
     let diffs = WriteDiffs::new(crate::host::diff::wrap_async_writes(&mut toolbox));
     let plan = crate::host::subagents::plan_spec(setup);
-    let specs = toolbox.specs().into_iter().chain(plan.clone()).collect();
-    let mut config: SessionConfig = setup.session_config_for(specs, policy);
-    config.secrets.extend(&shared.mcp_secrets);
+    let mut config: SessionConfig =
+        crate::host::plan::session_config(setup, toolbox.specs(), policy, &shared.mcp_secrets);
     // Before the subagents' tool is made: children inherit the hooks.
     config.hooks = hooks;
     if crate::host::subagents::enabled(setup) {

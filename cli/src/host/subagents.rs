@@ -21,17 +21,6 @@ pub(crate) fn enabled(setup: &Setup) -> bool {
     setup.agent.tools.allows(task::TASK_TOOL)
 }
 
-/// The parent's tool specs: its toolbox's plus `task` and `update_plan` when the agent
-/// allows them (a child keeps no plan of its own: the user watches the parent's).
-pub(crate) fn parent_specs(setup: &Setup, toolbox: &Toolbox) -> Vec<hrns_core::tool::ToolSpec> {
-    let mut specs = toolbox.specs();
-    if enabled(setup) {
-        specs.push(task::task_spec(&setup.discovered.agents));
-    }
-    specs.extend(plan_spec(setup));
-    specs
-}
-
 /// `update_plan`, when the run's agent allows it.
 pub(crate) fn plan_spec(setup: &Setup) -> Option<hrns_core::tool::ToolSpec> {
     setup

@@ -449,15 +449,7 @@ impl Setup {
     /// when there are skills).
     pub(crate) fn toolbox(&self) -> Toolbox {
         let mut toolbox = tools::builtin_toolbox(self.discovered.skills.clone());
-        // By name and by the effect each tool declares: a read-only agent gets no tool that
-        // writes or runs something, whatever its name.
-        let offered: Vec<String> = self
-            .agent
-            .tools
-            .filter(toolbox.specs())
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
+        let offered = crate::host::plan::offered(&self.agent, toolbox.specs());
         toolbox.retain(|name| offered.iter().any(|o| o == name));
         toolbox
     }

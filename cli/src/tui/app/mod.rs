@@ -210,9 +210,10 @@ impl App {
     fn new(setup: Setup, options: Options) -> Result<App, CliError> {
         let policy = options.approval.unwrap_or(ApprovalPolicy::Ask);
         // Started before the screen is taken, so a slow server delays only the first paint.
-        let mcp_found = crate::setup::mcp::configured(&setup.file, &setup.workspace);
+        // What the conversation is made of, decided as for every front end (`host::plan`).
+        let found = crate::host::plan::Found::read(&setup);
         let (mcp, mcp_failures) = crate::setup::mcp::start(
-            &mcp_found,
+            &found.mcp,
             &setup.workspace,
             &setup.sandbox,
             crate::setup::mcp::Logs::Kept,
@@ -285,10 +286,10 @@ impl App {
             checkpoints_warned: false,
             shared: crate::host::conversation::Shared {
                 mcp: std::sync::Arc::new(mcp),
-                mcp_secrets: crate::setup::mcp::secrets(&mcp_found),
+                mcp_secrets: found.mcp_secrets(),
                 mcp_told: Default::default(),
             },
-            hooks: crate::setup::hooks::configured(&setup.file.config, &setup.workspace),
+            hooks: found.hooks,
             hook_start: hrns_core::hooks::StartSource::Startup,
             idle_notify_at: None,
             sessions_built: 0,
@@ -311,7 +312,7 @@ impl App {
         if let Some(check) = app.setup.workspace_check {
             app.error(&format!("warning: {}", check.warning(&app.setup.workspace)));
         }
-        for line in mcp_found.warnings.iter().chain(&mcp_failures) {
+        for line in found.mcp.warnings.iter().chain(&mcp_failures) {
             app.error(line);
         }
         for line in app.hooks.warnings.clone() {

@@ -323,14 +323,12 @@ impl App {
                 self.info(&format!(
                     "the provider rejected `{field}`; sent again without it"
                 ));
-                let store = crate::setup::learned::QuirkStore {
-                    path: self.setup.file.path.clone(),
-                    provider: self.setup.provider.name.clone(),
-                };
-                match store.observe(&event) {
+                let store =
+                    crate::host::plan::quirk_store(&self.setup, crate::host::plan::Keep::Session);
+                match store.as_ref().and_then(|store| store.observe(&event)) {
                     Some(Ok(crate::setup::learned::Saved::Written(keys))) => self.info(&format!(
                         "saved for provider `{}`: {}",
-                        store.provider,
+                        self.setup.provider.name,
                         keys.join(", ")
                     )),
                     Some(Err(e)) => self.error(&e.message),
