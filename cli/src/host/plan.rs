@@ -56,11 +56,6 @@ impl Found {
         }
     }
 
-    /// What was wrong with the configuration, for the front end to show.
-    pub(crate) fn warnings(&self) -> impl Iterator<Item = &String> {
-        self.mcp.warnings.iter().chain(&self.hooks.warnings)
-    }
-
     /// The MCP servers' env and header values: redacted from the session's events and
     /// records.
     pub(crate) fn mcp_secrets(&self) -> Secrets {
@@ -160,10 +155,12 @@ mod tests {
         };
         let agents = hrns_core::agent::builtin_agents();
         let agent = |name| hrns_core::agent::find_agent(&agents, name).unwrap();
+        // Reading the network (as `web_fetch` does) changes nothing here: a read-only agent
+        // may; writing may not.
         for read_only in ["Explorer", "Planner", "Pirate"] {
             assert_eq!(
                 offered(agent(read_only), specs()),
-                ["read_file", "grep"],
+                ["read_file", "brand_new_fetch", "grep"],
                 "{read_only}"
             );
         }
@@ -191,7 +188,9 @@ mod tests {
             &found.mcp_secrets(),
         );
         let text = "a sk-provider-NEVERSHOWN-1234 b tok-mcp-NEVERSHOWN-5678 c";
-        let shown = config.secrets.redact(text);
+        // As the session redacts its events and records.
+        let session = hrns_core::session::Session::new(config);
+        let shown = session.secrets().redact(text);
         assert!(!shown.contains("NEVERSHOWN"), "{shown}");
         assert!(shown.starts_with("a ") && shown.ends_with(" c"), "{shown}");
     }
