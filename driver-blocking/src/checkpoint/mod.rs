@@ -254,8 +254,10 @@ pub struct CheckpointStore {
 }
 
 impl CheckpointStore {
-    /// Opens (creating if needed) the store of `workspace` under `root` (hrns's
-    /// `…/state/hrns/checkpoints`).
+    /// Opens the store of `workspace` under `root` (hrns's `…/state/hrns/checkpoints`).
+    ///
+    /// Nothing is written here: the shadow repository is made by the first snapshot, so a run
+    /// that never changes a file (or never asks for a checkpoint) leaves no repository behind.
     ///
     /// Fails with [`CheckpointError::GitMissing`] when there is no `git` program: checkpoints
     /// are then off, and hrns says so once.
@@ -287,7 +289,6 @@ impl CheckpointStore {
             disk: std::sync::Mutex::new(None),
             enclosing: paths::enclosing_repository(&workspace),
         };
-        store.init()?;
         Ok(store)
     }
 
@@ -300,20 +301,55 @@ impl CheckpointStore {
         Instant::now() + self.limits.time_limit
     }
 
+    /// Whether the shadow repository exists yet (the first snapshot makes it).
+    fn exists(&self) -> bool {
+        self.git.git_dir.join("HEAD").is_file()
+    }
+
+    /// Makes the shadow repository unless it exists: built whole in a directory beside it and
+    /// renamed into place, so another hrns never sees it half made (whichever renames first
+    /// wins; the other's copy is removed).
     fn init(&self) -> Result<(), CheckpointError> {
-        let dir = &self.git.git_dir;
-        if dir.join("HEAD").is_file() {
+        if self.exists() {
             return Ok(());
         }
-        fs::create_dir_all(dir).map_err(io(dir))?;
-        let config = self.git.global_config();
+        let dir = &self.git.git_dir;
+        let parent = dir.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(parent).map_err(io(parent))?;
+        let building = tempfile::Builder::new()
+            .prefix(".hrns-init-")
+            .tempdir_in(parent)
+            .map_err(io(parent))?;
+        let staged = git::Git {
+            git_dir: building.path().to_owned(),
+            ..self.git.clone()
+        };
+        self.init_in(&staged)?;
+        match fs::rename(building.path(), dir) {
+            Ok(()) => {
+                // Renamed: nothing is left for the guard to remove.
+                let _ = building.keep();
+                Ok(())
+            }
+            Err(_) if self.exists() => Ok(()),
+            // Something other than a shadow repository is in the way (a directory left
+            // without its HEAD): make the repository in it, as git would.
+            Err(_) if dir.is_dir() => self.init_in(&self.git),
+            Err(e) => Err(io(dir)(e)),
+        }
+    }
+
+    /// Makes a shadow repository in `staged`'s git dir.
+    fn init_in(&self, staged: &git::Git) -> Result<(), CheckpointError> {
+        let dir = &staged.git_dir;
+        let config = staged.global_config();
         fs::write(&config, "[safe]\n\tdirectory = *\n").map_err(io(&config))?;
-        self.git.run(
+        staged.run(
             &[OsStr::new("init"), OsStr::new("--quiet")],
             None,
             self.deadline(),
         )?;
-        self.git.run(
+        staged.run(
             &["config", "core.bare", "false"].map(OsStr::new),
             None,
             self.deadline(),
@@ -358,6 +394,7 @@ impl CheckpointStore {
     /// `git status`, whose untracked cache re-reads only directories that changed) plus work
     /// in proportion to what changed: only those paths are handed to `git add`.
     pub fn snapshot(&self, session: &str, message: &str) -> Result<Snapshot, CheckpointError> {
+        self.init()?;
         let deadline = self.deadline();
         let _lock = self.lock(deadline)?;
         let session_ref = paths::session_ref(session);
@@ -652,6 +689,9 @@ impl CheckpointStore {
     /// Removes every checkpoint of sessions other than `keep`, oldest first, until the shadow
     /// repository is within its disk cap (everything of them with `0`), and packs what is left.
     pub fn prune(&self, keep: &[&str]) -> Result<u64, CheckpointError> {
+        if !self.exists() {
+            return Ok(0);
+        }
         let deadline = Instant::now() + self.limits.time_limit * 6;
         let _lock = self.lock(deadline)?;
         for (_, session_ref) in self.sessions(deadline)? {
@@ -866,6 +906,10 @@ impl CheckpointStore {
             .find(|id| id.0.len() < 4 || !id.0.bytes().all(|b| b.is_ascii_hexdigit()))
         {
             return Err(CheckpointError::Unknown(bad.0.clone()));
+        }
+        if let Some(first) = ids.first().filter(|_| !self.exists()) {
+            // No snapshot was ever taken here: no id is known, and nothing is made to say so.
+            return Err(CheckpointError::Unknown(first.0.clone()));
         }
         let input: String = ids
             .iter()

@@ -644,3 +644,59 @@ fn a_first_snapshot_of_many_files_is_one_pack_and_restores_exactly() {
         .unwrap();
     assert_eq!(read_tree(&f.ws, &[]), before);
 }
+
+#[test]
+fn opening_a_store_makes_nothing_until_the_first_snapshot() {
+    let f = fixture();
+    fs::write(f.ws.join("a"), "a").unwrap();
+    let store = store(&f);
+    assert!(!store.git_dir().exists(), "open made the shadow repository");
+    // What a front end may ask of a store no snapshot was taken in: nothing is made.
+    let id = CheckpointId("0123456789abcdef0123456789abcdef01234567".into());
+    assert!(matches!(
+        store.changes(&id, &id),
+        Err(CheckpointError::Unknown(_))
+    ));
+    assert!(matches!(
+        store.restore("s", &id, &id, Overwrite::Never),
+        Err(CheckpointError::Unknown(_))
+    ));
+    assert_eq!(store.prune(&["s"]).unwrap(), 0);
+    assert_eq!(store.disk_use(), 0);
+    assert!(!store.git_dir().exists(), "a query made the shadow repository");
+    let root_entries = || fs::read_dir(&f.root).map_or(0, |d| d.count());
+    assert_eq!(root_entries(), 0);
+
+    let first = store.snapshot("s", "one").unwrap();
+    assert!(store.git_dir().join("HEAD").is_file());
+    // The repository was built beside its place and renamed: nothing else is left there.
+    assert_eq!(root_entries(), 1);
+    fs::write(f.ws.join("a"), "b").unwrap();
+    let second = store.snapshot("s", "two").unwrap();
+    assert_eq!(second.changed, ["a"]);
+    // A second store of the same workspace (another hrns) uses the repository made.
+    let again = CheckpointStore::open(&f.root, &f.ws, CheckpointLimits::default()).unwrap();
+    again
+        .restore("s", &first.id, &second.id, Overwrite::Never)
+        .unwrap();
+    assert_eq!(fs::read_to_string(f.ws.join("a")).unwrap(), "a");
+}
+
+#[test]
+fn two_stores_making_the_repository_at_once_both_snapshot() {
+    let f = fixture();
+    fs::write(f.ws.join("a"), "a").unwrap();
+    let stores = [store(&f), store(&f)];
+    let ids: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = stores
+            .iter()
+            .enumerate()
+            .map(|(i, st)| s.spawn(move || st.snapshot(&format!("s{i}"), "first")))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for id in &ids {
+        assert!(id.is_ok(), "{id:?}");
+    }
+    assert_eq!(fs::read_dir(&f.root).unwrap().count(), 1);
+}
