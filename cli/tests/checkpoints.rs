@@ -515,11 +515,35 @@ fn a_failed_snapshot_is_a_warning_in_execs_text_output_and_the_run_goes_on() {
     )
     .unwrap();
     let write = json!({"path": "a.txt", "content": "x"}).to_string();
+
+#[test]
+fn a_run_that_changes_nothing_makes_no_shadow_repository() {
+    let env = Env::new();
+    env.write("work/a.txt", "a\n");
+    let read_call = json!({"path": "a.txt"}).to_string();
+    let mock = MockProvider::start([
+        Reply::text_answer("only words"),
+        Reply::tool_calls(&[("r", "read_file", &read_call)]),
+        Reply::text_answer("read it"),
+    ])
+    .unwrap();
+    let stores = || {
+        std::fs::read_dir(env.path("state/hrns/checkpoints"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    exec(&env, "work", &mock, &[], "say something");
+    assert_eq!(stores(), 0, "a run without tool calls made a store");
+    exec(&env, "work", &mock, &[], "read a.txt");
+    assert_eq!(stores(), 0, "a run that only read made a store");
+
+    let write = json!({"path": "a.txt", "content": "b\n"}).to_string();
     let mock = MockProvider::start([
         Reply::tool_calls(&[("w", "write_file", &write)]),
         Reply::text_answer("done"),
     ])
     .unwrap();
+<<<<<<< HEAD
     let out = env
         .cmd(Some(&mock))
         .env("PATH", &path)
@@ -542,4 +566,11 @@ fn a_failed_snapshot_is_a_warning_in_execs_text_output_and_the_run_goes_on() {
     }
     assert!(stdout(&out).contains("done"), "{}", stdout(&out));
     assert_eq!(read(&env, "work/a.txt").unwrap(), b"x");
+=======
+    let id = session_id(&exec(&env, "work", &mock, &[], "write"));
+    assert_eq!(stores(), 1, "a run that wrote made no store");
+    let undo = env.run(None, &["undo", "--session", &id]);
+    assert_eq!(undo.status.code(), Some(0), "{}", stderr(&undo));
+    assert_eq!(read(&env, "work/a.txt").unwrap(), b"a\n");
+>>>>>>> 647ed8f (e2e: a run that only answers or reads makes no shadow repository; the first write makes one, and undo works)
 }
