@@ -10,7 +10,13 @@
 //!
 //! Every call of `git` runs with a deadline, with the user's global and system config, hooks,
 //! `fsmonitor`, attributes-driven filters and line-end conversion switched off, so snapshots
-//! hold the bytes as they are on disk. What a restore writes is decided in
+//! hold the bytes as they are on disk.
+//!
+//! What the store reads of the user's repository and workspace on its own (a `.git` file,
+//! `commondir`, the user's `config`, a file's current content) goes through
+//! [`crate::safe_file`], so a FIFO, a device or a huge file there is refused, not waited on or
+//! read whole. The shadow repository's own files (its loose refs, `info/exclude`, the list of
+//! skipped paths) are hrns's, in its private state directory, and are read plainly. What a restore writes is decided in
 //! [`hrns_core::checkpoint::plan_restore`]; this module gathers the facts and carries it out.
 
 mod git;
@@ -371,10 +377,19 @@ impl CheckpointStore {
         Ok(())
     }
 
-    /// The user's object directory, when it can be borrowed (a SHA-1 repository).
+    /// The user's object directory, when it can be borrowed (a SHA-1 repository). Its config
+    /// is read with [`crate::safe_file`]: one that is not a regular file of sane size (a FIFO,
+    /// a link to a device) means a repository not to borrow from.
     fn enclosing_objects(&self) -> Option<PathBuf> {
         let (git_dir, _) = self.enclosing.as_ref()?;
-        let config = fs::read_to_string(git_dir.join("config")).unwrap_or_default();
+        let config = match crate::safe_file::read_capped(
+            &git_dir.join("config"),
+            hrns_core::file_refusal::CONFIG_CAP,
+        ) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.is_missing() => String::new(),
+            Err(_) => return None,
+        };
         if config
             .to_ascii_lowercase()
             .contains("objectformat = sha256")

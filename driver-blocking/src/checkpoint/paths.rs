@@ -46,18 +46,27 @@ pub(super) fn session_ref(session: &str) -> String {
     format!("refs/hrns/sessions/{safe}")
 }
 
+/// The most a `.git` file or a `commondir` file may hold: one path.
+const POINTER_CAP: u64 = 64 * 1024;
+
 /// The git repository enclosing `workspace`, found by looking for `.git` upwards without
 /// running git (so nothing of the user's config runs): its common git dir, and the
 /// workspace's path inside its work tree (`""` at the top, else ending in `/`).
+///
+/// The repository is untrusted input: its `.git` file and `commondir` are read with
+/// [`crate::safe_file`], so a FIFO there cannot hang hrns, nor a link to `/dev/zero` or a huge
+/// file fill its memory. Such a repository counts as none (the store then borrows nothing).
 pub(super) fn enclosing_repository(workspace: &Path) -> Option<(PathBuf, String)> {
     let mut dir = workspace;
     loop {
         let dot_git = dir.join(".git");
         if let Some(git_dir) = git_dir_of(&dot_git) {
-            let common = fs::read_to_string(git_dir.join("commondir"))
-                .ok()
-                .map(|c| git_dir.join(c.trim()))
-                .unwrap_or(git_dir);
+            let common = match crate::safe_file::read_text(&git_dir.join("commondir"), POINTER_CAP)
+            {
+                Ok(c) => git_dir.join(c.trim()),
+                Err(e) if e.is_missing() => git_dir,
+                Err(_) => return None,
+            };
             let prefix = workspace.strip_prefix(dir).ok()?;
             let mut prefix = prefix.to_string_lossy().into_owned();
             if !prefix.is_empty() {
@@ -75,13 +84,17 @@ fn git_dir_of(dot_git: &Path) -> Option<PathBuf> {
     if meta.is_dir() {
         return dot_git.join("HEAD").is_file().then(|| dot_git.to_owned());
     }
-    let text = fs::read_to_string(dot_git).ok()?;
+    let text = crate::safe_file::read_text(dot_git, POINTER_CAP).ok()?;
     let target = text.strip_prefix("gitdir:")?.trim();
     let path = dot_git.parent()?.join(target);
     path.join("HEAD").is_file().then_some(path)
 }
 
 /// What `path` holds in the workspace now, with its content's git blob id.
+///
+/// A file is opened with [`crate::safe_file::open_regular`] (a FIFO or device put there after
+/// the `lstat` is refused, never waited on) and hashed as it is read, so a huge file costs
+/// time in proportion to it but no memory; one whose length changes while read is `Other`.
 pub(super) fn current(workspace: &Path, path: &str) -> Current {
     let full = workspace.join(path);
     let Ok(meta) = fs::symlink_metadata(&full) else {
@@ -90,23 +103,44 @@ pub(super) fn current(workspace: &Path, path: &str) -> Current {
     let Some(kind) = kind_of(&meta) else {
         return Current::Other;
     };
-    let bytes = match kind {
+    let oid = match kind {
         EntryKind::Symlink => {
             use std::os::unix::ffi::OsStrExt as _;
             match fs::read_link(&full) {
-                Ok(target) => target.as_os_str().as_bytes().to_vec(),
+                Ok(target) => blob_id(target.as_os_str().as_bytes()),
                 Err(_) => return Current::Other,
             }
         }
-        EntryKind::File | EntryKind::Executable => match fs::read(&full) {
-            Ok(bytes) => bytes,
-            Err(_) => return Current::Other,
+        EntryKind::File | EntryKind::Executable => match file_blob_id(&full) {
+            Some(oid) => oid,
+            None => return Current::Other,
         },
     };
-    Current::Entry(Entry {
-        kind,
-        oid: blob_id(&bytes),
-    })
+    Current::Entry(Entry { kind, oid })
+}
+
+/// git's id of the blob the regular file at `path` holds, hashed while read; `None` when it
+/// is not a regular file now or changed length while read.
+pub(super) fn file_blob_id(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let (file, len) = crate::safe_file::open_regular(path).ok()?;
+    let mut hash = sha1_smol::Sha1::new();
+    hash.update(format!("blob {len}\0").as_bytes());
+    let mut reader = file.take(len.saturating_add(1));
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut read = 0u64;
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                read += n as u64;
+                hash.update(&buf[..n]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    (read == len).then(|| hash.digest().to_string())
 }
 
 /// git's id of a blob holding `bytes`.

@@ -700,3 +700,85 @@ fn two_stores_making_the_repository_at_once_both_snapshot() {
     }
     assert_eq!(fs::read_dir(&f.root).unwrap().count(), 1);
 }
+
+/// What a hostile repository can put where the store looks for the user's git dir.
+#[derive(Debug, Clone, Copy)]
+enum Hostile {
+    Fifo,
+    /// A link out of the repository, to a device that never ends.
+    LinkToDevZero,
+    /// A regular file of 1 GiB (sparse).
+    Huge,
+}
+
+fn plant(path: &Path, hostile: Hostile) {
+    match hostile {
+        Hostile::Fifo => rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap(),
+        Hostile::LinkToDevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
+        Hostile::Huge => fs::File::create(path)
+            .unwrap()
+            .set_len(1024 * 1024 * 1024)
+            .unwrap(),
+    }
+}
+
+#[test]
+fn a_hostile_git_dir_neither_hangs_nor_balloons_a_snapshot() {
+    // Where: the `.git` entry itself, its `commondir`, its `config`.
+    let places = [".git", ".git/commondir", ".git/config"];
+    for place in places {
+        for hostile in [Hostile::Fifo, Hostile::LinkToDevZero, Hostile::Huge] {
+            let f = fixture();
+            fs::write(f.ws.join("a"), "a").unwrap();
+            if place != ".git" {
+                fs::create_dir(f.ws.join(".git")).unwrap();
+                fs::write(f.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+                fs::create_dir(f.ws.join(".git/objects")).unwrap();
+            }
+            plant(&f.ws.join(place), hostile);
+            // On a thread, so a regression fails the test instead of hanging the suite.
+            let (tx, rx) = std::sync::mpsc::channel();
+            let (root, ws) = (f.root.clone(), f.ws.clone());
+            std::thread::spawn(move || {
+                let got = CheckpointStore::open(&root, &ws, CheckpointLimits::default())
+                    .and_then(|store| {
+                        let snap = store.snapshot("s", "one")?;
+                        let alternates = store.git_dir().join("objects/info/alternates");
+                        Ok((snap.changed, snap.id, alternates.exists()))
+                    });
+                let _ = tx.send(got.map_err(|e| e.to_string()));
+            });
+            let got = rx
+                .recv_timeout(Duration::from_secs(120))
+                .unwrap_or_else(|_| panic!("{place} as {hostile:?}: the snapshot hung"));
+            let (_, _, borrowed) = got.unwrap_or_else(|e| panic!("{place} as {hostile:?}: {e}"));
+            assert!(!borrowed, "{place} as {hostile:?}: borrowed its objects");
+        }
+    }
+}
+
+#[test]
+fn a_file_is_hashed_as_read_and_a_fifo_is_refused_without_waiting() {
+    let f = fixture();
+    let big: Vec<u8> = (0..3 * 1024 * 1024 + 7).map(|i| (i % 251) as u8).collect();
+    fs::write(f.ws.join("big"), &big).unwrap();
+    assert_eq!(
+        paths::file_blob_id(&f.ws.join("big")).unwrap(),
+        paths::blob_id(&big)
+    );
+    let hashed = user_git(&f.ws, &["hash-object", "big"]);
+    assert_eq!(paths::file_blob_id(&f.ws.join("big")).unwrap(), hashed.trim());
+    // A FIFO put where a file was (after the `lstat` of `current`): refused, never waited on.
+    plant(&f.ws.join("fifo"), Hostile::Fifo);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let fifo = f.ws.join("fifo");
+    std::thread::spawn(move || tx.send(paths::file_blob_id(&fifo)));
+    assert_eq!(rx.recv_timeout(Duration::from_secs(60)), Ok(None));
+    plant(&f.ws.join("zero"), Hostile::LinkToDevZero);
+    assert_eq!(paths::file_blob_id(&f.ws.join("zero")), None);
+}
