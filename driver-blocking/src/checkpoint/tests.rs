@@ -782,3 +782,52 @@ fn a_file_is_hashed_as_read_and_a_fifo_is_refused_without_waiting() {
     plant(&f.ws.join("zero"), Hostile::LinkToDevZero);
     assert_eq!(paths::file_blob_id(&f.ws.join("zero")), None);
 }
+
+#[test]
+fn a_first_snapshot_of_many_files_keeps_ignores_links_modes_and_nested_repositories() {
+    for nested in [false, true] {
+        let f = fixture();
+        for i in 0..150 {
+            fs::create_dir_all(f.ws.join(format!("d{}", i % 7))).unwrap();
+            fs::write(f.ws.join(format!("d{}/f{i}.txt", i % 7)), format!("{i}")).unwrap();
+        }
+        fs::write(f.ws.join(".gitignore"), "*.log\n").unwrap();
+        fs::write(f.ws.join("d1/build.log"), "ignored").unwrap();
+        fs::write(f.ws.join("run.sh"), "#!/bin/sh\n").unwrap();
+        fs::set_permissions(f.ws.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink("d0/f0.txt", f.ws.join("link")).unwrap();
+        if nested {
+            fs::create_dir(f.ws.join("nested")).unwrap();
+            user_git(&f.ws.join("nested"), &["init", "-q"]);
+        }
+        let store = store(&f);
+        let first = store.snapshot("s", "first").unwrap().id;
+        let listed = store
+            .git
+            .run(
+                &["ls-tree", "-r", "--name-only", "-z", &first.0].map(OsStr::new),
+                None,
+                store.deadline(),
+            )
+            .unwrap();
+        let listed: Vec<&[u8]> = listed.split(|b| *b == 0).filter(|p| !p.is_empty()).collect();
+        assert!(!listed.contains(&&b"d1/build.log"[..]), "nested {nested}");
+        assert!(listed.contains(&&b"link"[..]), "nested {nested}");
+        assert_eq!(listed.len(), 150 + 3, "nested {nested}");
+        let before = read_tree(&f.ws, &["d1/build.log"]);
+        for i in 0..150 {
+            fs::remove_file(f.ws.join(format!("d{}/f{i}.txt", i % 7))).unwrap();
+        }
+        fs::set_permissions(f.ws.join("run.sh"), fs::Permissions::from_mode(0o644)).unwrap();
+        fs::remove_file(f.ws.join("link")).unwrap();
+        let latest = store.snapshot("s", "gone").unwrap();
+        store
+            .restore("s", &first, &latest.id, Overwrite::Never)
+            .unwrap();
+        assert_eq!(
+            read_tree(&f.ws, &["d1/build.log"]),
+            before,
+            "nested {nested}"
+        );
+    }
+}
