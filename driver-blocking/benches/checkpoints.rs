@@ -90,16 +90,58 @@ fn run(files: usize) {
             .unwrap();
         latest = store.snapshot("bench", "redone").unwrap().id;
     }
+    let unchanged_bytes = median(&mut unchanged_disk);
     println!(
         "{files} files of {file_bytes} bytes: first snapshot {:.0} ms; one-file step {}; \
          unchanged step {} and +{} bytes (median); undo one step {}; disk {:.1} MB",
         first_time.as_secs_f64() * 1000.0,
         summary(&mut step_times),
         summary(&mut unchanged_times),
-        median(&mut unchanged_disk),
+        unchanged_bytes,
         summary(&mut undo_times),
         disk as f64 / 1e6,
     );
+    // The issue's targets that apply at this size, each with its figure, for a quiet rerun.
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let step = ms(median(&mut step_times));
+    let mut targets = vec![(
+        "unchanged step's added disk ≤ 100 KB".to_owned(),
+        format!("{unchanged_bytes} B"),
+        unchanged_bytes <= 100 * 1024,
+    )];
+    match files {
+        20_000 => {
+            let first = ms(first_time);
+            let undo = ms(median(&mut undo_times));
+            targets.push((
+                "one-file step ≤ 50 ms".into(),
+                format!("{step:.1} ms"),
+                step <= 50.0,
+            ));
+            targets.push((
+                "first snapshot ≤ 3 s".into(),
+                format!("{first:.0} ms"),
+                first <= 3000.0,
+            ));
+            targets.push((
+                "undo one step ≤ 100 ms".into(),
+                format!("{undo:.1} ms"),
+                undo <= 100.0,
+            ));
+        }
+        200_000 => {
+            targets.push((
+                "step ≤ 500 ms".into(),
+                format!("{step:.1} ms"),
+                step <= 500.0,
+            ));
+        }
+        _ => {}
+    }
+    for (target, figure, met) in targets {
+        let verdict = if met { "met" } else { "NOT met" };
+        println!("  target at {files} files: {target}: {figure}, {verdict}");
+    }
     cleanup(dir.path());
 }
 

@@ -31,9 +31,9 @@ use hrns_core::checkpoint::{
 };
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt as _;
 use std::fs;
 use std::io::{BufRead as _, BufReader, Read as _};
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -441,10 +441,7 @@ impl CheckpointStore {
             .filter(|p| {
                 !(p.ends_with(b"/")
                     && fs::symlink_metadata(
-                        self.git
-                            .work_tree
-                            .join(OsStr::from_bytes(p))
-                            .join(".git"),
+                        self.git.work_tree.join(OsStr::from_bytes(p)).join(".git"),
                     )
                     .is_ok())
             })

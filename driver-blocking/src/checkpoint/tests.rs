@@ -663,7 +663,10 @@ fn opening_a_store_makes_nothing_until_the_first_snapshot() {
     ));
     assert_eq!(store.prune(&["s"]).unwrap(), 0);
     assert_eq!(store.disk_use(), 0);
-    assert!(!store.git_dir().exists(), "a query made the shadow repository");
+    assert!(
+        !store.git_dir().exists(),
+        "a query made the shadow repository"
+    );
     let root_entries = || fs::read_dir(&f.root).map_or(0, |d| d.count());
     assert_eq!(root_entries(), 0);
 
@@ -745,12 +748,13 @@ fn a_hostile_git_dir_neither_hangs_nor_balloons_a_snapshot() {
             let (tx, rx) = std::sync::mpsc::channel();
             let (root, ws) = (f.root.clone(), f.ws.clone());
             std::thread::spawn(move || {
-                let got = CheckpointStore::open(&root, &ws, CheckpointLimits::default())
-                    .and_then(|store| {
+                let got = CheckpointStore::open(&root, &ws, CheckpointLimits::default()).and_then(
+                    |store| {
                         let snap = store.snapshot("s", "one")?;
                         let alternates = store.git_dir().join("objects/info/alternates");
                         Ok((snap.changed, snap.id, alternates.exists()))
-                    });
+                    },
+                );
                 let _ = tx.send(got.map_err(|e| e.to_string()));
             });
             let got = rx
@@ -772,7 +776,10 @@ fn a_file_is_hashed_as_read_and_a_fifo_is_refused_without_waiting() {
         paths::blob_id(&big)
     );
     let hashed = user_git(&f.ws, &["hash-object", "big"]);
-    assert_eq!(paths::file_blob_id(&f.ws.join("big")).unwrap(), hashed.trim());
+    assert_eq!(
+        paths::file_blob_id(&f.ws.join("big")).unwrap(),
+        hashed.trim()
+    );
     // A FIFO put where a file was (after the `lstat` of `current`): refused, never waited on.
     plant(&f.ws.join("fifo"), Hostile::Fifo);
     let (tx, rx) = std::sync::mpsc::channel();
@@ -810,7 +817,10 @@ fn a_first_snapshot_of_many_files_keeps_ignores_links_modes_and_nested_repositor
                 store.deadline(),
             )
             .unwrap();
-        let listed: Vec<&[u8]> = listed.split(|b| *b == 0).filter(|p| !p.is_empty()).collect();
+        let listed: Vec<&[u8]> = listed
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .collect();
         assert!(!listed.contains(&&b"d1/build.log"[..]), "nested {nested}");
         assert!(listed.contains(&&b"link"[..]), "nested {nested}");
         assert_eq!(listed.len(), 150 + 3, "nested {nested}");
