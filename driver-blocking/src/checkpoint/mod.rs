@@ -610,7 +610,7 @@ impl CheckpointStore {
     }
 
     /// Stages many paths (a first snapshot) through `git update-index --add --remove
-    /// --stdin`, at most [`BATCH`](Self::add_in_batches) paths per process: `changed` (its
+    /// --stdin`, at most 20 000 paths per process: `changed` (its
     /// files) and every untracked file `git ls-files --others --exclude-standard` lists (so
     /// `.gitignore` and the skipped paths in `info/exclude` hold, as for `git add`).
     ///
@@ -628,7 +628,7 @@ impl CheckpointStore {
         pack_all: &[(&str, &str)],
         deadline: Instant,
     ) -> Result<(), CheckpointError> {
-        const BATCH: usize = 8_000;
+        const BATCH: usize = 20_000;
         let others = self.git.run(
             &["ls-files", "-z", "--others", "--exclude-standard"].map(OsStr::new),
             None,
