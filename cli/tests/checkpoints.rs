@@ -515,6 +515,34 @@ fn a_failed_snapshot_is_a_warning_in_execs_text_output_and_the_run_goes_on() {
     )
     .unwrap();
     let write = json!({"path": "a.txt", "content": "x"}).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("w", "write_file", &write)]),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let out = env
+        .cmd(Some(&mock))
+        .env("PATH", &path)
+        .args(["exec", "--approval", "auto", "write"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("no checkpoint for this step"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "before and after the write: {err}");
+    for w in &warnings {
+        assert!(
+            w.starts_with("warning: no checkpoint for this step, so undo cannot take it back: "),
+            "{w}"
+        );
+        assert!(w.contains("write-tree"), "the reason is told: {w}");
+    }
+    assert!(stdout(&out).contains("done"), "{}", stdout(&out));
+    assert_eq!(read(&env, "work/a.txt").unwrap(), b"x");
+}
 
 #[test]
 fn a_run_that_changes_nothing_makes_no_shadow_repository() {
@@ -543,34 +571,9 @@ fn a_run_that_changes_nothing_makes_no_shadow_repository() {
         Reply::text_answer("done"),
     ])
     .unwrap();
-<<<<<<< HEAD
-    let out = env
-        .cmd(Some(&mock))
-        .env("PATH", &path)
-        .args(["exec", "--approval", "auto", "write"])
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(0), "{err}");
-    let warnings: Vec<&str> = err
-        .lines()
-        .filter(|l| l.contains("no checkpoint for this step"))
-        .collect();
-    assert_eq!(warnings.len(), 2, "before and after the write: {err}");
-    for w in &warnings {
-        assert!(
-            w.starts_with("warning: no checkpoint for this step, so undo cannot take it back: "),
-            "{w}"
-        );
-        assert!(w.contains("write-tree"), "the reason is told: {w}");
-    }
-    assert!(stdout(&out).contains("done"), "{}", stdout(&out));
-    assert_eq!(read(&env, "work/a.txt").unwrap(), b"x");
-=======
     let id = session_id(&exec(&env, "work", &mock, &[], "write"));
     assert_eq!(stores(), 1, "a run that wrote made no store");
     let undo = env.run(None, &["undo", "--session", &id]);
     assert_eq!(undo.status.code(), Some(0), "{}", stderr(&undo));
     assert_eq!(read(&env, "work/a.txt").unwrap(), b"a\n");
->>>>>>> 647ed8f (e2e: a run that only answers or reads makes no shadow repository; the first write makes one, and undo works)
 }
