@@ -429,7 +429,7 @@ fn load_history_reads_what_load_reads_at_every_cut() {
         r#"{"event":{"type":"message","message":{"role":"user","content":"torn"#,
         // Well-formed events with the tag elsewhere: read by the general path.
         r#"{"event":{"message":{"role":"user","content":"late tag"},"type":"message"}}"#,
-        r#"{"event":{"id":"c9","name":"n","status":"ok","output":{"content":"x"},"type":"tool_result"}}"#,
+        r#"{"event":{"id":"c9","name":"n","status":"ok","output":{"content":"x","is_error":false},"type":"tool_result"}}"#,
         r#"{"rewind":{"turn":99}}"#,
         r#"{"restore":{"kind":"sideways"}}"#,
         r#"{"child":{"parent_call_id":"c1","agent":"a","event":{"type":"message","message":{"role":"user","content":"child"}}}}"#,
