@@ -138,10 +138,24 @@ fn time_to_request(cwd: &Path, home: &str) -> (Duration, Duration) {
     }
 }
 
+/// The figures of `hrns exec --continue` on one session size, for issue 36's summary.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LongFigures {
+    pub(crate) steps: usize,
+    /// The file's size in bytes.
+    pub(crate) file: u64,
+    /// Median time to the first byte of the first chat request.
+    pub(crate) first_request: Duration,
+    /// Median peak RSS over the file's size.
+    pub(crate) rss_ratio: f64,
+    /// Median CPU time of the whole run.
+    pub(crate) cpu: Duration,
+}
+
 /// `hrns exec --continue` on sessions of 250 to 2 000 steps (about 25 KB each: 2 000 steps is
 /// about 50 MB): time to its first request and the whole run's peak RSS against a mock that
 /// answers a short text, beside the file's size.
-pub(crate) fn long_sessions() {
+pub(crate) fn long_sessions() -> Vec<LongFigures> {
     let step_bytes: usize = std::env::var("HRNS_BENCH_STEP_BYTES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -153,9 +167,10 @@ pub(crate) fn long_sessions() {
     let url = mock.base_url();
     println!("\n## `hrns exec --continue` on a long session (median of {RUNS}, range)\n");
     println!(
-        "| steps | file | first request byte | whole request sent | run wall | peak RSS | RSS / file |"
+        "| steps | file | first request byte | whole request sent | run wall | run CPU | peak RSS | RSS / file |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut figures = Vec::new();
     for steps in [250, 500, 1000, 2000] {
         let home = tempfile::tempdir().unwrap();
         let home_s = home.path().to_str().unwrap().to_owned();
@@ -171,7 +186,8 @@ pub(crate) fn long_sessions() {
             step_bytes,
         );
         let pristine = std::fs::read(&path).unwrap();
-        let (mut first, mut whole, mut wall, mut rss) = (vec![], vec![], vec![], vec![]);
+        let (mut first, mut whole, mut wall, mut cpu, mut rss) =
+            (vec![], vec![], vec![], vec![], vec![]);
         for round in 0..=RUNS {
             // Each run appends its turn: start every run from the same file.
             std::fs::write(&path, &pristine).unwrap();
@@ -186,6 +202,7 @@ pub(crate) fn long_sessions() {
                 first.push(f);
                 whole.push(w);
                 wall.push(run.wall);
+                cpu.push(run.cpu);
                 rss.push(run.rss);
             }
         }
@@ -201,17 +218,26 @@ pub(crate) fn long_sessions() {
         let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
         let peak = rss[rss.len() / 2];
         println!(
-            "| {steps} | {:.1} MiB | {} | {} | {} | {:.1} MiB ({:.1}–{:.1}) | {:.2}× |",
+            "| {steps} | {:.1} MiB | {} | {} | {} | {} | {:.1} MiB ({:.1}–{:.1}) | {:.2}× |",
             mib(len),
             ms(&first),
             ms(&whole),
             ms(&wall),
+            ms(&cpu),
             mib(peak),
             mib(rss[0]),
             mib(rss[rss.len() - 1]),
             peak as f64 / len as f64,
         );
+        figures.push(LongFigures {
+            steps,
+            file: len,
+            first_request: median(first),
+            rss_ratio: peak as f64 / len as f64,
+            cpu: median(cpu),
+        });
     }
+    figures
 }
 
 /// `hrns sessions` over 1 000 saved sessions, the 50 newest (the ones it lists, so the ones it

@@ -45,7 +45,7 @@ pub(crate) fn exec_startup() {
     );
 }
 
-pub(crate) fn sessions_listing() {
+pub(crate) fn sessions_listing() -> Duration {
     let bin = hrns_bin();
     let bin = bin.as_str();
     let state = tempfile::tempdir().unwrap();
@@ -74,6 +74,7 @@ pub(crate) fn sessions_listing() {
     });
     println!("\n## `hrns sessions` over 1 000 saved sessions (median of 5)\n");
     println!("{:.1} ms", t.as_secs_f64() * 1e3);
+    t
 }
 
 /// The library baseline of `exec_vs_client`: the smallest useful program around
@@ -164,7 +165,23 @@ pub(crate) fn measure_in(
 /// `hrns exec` (text and `--json`) against the library client, whole processes streaming the
 /// same `mb` MB text-only answer from the mock provider; runs interleaved so that the
 /// machine's noise falls on all of them alike.
-pub(crate) fn exec_vs_client(mb: usize) {
+/// The figures of `hrns exec` (text) against the library client, for issue 36's summary.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ExecFigures {
+    pub(crate) mb: usize,
+    /// Medians: `hrns exec`'s wall time over the client's.
+    pub(crate) wall_ratio: f64,
+    /// Medians: `hrns exec`'s CPU time over the client's.
+    pub(crate) cpu_ratio: f64,
+    /// Medians: `hrns exec`'s peak RSS over the client's.
+    pub(crate) rss_ratio: f64,
+    /// Median wall time of `hrns exec`.
+    pub(crate) wall: Duration,
+    /// Median CPU time of `hrns exec`.
+    pub(crate) cpu: Duration,
+}
+
+pub(crate) fn exec_vs_client(mb: usize) -> ExecFigures {
     let bin = hrns_bin();
     let bin = bin.as_str();
     let me = std::env::current_exe().unwrap();
@@ -216,9 +233,11 @@ pub(crate) fn exec_vs_client(mb: usize) {
         rss.sort_unstable();
         (wall, cpu, rss)
     };
-    let (client_wall, _, client_rss) = stats(&runs[0]);
+    let (client_wall, client_cpu, client_rss) = stats(&runs[0]);
     let client_wall = median(client_wall);
+    let client_cpu = median(client_cpu);
     let client_rss = client_rss[client_rss.len() / 2];
+    let mut figures = None;
     for ((name, _), runs) in paths.iter().zip(&runs) {
         let (wall, cpu, rss) = stats(runs);
         let range = |v: &[Duration]| {
@@ -238,5 +257,16 @@ pub(crate) fn exec_vs_client(mb: usize) {
             wall.as_secs_f64() / client_wall.as_secs_f64(),
             peak as f64 / client_rss as f64,
         );
+        if *name == "hrns exec" {
+            figures = Some(ExecFigures {
+                mb,
+                wall_ratio: wall.as_secs_f64() / client_wall.as_secs_f64(),
+                cpu_ratio: cpu.as_secs_f64() / client_cpu.as_secs_f64(),
+                rss_ratio: peak as f64 / client_rss as f64,
+                wall,
+                cpu,
+            });
+        }
     }
+    figures.expect("the exec row")
 }

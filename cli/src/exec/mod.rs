@@ -145,7 +145,8 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     };
     let (mut session, mut log, checkpointer) = match resumed {
         Some((path, claimed)) => {
-            let loaded = sessions::load(&path).map_err(|e| CliError::usage(e.to_string()))?;
+            let loaded =
+                sessions::load_history(&path).map_err(|e| CliError::usage(e.to_string()))?;
             for w in &loaded.warnings {
                 eprintln!("hrns: warning: {w}");
             }

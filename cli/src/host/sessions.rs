@@ -476,6 +476,172 @@ fn open_session(path: &Path) -> Result<io::Take<File>, SafeReadError> {
 /// Reads a session file. Lines that do not parse are skipped with a warning (a torn last line
 /// after a crash); complete lines are never lost.
 pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
+    let mut events: Vec<Event> = Vec::new();
+    let read = read_session(path, &mut events)?;
+    let shapes: Vec<Shape> = events.iter().map(Shape::of).collect();
+    let mut messages: Vec<Message> = history_indices(&shapes, &read.marks, events.len())
+        .into_iter()
+        .filter_map(|i| match &events[i] {
+            Event::Message { message } => Some(Message::clone(message)),
+            _ => None,
+        })
+        .collect();
+    history::repair(&mut messages);
+    Ok(LoadedSession {
+        header: read.header,
+        events,
+        messages,
+        children: read.children,
+        marks: read.marks,
+        warnings: read.warnings,
+    })
+}
+
+/// A session read back for sending its history again (`hrns exec --continue`/`--resume`):
+/// what [`load`] gives without the events, the subagents' conversations or the marks.
+#[derive(Debug)]
+pub(crate) struct ResumedHistory {
+    pub(crate) header: SessionHeader,
+    /// The history, repaired so it can be sent again (the same as [`LoadedSession::messages`]).
+    pub(crate) messages: Vec<Message>,
+    /// Problems met while loading, for a warning.
+    pub(crate) warnings: Vec<String>,
+}
+
+/// Reads a session file for its history alone, in about half the time and memory of [`load`]:
+/// messages are moved into the history as they are read (not kept as events and cloned), and a
+/// `tool_result` event (half of a long session's bytes, never part of the history) is checked
+/// for being well-formed JSON with its fields present, without building its output. A line
+/// that does not parse is warned about as [`load`] warns; the history is the same, rewinds and
+/// compactions included (a test compares the two).
+pub(crate) fn load_history(path: &Path) -> Result<ResumedHistory, LoadError> {
+    let mut sink = HistorySink::default();
+    let read = read_session(path, &mut sink)?;
+    let keep = history_indices(&sink.shapes, &read.marks, sink.shapes.len());
+    // The indices of `keep` grow; `slots` maps an event's index to its message's.
+    let mut keep = keep.into_iter().map(|i| sink.slots[i]).peekable();
+    let mut messages: Vec<Message> = sink
+        .messages
+        .into_iter()
+        .enumerate()
+        .filter_map(|(slot, m)| keep.next_if_eq(&slot).map(|_| m))
+        .collect();
+    history::repair(&mut messages);
+    Ok(ResumedHistory {
+        header: read.header,
+        messages,
+        warnings: read.warnings,
+    })
+}
+
+/// What reading a session file gives beside its events.
+struct SessionRead {
+    header: SessionHeader,
+    children: Vec<ChildTranscript>,
+    marks: Vec<Mark>,
+    warnings: Vec<String>,
+}
+
+/// Where [`read_session`] puts the events it reads.
+trait EventSink {
+    /// Takes the line of one event (`{"event": …}`); an error if it is not one.
+    fn take(&mut self, line: &[u8]) -> Result<(), serde_json::Error>;
+    /// How many events were taken: a mark is placed after them.
+    fn taken(&self) -> usize;
+}
+
+impl EventSink for Vec<Event> {
+    fn take(&mut self, line: &[u8]) -> Result<(), serde_json::Error> {
+        self.push(serde_json::from_slice::<Entry>(line)?.event);
+        Ok(())
+    }
+
+    fn taken(&self) -> usize {
+        self.len()
+    }
+}
+
+/// The events of [`load_history`]: each one's [`Shape`], and the messages moved out of them.
+#[derive(Default)]
+struct HistorySink {
+    shapes: Vec<Shape>,
+    /// For each event, the index its message has (or would have) in `messages`.
+    slots: Vec<usize>,
+    messages: Vec<Message>,
+}
+
+/// A `message` event's line, read without going through [`Event`] (its internal tag makes
+/// serde buffer the whole line before building the message).
+#[derive(Deserialize)]
+struct MessageLine {
+    event: MessageEvent,
+}
+
+#[derive(Deserialize)]
+struct MessageEvent {
+    message: Message,
+}
+
+/// A `tool_result` event's line, checked but not built: its fields must be there, the output
+/// is skipped.
+#[derive(Deserialize)]
+struct ToolResultLine {
+    #[serde(rename = "event")]
+    _event: ToolResultEvent,
+}
+
+#[derive(Deserialize)]
+struct ToolResultEvent {
+    #[serde(rename = "id")]
+    _id: serde::de::IgnoredAny,
+    #[serde(rename = "name")]
+    _name: serde::de::IgnoredAny,
+    #[serde(rename = "status")]
+    _status: hrns_core::session::ToolStatus,
+    #[serde(rename = "output")]
+    _output: serde::de::IgnoredAny,
+}
+
+impl EventSink for HistorySink {
+    fn take(&mut self, line: &[u8]) -> Result<(), serde_json::Error> {
+        // The lines are written by `EntryRef`, the tag first; a line written otherwise takes
+        // the general path below and reads the same.
+        const MESSAGE: &[u8] = br#"{"event":{"type":"message","#;
+        const TOOL_RESULT: &[u8] = br#"{"event":{"type":"tool_result","#;
+        let message = if line.starts_with(MESSAGE) {
+            Some(serde_json::from_slice::<MessageLine>(line)?.event.message)
+        } else if line.starts_with(TOOL_RESULT) {
+            serde_json::from_slice::<ToolResultLine>(line)?;
+            None
+        } else {
+            let event = serde_json::from_slice::<Entry>(line)?.event;
+            self.shapes.push(Shape::of(&event));
+            self.slots.push(self.messages.len());
+            if let Event::Message { message } = event {
+                self.messages.push(*message);
+            }
+            return Ok(());
+        };
+        self.slots.push(self.messages.len());
+        match message {
+            Some(message) => {
+                self.shapes.push(Shape::Message {
+                    by_user: message.role == Role::User,
+                });
+                self.messages.push(message);
+            }
+            None => self.shapes.push(Shape::Other),
+        }
+        Ok(())
+    }
+
+    fn taken(&self) -> usize {
+        self.shapes.len()
+    }
+}
+
+/// Reads a session file's header and lines, the events into `sink`.
+fn read_session(path: &Path, sink: &mut impl EventSink) -> Result<SessionRead, LoadError> {
     let shown = path.display().to_string();
     let file = open_session(path).map_err(|e| LoadError::Unsafe(e.to_string()))?;
     let mut lines = BufReader::new(file).split(b'\n');
@@ -499,7 +665,6 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
             path: shown.clone(),
             message: e.to_string(),
         })?;
-    let mut events = Vec::new();
     let mut warnings = Vec::new();
     let mut children: Vec<ChildTranscript> = Vec::new();
     let mut marks = Vec::new();
@@ -511,8 +676,8 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_slice::<Entry>(&line) {
-            Ok(e) => events.push(e.event),
+        match sink.take(&line) {
+            Ok(()) => {}
             Err(_) if serde_json::from_slice::<ChildLine>(&line).is_ok() => {
                 let ChildLine { child } = serde_json::from_slice(&line).expect("checked");
                 if let Event::Message { message } = child.event {
@@ -532,14 +697,14 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
             Err(_) if serde_json::from_slice::<RestoreLine>(&line).is_ok() => {
                 let RestoreLine { restore } = serde_json::from_slice(&line).expect("checked");
                 marks.push(Mark {
-                    at: events.len(),
+                    at: sink.taken(),
                     kind: MarkKind::Restore(restore),
                 });
             }
             Err(_) if serde_json::from_slice::<RewindLine>(&line).is_ok() => {
                 let RewindLine { rewind } = serde_json::from_slice(&line).expect("checked");
                 marks.push(Mark {
-                    at: events.len(),
+                    at: sink.taken(),
                     kind: MarkKind::Rewind(rewind.turn),
                 });
             }
@@ -549,12 +714,8 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
             )),
         }
     }
-    let mut messages = history_until(&events, &marks, events.len());
-    history::repair(&mut messages);
-    Ok(LoadedSession {
+    Ok(SessionRead {
         header,
-        events,
-        messages,
         children,
         marks,
         warnings,
@@ -565,70 +726,97 @@ pub(crate) fn load(path: &Path) -> Result<LoadedSession, LoadError> {
 /// message (a `/compact` runs as a turn too, without one). Turn N of `hrns checkpoints` is the
 /// N-th.
 pub(crate) fn turn_starts(events: &[Event]) -> Vec<usize> {
-    events
+    let shapes: Vec<Shape> = events.iter().map(Shape::of).collect();
+    shape_turn_starts(&shapes)
+}
+
+/// [`turn_starts`] from the events' shapes.
+fn shape_turn_starts(shapes: &[Shape]) -> Vec<usize> {
+    shapes
         .windows(2)
         .enumerate()
         .filter_map(|(i, pair)| match pair {
-            [Event::TurnStarted { .. }, Event::Message { message }]
-                if message.role == Role::User =>
-            {
-                Some(i)
-            }
+            [Shape::TurnStarted, Shape::Message { by_user: true }] => Some(i),
             _ => None,
         })
         .collect()
 }
 
-/// The history as it stood after the first `end` events: the messages, after a summarising
-/// compaction only those after it (the new history), and after a rewind to turn N the history
-/// as it stood just before turn N.
-fn history_until(events: &[Event], marks: &[Mark], end: usize) -> Vec<Message> {
-    let starts = turn_starts(events);
-    let mut messages: Vec<Message> = Vec::new();
+/// What the history needs to know of one saved event.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Shape {
+    /// A message of the history.
+    Message { by_user: bool },
+    /// A turn started.
+    TurnStarted,
+    /// A summarising compaction: the history starts again after it.
+    Summarized,
+    /// Anything else.
+    Other,
+}
+
+impl Shape {
+    fn of(event: &Event) -> Shape {
+        match event {
+            Event::Message { message } => Shape::Message {
+                by_user: message.role == Role::User,
+            },
+            Event::TurnStarted { .. } => Shape::TurnStarted,
+            Event::ContextCompacted {
+                method: CompactMethod::Summarized,
+                ..
+            } => Shape::Summarized,
+            Event::RequestStarted { .. }
+            | Event::TextDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::RefusalDelta { .. }
+            | Event::ToolCallStreaming { .. }
+            | Event::ToolCall { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::ToolResult { .. }
+            | Event::Usage { .. }
+            | Event::Retry { .. }
+            | Event::OptionDropped { .. }
+            | Event::ToolsChanged { .. }
+            | Event::ContextCompacted { .. }
+            | Event::PlanUpdated { .. }
+            | Event::Checkpoint { .. }
+            | Event::CheckpointFailed { .. }
+            | Event::Hook { .. }
+            | Event::TurnFinished { .. }
+            | Event::TurnFailed { .. }
+            | Event::TurnCancelled => Shape::Other,
+        }
+    }
+}
+
+/// The history as it stood after the first `end` events, as the indices of its messages among
+/// the events (growing): the messages, after a summarising compaction only those after it (the
+/// new history), and after a rewind to turn N the history as it stood just before turn N.
+fn history_indices(shapes: &[Shape], marks: &[Mark], end: usize) -> Vec<usize> {
+    let starts = shape_turn_starts(shapes);
+    let mut messages: Vec<usize> = Vec::new();
     let mut pending = marks.iter().filter(|m| m.at <= end).peekable();
     for i in 0..=end {
         while let Some(mark) = pending.next_if(|m| m.at == i) {
-            if let MarkKind::Rewind(turn) = mark.kind {
-                let start = usize::try_from(turn)
-                    .ok()
-                    .and_then(|t| t.checked_sub(1))
-                    .and_then(|t| starts.get(t).copied());
-                // A rewind only goes back (a hostile line naming a later turn is ignored).
-                if let Some(start) = start.filter(|s| *s < mark.at) {
-                    messages = history_until(events, marks, start);
+            match mark.kind {
+                MarkKind::Rewind(turn) => {
+                    let start = usize::try_from(turn)
+                        .ok()
+                        .and_then(|t| t.checked_sub(1))
+                        .and_then(|t| starts.get(t).copied());
+                    // A rewind only goes back (a hostile line naming a later turn is ignored).
+                    if let Some(start) = start.filter(|s| *s < mark.at) {
+                        messages = history_indices(shapes, marks, start);
+                    }
                 }
+                MarkKind::Restore(_) => {}
             }
         }
-        match events.get(i).filter(|_| i < end) {
-            Some(Event::Message { message }) => messages.push(Message::clone(message)),
-            Some(Event::ContextCompacted {
-                method: CompactMethod::Summarized,
-                ..
-            }) => messages.clear(),
-            Some(
-                Event::TurnStarted { .. }
-                | Event::RequestStarted { .. }
-                | Event::TextDelta { .. }
-                | Event::ReasoningDelta { .. }
-                | Event::RefusalDelta { .. }
-                | Event::ToolCallStreaming { .. }
-                | Event::ToolCall { .. }
-                | Event::ApprovalRequested { .. }
-                | Event::ToolResult { .. }
-                | Event::Usage { .. }
-                | Event::Retry { .. }
-                | Event::OptionDropped { .. }
-                | Event::ToolsChanged { .. }
-                | Event::ContextCompacted { .. }
-                | Event::PlanUpdated { .. }
-                | Event::Checkpoint { .. }
-                | Event::CheckpointFailed { .. }
-                | Event::Hook { .. }
-                | Event::TurnFinished { .. }
-                | Event::TurnFailed { .. }
-                | Event::TurnCancelled,
-            )
-            | None => {}
+        match shapes.get(i).filter(|_| i < end) {
+            Some(Shape::Message { .. }) => messages.push(i),
+            Some(Shape::Summarized) => messages.clear(),
+            Some(Shape::TurnStarted | Shape::Other) | None => {}
         }
     }
     messages

@@ -378,3 +378,97 @@ fn hostile_rewind_and_restore_lines_lose_nothing() {
     }
     assert_eq!(user_texts(&load(&path).unwrap()), ["one", "two"]);
 }
+
+/// `load_history` (what `exec --continue` reads) gives the history and warnings `load` gives,
+/// at every cut of a file with tool turns, compactions, rewinds, restores, subagents' lines,
+/// hostile lines, malformed `tool_result` and `message` events, and lines written with
+/// another key order (which take its general path).
+#[test]
+fn load_history_reads_what_load_reads_at_every_cut() {
+    use hrns_core::session::CompactReason;
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = SessionLog::create(dir.path(), header()).unwrap();
+    let path = log.path().to_owned();
+    let append = |line: &str| {
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        writeln!(f, "{line}").unwrap();
+    };
+    for e in text_turn("one", "1") {
+        log.record(&e).unwrap();
+    }
+    for e in tool_turn() {
+        log.record(&e).unwrap();
+    }
+    for e in text_turn("three", "3") {
+        log.record(&e).unwrap();
+    }
+    log.record_rewind(2).unwrap();
+    for e in text_turn("four", "4") {
+        log.record(&e).unwrap();
+    }
+    log.record(&Event::ContextCompacted {
+        reason: CompactReason::Threshold,
+        method: CompactMethod::Summarized,
+        tokens_before: 900,
+        tokens_after: 100,
+        window: None,
+        pruned: vec![],
+        summarized_messages: 2,
+    })
+    .unwrap();
+    log.record(&Event::Message {
+        message: Box::new(Message::user("SUMMARY")),
+    })
+    .unwrap();
+    for line in [
+        // Malformed events of the two kinds read without `Event`: warned about.
+        r#"{"event":{"type":"tool_result","id":"c","name":"n","status":"sideways","output":{}}}"#,
+        r#"{"event":{"type":"tool_result","id":"c","name":"n","output":"x"}}"#,
+        r#"{"event":{"type":"tool_result","id":"c","name":"n","status":"ok","output":"x}}"#,
+        r#"{"event":{"type":"message","message":{"role":"nobody","content":"x"}}}"#,
+        r#"{"event":{"type":"message","message":{"role":"user","content":"torn"#,
+        // Well-formed events with the tag elsewhere: read by the general path.
+        r#"{"event":{"message":{"role":"user","content":"late tag"},"type":"message"}}"#,
+        r#"{"event":{"id":"c9","name":"n","status":"ok","output":{"content":"x","is_error":false},"type":"tool_result"}}"#,
+        r#"{"rewind":{"turn":99}}"#,
+        r#"{"restore":{"kind":"sideways"}}"#,
+        r#"{"child":{"parent_call_id":"c1","agent":"a","event":{"type":"message","message":{"role":"user","content":"child"}}}}"#,
+    ] {
+        append(line);
+    }
+    for e in text_turn("five", "5") {
+        log.record(&e).unwrap();
+    }
+    log.record_rewind(4).unwrap();
+    for e in tool_turn().into_iter().take(5) {
+        log.record(&e).unwrap();
+    }
+    let full = std::fs::read(&path).unwrap();
+    let ends: Vec<usize> = full
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect();
+    let whole = load_history(&path).unwrap();
+    assert_eq!(whole.warnings.len(), 6, "{:?}", whole.warnings);
+    assert!(
+        whole.messages.iter().any(|m| m.text() == "SUMMARY"),
+        "the compaction and the rewinds were followed: {:?}",
+        whole.messages
+    );
+    // Every line end, and a cut in the middle of every line.
+    let cuts = ends
+        .iter()
+        .flat_map(|&end| [end, end.saturating_sub(7)])
+        .filter(|&c| c > ends[0]);
+    let p = dir.path().join("cut.jsonl");
+    for cut in cuts {
+        std::fs::write(&p, &full[..cut]).unwrap();
+        let (all, history) = (load(&p).unwrap(), load_history(&p).unwrap());
+        assert_eq!(history.messages, all.messages, "cut at {cut}");
+        assert_eq!(history.warnings, all.warnings, "cut at {cut}");
+        assert_eq!(history.header, all.header);
+        history::validate(&history.messages).unwrap();
+    }
+}
