@@ -150,10 +150,11 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
     }
     let mcp_secrets = found.mcp_secrets();
     crate::host::redact::remember(&mcp_secrets);
-    let shared = Shared {
+    let mut shared = Shared {
         mcp: Arc::new(mcp),
         mcp_secrets,
         mcp_told: Default::default(),
+        files: hrns_tokio::Files::Local,
     };
     let state = crate::setup::paths::state_dir()
         .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e))?
@@ -195,6 +196,17 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
             (loaded.messages, log, matches!(how, Open::Load(_)))
         }
     };
+    let delegates = server
+        .client
+        .lock()
+        .is_ok_and(|c| hrns_core::acp::client_fs::delegates_files(&c));
+    if delegates {
+        shared.files = hrns_tokio::Files::Editor(Arc::new(super::files::EditorFiles {
+            out: server.out.clone(),
+            session_id: log.id().to_owned(),
+            runtime: tokio::runtime::Handle::current(),
+        }));
+    }
     let (tx, rx) = mpsc::unbounded_channel();
     let cwd_shown = setup.workspace.display().to_string();
     // Checkpoints as in the UI: `hrns undo` takes an editor's session's changes back too.
