@@ -96,10 +96,33 @@ impl Agent {
         params: Value,
         mut on_request: impl FnMut(&Value) -> Value,
     ) -> Value {
+        self.call_answering(method, params, |r| Ok(on_request(r)))
+    }
+
+    /// [`Agent::call_with`] whose answers may be JSON-RPC errors (`Err(error object)`).
+    fn call_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut on_request: impl FnMut(&Value) -> Result<Value, Value>,
+    ) -> Value {
         let id = self.next_id;
         self.next_id += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        self.until_answer(json!(id), &mut on_request)
+        loop {
+            let m = self.next();
+            if m.get("method").is_some() && m.get("id").is_some() {
+                let answer = match on_request(&m) {
+                    Ok(result) => json!({"jsonrpc": "2.0", "id": m["id"], "result": result}),
+                    Err(error) => json!({"jsonrpc": "2.0", "id": m["id"], "error": error}),
+                };
+                self.send(answer);
+                continue;
+            }
+            if m.get("method").is_none() && m["id"] == json!(id) {
+                return m;
+            }
+        }
     }
 
     fn call(&mut self, method: &str, params: Value) -> Value {
@@ -121,9 +144,15 @@ impl Agent {
     }
 
     fn initialize(&mut self) -> Value {
+        self.initialize_with(
+            json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}),
+        )
+    }
+
+    fn initialize_with(&mut self, capabilities: Value) -> Value {
         let r = self.call(
             "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}}),
+            json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
         );
         r["result"].clone()
     }
@@ -695,4 +724,204 @@ fn exec_and_acp_offer_the_same_tools_and_instructions_for_the_same_config() {
     assert_eq!(exec.0, acp.0, "the same tools, in the same order");
     assert_eq!(exec.1, acp.1, "the same system prompt");
     assert_eq!(exec.2, acp.2, "the same model");
+}
+
+/// An editor's buffers, answering `fs/*` requests (and allowing every call it is asked about).
+#[derive(Default)]
+struct Buffers {
+    files: std::collections::HashMap<String, String>,
+    /// Every `fs/*` request, as `(method, path)`.
+    asked: Vec<(String, String)>,
+}
+
+impl Buffers {
+    fn answer(&mut self, request: &Value) -> Result<Value, Value> {
+        let method = request["method"].as_str().unwrap().to_owned();
+        let path = request["params"]["path"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        match method.as_str() {
+            "session/request_permission" => {
+                return Ok(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}));
+            }
+            "fs/read_text_file" | "fs/write_text_file" => {}
+            other => panic!("unexpected request {other}"),
+        }
+        assert!(path.starts_with('/'), "ACP paths are absolute: {path}");
+        self.asked.push((method.clone(), path.clone()));
+        if method == "fs/read_text_file" {
+            return match self.files.get(&path) {
+                Some(text) => Ok(json!({"content": text})),
+                None => Err(json!({"code": -32002, "message": format!("no buffer for {path}")})),
+            };
+        }
+        let content = request["params"]["content"].as_str().unwrap().to_owned();
+        self.files.insert(path, content);
+        Ok(Value::Null)
+    }
+}
+
+fn call(id: &str, tool: &str, args: Value) -> Reply {
+    Reply::tool_calls(&[(id, tool, &args.to_string())])
+}
+
+/// The tool results the model was sent, in order.
+fn tool_results(mock: &MockProvider) -> Vec<String> {
+    let last = mock.chat_requests().last().unwrap().json();
+    last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn with_fs_capabilities_the_file_tools_read_and_write_the_editors_buffers() {
+    let mock = MockProvider::start([
+        call("r", "read_file", json!({"path": "a.txt"})),
+        call(
+            "e",
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "unsaved", "new_string": "edited"}),
+        ),
+        call(
+            "w",
+            "write_file",
+            json!({"path": "sub/new.txt", "content": "fresh\n"}),
+        ),
+        // Confinement is still the tool's: no request goes to the editor for these.
+        call(
+            "o",
+            "write_file",
+            json!({"path": "../outside.txt", "content": "x"}),
+        ),
+        call("m", "read_file", json!({"path": "missing.txt"})),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let env = Env::new();
+    env.write("work/a.txt", "on disk\n");
+    let a = std::fs::canonicalize(env.work()).unwrap().join("a.txt");
+    let a = a.display().to_string();
+    let mut buffers = Buffers::default();
+    buffers.files.insert(a.clone(), "unsaved buffer\n".into());
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize_with(
+        json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": false}),
+    );
+    let sid = agent.new_session(&env);
+    let answer = agent.call_answering(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}),
+        |r| buffers.answer(r),
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let results = tool_results(&mock);
+    assert_eq!(results.len(), 5, "{results:?}");
+    // The model read the editor's unsaved buffer, not the disk.
+    assert!(results[0].contains("unsaved buffer"), "{}", results[0]);
+    assert!(
+        results[1].contains("replaced 1 occurrence"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("created 'sub/new.txt'"),
+        "{}",
+        results[2]
+    );
+    assert!(
+        results[3].contains("outside the workspace"),
+        "{}",
+        results[3]
+    );
+    // The editor's own error, said as the tool's.
+    assert!(
+        results[4].contains("cannot read 'missing.txt' through the editor")
+            && results[4].contains("no buffer for"),
+        "{}",
+        results[4]
+    );
+    // The writes went to the editor, not to the disk.
+    assert_eq!(buffers.files[&a], "edited buffer\n");
+    let new = a.replace("a.txt", "sub/new.txt");
+    assert_eq!(buffers.files[&new], "fresh\n");
+    assert_eq!(
+        std::fs::read_to_string(env.work().join("a.txt")).unwrap(),
+        "on disk\n"
+    );
+    assert!(!env.work().join("sub").exists());
+    assert!(!env.work().join("../outside.txt").exists());
+    let methods: Vec<&str> = buffers.asked.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(
+        methods,
+        [
+            "fs/read_text_file",
+            "fs/read_text_file",
+            "fs/write_text_file",
+            "fs/write_text_file",
+            "fs/read_text_file",
+        ]
+    );
+    assert!(agent.finish().success());
+}
+
+#[test]
+fn an_editor_answer_of_the_wrong_shape_or_a_closed_editor_is_a_tool_error() {
+    let mock = MockProvider::start([
+        call("r", "read_file", json!({"path": "a.txt"})),
+        call("r2", "read_file", json!({"path": "a.txt"})),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let env = Env::new();
+    env.write("work/a.txt", "on disk\n");
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}));
+    let sid = agent.new_session(&env);
+    let mut reads = 0;
+    let answer = agent.call_answering(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}),
+        |r| {
+            assert_eq!(r["method"], "fs/read_text_file");
+            reads += 1;
+            match reads {
+                1 => Ok(json!({"text": "not content"})),
+                _ => Ok(json!({"content": 42})),
+            }
+        },
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let results = tool_results(&mock);
+    assert!(results[0].contains("it has no `content`"), "{}", results[0]);
+    assert!(
+        results[1].contains("`content` is not a string"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        !results.concat().contains("on disk"),
+        "no fallback to the disk"
+    );
+
+    // An editor that closes the connection while a read waits: the process ends at once
+    // (the read fails, the session closes), not after the request's timeout.
+    let mock = MockProvider::start([call("r", "read_file", json!({"path": "a.txt"}))]).unwrap();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}));
+    let sid = agent.new_session(&env);
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 70, "method": "session/prompt",
+        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}}),
+    );
+    loop {
+        if agent.next()["method"] == "fs/read_text_file" {
+            break;
+        }
+    }
+    assert!(agent.finish().success());
 }
