@@ -855,17 +855,27 @@ fn with_fs_capabilities_the_file_tools_read_and_write_the_editors_buffers() {
     );
     assert!(!env.work().join("sub").exists());
     assert!(!env.work().join("../outside.txt").exists());
+    // Each write is diffed against the editor's text first (the read before the write).
     let methods: Vec<&str> = buffers.asked.iter().map(|(m, _)| m.as_str()).collect();
     assert_eq!(
         methods,
         [
             "fs/read_text_file",
             "fs/read_text_file",
+            "fs/read_text_file",
             "fs/write_text_file",
+            "fs/read_text_file",
             "fs/write_text_file",
             "fs/read_text_file",
         ]
     );
+    // The edit's diff is of the buffer the editor holds.
+    let updates = agent.updates();
+    let edit = updates.iter().rfind(|u| u["toolCallId"] == "e").unwrap();
+    assert_eq!(edit["status"], "completed", "{edit}");
+    let diff = &edit["content"][1];
+    assert_eq!(diff["oldText"], "unsaved buffer\n", "{edit}");
+    assert_eq!(diff["newText"], "edited buffer\n", "{edit}");
     assert!(agent.finish().success());
 }
 
