@@ -36,12 +36,14 @@ fn installed(relative: &str) -> Option<PathBuf> {
 }
 
 #[test]
-fn the_python_sdk_sees_ordered_updates_a_diff_and_cancelled() {
+fn the_python_sdk_sees_ordered_updates_a_diff_fs_delegation_and_cancelled() {
     let Some(python) = installed("venv/bin/python") else {
         return;
     };
     let args = serde_json::json!({"path": "a.txt", "content": "new\n"}).to_string();
+    let read = serde_json::json!({"path": "b.txt"}).to_string();
     let mock = MockProvider::start([
+        Reply::tool_calls(&[("call_0", "read_file", &read)]),
         Reply::tool_calls(&[("call_1", "write_file", &args)]),
         Reply::text_answer("written"),
         Reply::hang(),
@@ -50,6 +52,7 @@ fn the_python_sdk_sees_ordered_updates_a_diff_and_cancelled() {
     let env = Env::new();
     env.config_with(&mock, "");
     env.write("work/a.txt", "old\n");
+    env.write("work/b.txt", "on disk\n");
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/acp_clients/sdk_client.py");
     let mut cmd = env.cmd(Some(&mock));
     // The client spawns `hrns acp` with this environment (the sandbox's HOME and config).
@@ -67,9 +70,16 @@ fn the_python_sdk_sees_ordered_updates_a_diff_and_cancelled() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
     assert!(stdout.contains("\"ok\": true"), "{stdout}");
+    // The client advertised `fs`: the write went to its buffer, the disk is as it was, and
+    // the model read the client's unsaved buffer.
     assert_eq!(
         std::fs::read_to_string(env.work().join("a.txt")).unwrap(),
-        "new\n"
+        "old\n"
+    );
+    let sent = mock.chat_requests()[1].json();
+    assert!(
+        sent["messages"].to_string().contains("unsaved buffer"),
+        "{sent}"
     );
 }
 
