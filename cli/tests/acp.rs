@@ -935,3 +935,51 @@ fn an_editor_answer_of_the_wrong_shape_or_a_closed_editor_is_a_tool_error() {
     }
     assert!(agent.finish().success());
 }
+
+#[test]
+fn loading_a_session_open_in_this_process_replays_it_instead_of_failing() {
+    let mock = MockProvider::start([
+        Reply::text_answer("first answer"),
+        Reply::text_answer("second answer"),
+    ])
+    .unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    assert_eq!(
+        agent.prompt(&sid, "remember me")["result"]["stopReason"],
+        "end_turn"
+    );
+    agent.updates();
+    let cwd = env.work().display().to_string();
+    // Not closed: still open in this very process.
+    let loaded = agent.call(
+        "session/load",
+        json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
+    );
+    assert_eq!(
+        loaded["result"]["modes"]["currentModeId"], "Builder",
+        "{loaded}"
+    );
+    let replay = agent.updates();
+    assert_eq!(text_of(&replay, "user_message_chunk"), "remember me");
+    assert_eq!(text_of(&replay, "agent_message_chunk"), "first answer");
+    let resumed = agent.call(
+        "session/resume",
+        json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
+    );
+    assert!(resumed.get("result").is_some(), "{resumed}");
+    assert!(text_of(&agent.updates(), "user_message_chunk").is_empty());
+    // It is the same session: the next prompt continues it.
+    assert_eq!(
+        agent.prompt(&sid, "and now")["result"]["stopReason"],
+        "end_turn"
+    );
+    let sent = mock.chat_requests()[1].json().to_string();
+    assert!(
+        sent.contains("remember me") && sent.contains("first answer"),
+        "{sent}"
+    );
+    assert!(agent.finish().success());
+}

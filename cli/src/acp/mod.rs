@@ -322,7 +322,10 @@ fn call_name(call: &ClientCall) -> &'static str {
     }
 }
 
-fn session_of(server: &Server, id: &str) -> Option<mpsc::UnboundedSender<session::Command>> {
+pub(crate) fn session_of(
+    server: &Server,
+    id: &str,
+) -> Option<mpsc::UnboundedSender<session::Command>> {
     server.sessions.lock().ok()?.get(id).cloned()
 }
 

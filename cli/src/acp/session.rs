@@ -39,6 +39,16 @@ pub(crate) enum Command {
     },
     /// The client is gone: close the log and end.
     Close { done: Option<oneshot::Sender<()>> },
+    /// `session/load` (`Replay::History`) or `session/resume` of this session, which is open
+    /// already: answered by the open session, as a new opening would be.
+    Reopen { id: Value, replay: Replay },
+}
+
+/// Whether an opening replays the history.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Replay {
+    History,
+    Nothing,
 }
 
 /// How a session is opened.
@@ -52,6 +62,25 @@ pub(crate) enum Open {
 /// Opens a session on a blocking thread (the config, discovery and MCP servers are blocking
 /// work) and answers `id`: for `load`, after the history's replay.
 pub(crate) fn open(server: &Arc<Server>, id: Value, how: Open) {
+    // A session open in this process already (an editor that loads it again, say after its
+    // own restart of the panel): the open session answers, instead of a second claim on its
+    // file that would find it busy.
+    let again = match &how {
+        Open::New(_) => None,
+        Open::Load(p) => Some((&p.session_id, Replay::History)),
+        Open::Resume(p) => Some((&p.session_id, Replay::Nothing)),
+    };
+    if let Some((sid, replay)) = again {
+        if let Some(tx) = super::session_of(server, sid) {
+            let reopen = Command::Reopen {
+                id: id.clone(),
+                replay,
+            };
+            if tx.send(reopen).is_ok() {
+                return;
+            }
+        }
+    }
     let server = Arc::clone(server);
     let handle = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
@@ -481,9 +510,30 @@ impl Acp {
                 self.close();
                 return true;
             }
+            Command::Reopen { id, replay } => self.reopen(&id, replay),
             Command::Call { id, call } => return self.on_call(id, call),
         }
         false
+    }
+
+    /// Answers a load or resume of this open session: its history replayed (for a load), its
+    /// modes and options, then its commands, as for a fresh opening.
+    fn reopen(&mut self, id: &Value, replay: Replay) {
+        if let Err(e) = self.idle() {
+            self.out.error(id, &e);
+            return;
+        }
+        let mut updates = match replay {
+            Replay::History => update::replay(
+                &self.secrets,
+                &self.setup.workspace.display().to_string(),
+                self.session.messages(),
+            ),
+            Replay::Nothing => Vec::new(),
+        };
+        self.send(&mut updates);
+        self.out.result(id, self.state());
+        self.send(&mut vec![self.commands()]);
     }
 
     fn on_call(&mut self, id: Value, call: ClientCall) -> bool {
