@@ -192,6 +192,18 @@ impl Agent {
     }
 }
 
+/// Waits until the provider got `n` chat requests (a `/models` lookup is not one).
+fn wait_for_chat(mock: &MockProvider, n: usize) {
+    let deadline = std::time::Instant::now() + HANG;
+    while mock.chat_requests().len() < n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the request never went out"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn text_of(updates: &[Value], kind: &str) -> String {
     updates
         .iter()
@@ -384,10 +396,7 @@ fn cancel_answers_the_prompt_with_cancelled() {
         json!({"jsonrpc": "2.0", "id": 99, "method": "session/prompt",
         "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "wait"}]}}),
     );
-    assert!(
-        mock.wait_for_requests(1, HANG),
-        "the request never went out"
-    );
+    wait_for_chat(&mock, 1);
     agent.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}));
     let answer = agent.until_answer(json!(99), &mut |r| panic!("unexpected {r}"));
     assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
@@ -981,5 +990,49 @@ fn loading_a_session_open_in_this_process_replays_it_instead_of_failing() {
         sent.contains("remember me") && sent.contains("first answer"),
         "{sent}"
     );
+    assert!(agent.finish().success());
+}
+
+#[test]
+fn the_model_option_lists_what_the_provider_offers() {
+    let mock = MockProvider::start([Reply::text_answer("from the other")])
+        .unwrap()
+        .with_models(["mock-model", "other-model", "third-model"]);
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    // The answer comes at once; the provider's list follows as an update.
+    let update = loop {
+        let m = agent.next();
+        if m["params"]["update"]["sessionUpdate"] == "config_option_update" {
+            break m["params"]["update"].clone();
+        }
+    };
+    let model = update["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "model")
+        .unwrap();
+    let values: Vec<&str> = model["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        values,
+        ["mock-model", "other-model", "third-model"],
+        "{update}"
+    );
+    assert_eq!(model["currentValue"], "mock-model");
+    let set = agent.call(
+        "session/set_config_option",
+        json!({"sessionId": sid, "configId": "model", "value": "other-model"}),
+    );
+    assert!(set.get("result").is_some(), "{set}");
+    assert_eq!(agent.prompt(&sid, "hi")["result"]["stopReason"], "end_turn");
+    assert_eq!(mock.chat_requests()[0].json()["model"], "other-model");
     assert!(agent.finish().success());
 }

@@ -317,10 +317,15 @@ fn acpx_cancels_a_running_prompt() {
     .stderr(std::process::Stdio::piped())
     .spawn()
     .unwrap();
-    assert!(
-        mock.wait_for_requests(1, std::time::Duration::from_secs(60)),
-        "the prompt never reached the provider"
-    );
+    // The prompt's chat request (the `/models` lookup at the session's start is not one).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while mock.chat_requests().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the prompt never reached the provider"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let cancel = acpx(&env, &mock, &["--ttl", "1", "cancel"]).unwrap();
     assert!(
         cancel.status.success(),

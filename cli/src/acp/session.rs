@@ -42,7 +42,17 @@ pub(crate) enum Command {
     /// `session/load` (`Replay::History`) or `session/resume` of this session, which is open
     /// already: answered by the open session, as a new opening would be.
     Reopen { id: Value, replay: Replay },
+    /// The models the provider's `/models` lists, for the model option.
+    Models(Vec<String>),
 }
+
+/// The most models of the provider's list offered in the model option (a router's list runs
+/// to hundreds; the current and configured ones always come first).
+const MAX_LISTED_MODELS: usize = 500;
+
+/// How long the background `/models` lookup may take before the option keeps the configured
+/// models only.
+const MODELS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Whether an opening replays the history.
 #[derive(Debug, Clone, Copy)]
@@ -129,6 +139,8 @@ struct Acp {
     prompt: Option<Value>,
     /// Where the session's checkpoints go, when they are on.
     checkpointer: Option<Arc<hrns_blocking::Checkpointer>>,
+    /// The models the provider listed (empty until `/models` answers, or when it cannot).
+    listed: Vec<String>,
     tx: mpsc::UnboundedSender<Command>,
 }
 
@@ -273,6 +285,7 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         eprintln!("hrns acp: {why}");
     }
     let Built {
+        client,
         session,
         runner,
         diffs,
@@ -304,11 +317,22 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         secrets,
         prompt: None,
         checkpointer,
+        listed: Vec::new(),
         tx: tx.clone(),
     };
     let state = acp.state();
     let commands = acp.commands();
     tokio::spawn(acp.run(rx));
+    // What the provider offers, in the background: the session opens at once, and the model
+    // option grows by a `config_option_update` when `/models` answers (a provider without it
+    // keeps the configured models).
+    let told = tx.clone();
+    tokio::spawn(async move {
+        if let Ok(Ok(models)) = tokio::time::timeout(MODELS_TIMEOUT, client.list_models()).await {
+            let ids = models.into_iter().map(|m| m.id).collect();
+            let _ = told.send(Command::Models(ids));
+        }
+    });
     Ok(Started {
         id,
         tx,
@@ -511,6 +535,13 @@ impl Acp {
                 return true;
             }
             Command::Reopen { id, replay } => self.reopen(&id, replay),
+            Command::Models(mut ids) => {
+                ids.truncate(MAX_LISTED_MODELS);
+                self.listed = ids;
+                let update = json!({"sessionUpdate": "config_option_update",
+                    "configOptions": self.config_options()});
+                self.send(&mut vec![update]);
+            }
             Command::Call { id, call } => return self.on_call(id, call),
         }
         false
@@ -876,16 +907,19 @@ impl Acp {
             ApprovalPolicy::Auto => "auto",
         };
         let model = &self.setup.provider.model;
-        let mut models: Vec<String> = vec![model.clone()];
-        for entry in self.setup.file.config.providers.values() {
-            if let Some(m) = &entry.model {
-                if !models.contains(m) {
-                    models.push(m.clone());
-                }
-            }
-        }
-        let models: Vec<Value> = models
-            .iter()
+        // The current model, the configured ones, then what the provider lists, each once.
+        let configured = self
+            .setup
+            .file
+            .config
+            .providers
+            .values()
+            .filter_map(|entry| entry.model.as_ref());
+        let mut seen = std::collections::HashSet::new();
+        let models: Vec<Value> = std::iter::once(model)
+            .chain(configured)
+            .chain(&self.listed)
+            .filter(|m| seen.insert(m.as_str()))
             .map(|m| json!({"value": m, "name": m}))
             .collect();
         let modes: Vec<Value> = self
