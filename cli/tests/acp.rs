@@ -96,10 +96,33 @@ impl Agent {
         params: Value,
         mut on_request: impl FnMut(&Value) -> Value,
     ) -> Value {
+        self.call_answering(method, params, |r| Ok(on_request(r)))
+    }
+
+    /// [`Agent::call_with`] whose answers may be JSON-RPC errors (`Err(error object)`).
+    fn call_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut on_request: impl FnMut(&Value) -> Result<Value, Value>,
+    ) -> Value {
         let id = self.next_id;
         self.next_id += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        self.until_answer(json!(id), &mut on_request)
+        loop {
+            let m = self.next();
+            if m.get("method").is_some() && m.get("id").is_some() {
+                let answer = match on_request(&m) {
+                    Ok(result) => json!({"jsonrpc": "2.0", "id": m["id"], "result": result}),
+                    Err(error) => json!({"jsonrpc": "2.0", "id": m["id"], "error": error}),
+                };
+                self.send(answer);
+                continue;
+            }
+            if m.get("method").is_none() && m["id"] == json!(id) {
+                return m;
+            }
+        }
     }
 
     fn call(&mut self, method: &str, params: Value) -> Value {
@@ -121,9 +144,15 @@ impl Agent {
     }
 
     fn initialize(&mut self) -> Value {
+        self.initialize_with(
+            json!({"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}),
+        )
+    }
+
+    fn initialize_with(&mut self, capabilities: Value) -> Value {
         let r = self.call(
             "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}}),
+            json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
         );
         r["result"].clone()
     }
@@ -160,6 +189,18 @@ impl Agent {
         drop(self.stdin.take());
         while self.lines.recv_timeout(HANG).is_ok() {}
         self.child.wait().unwrap()
+    }
+}
+
+/// Waits until the provider got `n` chat requests (a `/models` lookup is not one).
+fn wait_for_chat(mock: &MockProvider, n: usize) {
+    let deadline = std::time::Instant::now() + HANG;
+    while mock.chat_requests().len() < n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the request never went out"
+        );
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -355,10 +396,7 @@ fn cancel_answers_the_prompt_with_cancelled() {
         json!({"jsonrpc": "2.0", "id": 99, "method": "session/prompt",
         "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "wait"}]}}),
     );
-    assert!(
-        mock.wait_for_requests(1, HANG),
-        "the request never went out"
-    );
+    wait_for_chat(&mock, 1);
     agent.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}));
     let answer = agent.until_answer(json!(99), &mut |r| panic!("unexpected {r}"));
     assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
@@ -695,4 +733,306 @@ fn exec_and_acp_offer_the_same_tools_and_instructions_for_the_same_config() {
     assert_eq!(exec.0, acp.0, "the same tools, in the same order");
     assert_eq!(exec.1, acp.1, "the same system prompt");
     assert_eq!(exec.2, acp.2, "the same model");
+}
+
+/// An editor's buffers, answering `fs/*` requests (and allowing every call it is asked about).
+#[derive(Default)]
+struct Buffers {
+    files: std::collections::HashMap<String, String>,
+    /// Every `fs/*` request, as `(method, path)`.
+    asked: Vec<(String, String)>,
+}
+
+impl Buffers {
+    fn answer(&mut self, request: &Value) -> Result<Value, Value> {
+        let method = request["method"].as_str().unwrap().to_owned();
+        let path = request["params"]["path"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        match method.as_str() {
+            "session/request_permission" => {
+                return Ok(json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}));
+            }
+            "fs/read_text_file" | "fs/write_text_file" => {}
+            other => panic!("unexpected request {other}"),
+        }
+        assert!(path.starts_with('/'), "ACP paths are absolute: {path}");
+        self.asked.push((method.clone(), path.clone()));
+        if method == "fs/read_text_file" {
+            return match self.files.get(&path) {
+                Some(text) => Ok(json!({"content": text})),
+                None => Err(json!({"code": -32002, "message": format!("no buffer for {path}")})),
+            };
+        }
+        let content = request["params"]["content"].as_str().unwrap().to_owned();
+        self.files.insert(path, content);
+        Ok(Value::Null)
+    }
+}
+
+fn call(id: &str, tool: &str, args: Value) -> Reply {
+    Reply::tool_calls(&[(id, tool, &args.to_string())])
+}
+
+/// The tool results the model was sent, in order.
+fn tool_results(mock: &MockProvider) -> Vec<String> {
+    let last = mock.chat_requests().last().unwrap().json();
+    last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn with_fs_capabilities_the_file_tools_read_and_write_the_editors_buffers() {
+    let mock = MockProvider::start([
+        call("r", "read_file", json!({"path": "a.txt"})),
+        call(
+            "e",
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "unsaved", "new_string": "edited"}),
+        ),
+        call(
+            "w",
+            "write_file",
+            json!({"path": "sub/new.txt", "content": "fresh\n"}),
+        ),
+        // Confinement is still the tool's: no request goes to the editor for these.
+        call(
+            "o",
+            "write_file",
+            json!({"path": "../outside.txt", "content": "x"}),
+        ),
+        call("m", "read_file", json!({"path": "missing.txt"})),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let env = Env::new();
+    env.write("work/a.txt", "on disk\n");
+    let a = std::fs::canonicalize(env.work()).unwrap().join("a.txt");
+    let a = a.display().to_string();
+    let mut buffers = Buffers::default();
+    buffers.files.insert(a.clone(), "unsaved buffer\n".into());
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize_with(
+        json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": false}),
+    );
+    let sid = agent.new_session(&env);
+    let answer = agent.call_answering(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}),
+        |r| buffers.answer(r),
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let results = tool_results(&mock);
+    assert_eq!(results.len(), 5, "{results:?}");
+    // The model read the editor's unsaved buffer, not the disk.
+    assert!(results[0].contains("unsaved buffer"), "{}", results[0]);
+    assert!(
+        results[1].contains("replaced 1 occurrence"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("created 'sub/new.txt'"),
+        "{}",
+        results[2]
+    );
+    assert!(
+        results[3].contains("outside the workspace"),
+        "{}",
+        results[3]
+    );
+    // The editor's own error, said as the tool's.
+    assert!(
+        results[4].contains("cannot read 'missing.txt' through the editor")
+            && results[4].contains("no buffer for"),
+        "{}",
+        results[4]
+    );
+    // The writes went to the editor, not to the disk.
+    assert_eq!(buffers.files[&a], "edited buffer\n");
+    let new = a.replace("a.txt", "sub/new.txt");
+    assert_eq!(buffers.files[&new], "fresh\n");
+    assert_eq!(
+        std::fs::read_to_string(env.work().join("a.txt")).unwrap(),
+        "on disk\n"
+    );
+    assert!(!env.work().join("sub").exists());
+    assert!(!env.work().join("../outside.txt").exists());
+    // Each write is diffed against the editor's text first (the read before the write).
+    let methods: Vec<&str> = buffers.asked.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(
+        methods,
+        [
+            "fs/read_text_file",
+            "fs/read_text_file",
+            "fs/read_text_file",
+            "fs/write_text_file",
+            "fs/read_text_file",
+            "fs/write_text_file",
+            "fs/read_text_file",
+        ]
+    );
+    // The edit's diff is of the buffer the editor holds.
+    let updates = agent.updates();
+    let edit = updates.iter().rfind(|u| u["toolCallId"] == "e").unwrap();
+    assert_eq!(edit["status"], "completed", "{edit}");
+    let diff = &edit["content"][1];
+    assert_eq!(diff["oldText"], "unsaved buffer\n", "{edit}");
+    assert_eq!(diff["newText"], "edited buffer\n", "{edit}");
+    assert!(agent.finish().success());
+}
+
+#[test]
+fn an_editor_answer_of_the_wrong_shape_or_a_closed_editor_is_a_tool_error() {
+    let mock = MockProvider::start([
+        call("r", "read_file", json!({"path": "a.txt"})),
+        call("r2", "read_file", json!({"path": "a.txt"})),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let env = Env::new();
+    env.write("work/a.txt", "on disk\n");
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}));
+    let sid = agent.new_session(&env);
+    let mut reads = 0;
+    let answer = agent.call_answering(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}),
+        |r| {
+            assert_eq!(r["method"], "fs/read_text_file");
+            reads += 1;
+            match reads {
+                1 => Ok(json!({"text": "not content"})),
+                _ => Ok(json!({"content": 42})),
+            }
+        },
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let results = tool_results(&mock);
+    assert!(results[0].contains("it has no `content`"), "{}", results[0]);
+    assert!(
+        results[1].contains("`content` is not a string"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        !results.concat().contains("on disk"),
+        "no fallback to the disk"
+    );
+
+    // An editor that closes the connection while a read waits: the process ends at once
+    // (the read fails, the session closes), not after the request's timeout.
+    let mock = MockProvider::start([call("r", "read_file", json!({"path": "a.txt"}))]).unwrap();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}));
+    let sid = agent.new_session(&env);
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 70, "method": "session/prompt",
+        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}}),
+    );
+    loop {
+        if agent.next()["method"] == "fs/read_text_file" {
+            break;
+        }
+    }
+    assert!(agent.finish().success());
+}
+
+#[test]
+fn loading_a_session_open_in_this_process_replays_it_instead_of_failing() {
+    let mock = MockProvider::start([
+        Reply::text_answer("first answer"),
+        Reply::text_answer("second answer"),
+    ])
+    .unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    assert_eq!(
+        agent.prompt(&sid, "remember me")["result"]["stopReason"],
+        "end_turn"
+    );
+    agent.updates();
+    let cwd = env.work().display().to_string();
+    // Not closed: still open in this very process.
+    let loaded = agent.call(
+        "session/load",
+        json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
+    );
+    assert_eq!(
+        loaded["result"]["modes"]["currentModeId"], "Builder",
+        "{loaded}"
+    );
+    let replay = agent.updates();
+    assert_eq!(text_of(&replay, "user_message_chunk"), "remember me");
+    assert_eq!(text_of(&replay, "agent_message_chunk"), "first answer");
+    let resumed = agent.call(
+        "session/resume",
+        json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
+    );
+    assert!(resumed.get("result").is_some(), "{resumed}");
+    assert!(text_of(&agent.updates(), "user_message_chunk").is_empty());
+    // It is the same session: the next prompt continues it.
+    assert_eq!(
+        agent.prompt(&sid, "and now")["result"]["stopReason"],
+        "end_turn"
+    );
+    let sent = mock.chat_requests()[1].json().to_string();
+    assert!(
+        sent.contains("remember me") && sent.contains("first answer"),
+        "{sent}"
+    );
+    assert!(agent.finish().success());
+}
+
+#[test]
+fn the_model_option_lists_what_the_provider_offers() {
+    let mock = MockProvider::start([Reply::text_answer("from the other")])
+        .unwrap()
+        .with_models(["mock-model", "other-model", "third-model"]);
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    // The answer comes at once; the provider's list follows as an update.
+    let update = loop {
+        let m = agent.next();
+        if m["params"]["update"]["sessionUpdate"] == "config_option_update" {
+            break m["params"]["update"].clone();
+        }
+    };
+    let model = update["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "model")
+        .unwrap();
+    let values: Vec<&str> = model["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        values,
+        ["mock-model", "other-model", "third-model"],
+        "{update}"
+    );
+    assert_eq!(model["currentValue"], "mock-model");
+    let set = agent.call(
+        "session/set_config_option",
+        json!({"sessionId": sid, "configId": "model", "value": "other-model"}),
+    );
+    assert!(set.get("result").is_some(), "{set}");
+    assert_eq!(agent.prompt(&sid, "hi")["result"]["stopReason"], "end_turn");
+    assert_eq!(mock.chat_requests()[0].json()["model"], "other-model");
+    assert!(agent.finish().success());
 }

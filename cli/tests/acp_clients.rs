@@ -36,12 +36,14 @@ fn installed(relative: &str) -> Option<PathBuf> {
 }
 
 #[test]
-fn the_python_sdk_sees_ordered_updates_a_diff_and_cancelled() {
+fn the_python_sdk_sees_ordered_updates_a_diff_fs_delegation_and_cancelled() {
     let Some(python) = installed("venv/bin/python") else {
         return;
     };
     let args = serde_json::json!({"path": "a.txt", "content": "new\n"}).to_string();
+    let read = serde_json::json!({"path": "b.txt"}).to_string();
     let mock = MockProvider::start([
+        Reply::tool_calls(&[("call_0", "read_file", &read)]),
         Reply::tool_calls(&[("call_1", "write_file", &args)]),
         Reply::text_answer("written"),
         Reply::hang(),
@@ -50,6 +52,7 @@ fn the_python_sdk_sees_ordered_updates_a_diff_and_cancelled() {
     let env = Env::new();
     env.config_with(&mock, "");
     env.write("work/a.txt", "old\n");
+    env.write("work/b.txt", "on disk\n");
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/acp_clients/sdk_client.py");
     let mut cmd = env.cmd(Some(&mock));
     // The client spawns `hrns acp` with this environment (the sandbox's HOME and config).
@@ -67,15 +70,27 @@ fn the_python_sdk_sees_ordered_updates_a_diff_and_cancelled() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
     assert!(stdout.contains("\"ok\": true"), "{stdout}");
+    // The client advertised `fs`: the write went to its buffer, the disk is as it was, and
+    // the model read the client's unsaved buffer.
     assert_eq!(
         std::fs::read_to_string(env.work().join("a.txt")).unwrap(),
-        "new\n"
+        "old\n"
+    );
+    let sent = mock.chat_requests()[1].json();
+    assert!(
+        sent["messages"].to_string().contains("unsaved buffer"),
+        "{sent}"
     );
 }
 
 /// Runs `acpx --agent 'HRNS acp' ARGS…` in the environment's workspace with Node 22 first on
 /// the PATH; `None` when acpx is not installed.
 fn acpx(env: &Env, mock: &MockProvider, args: &[&str]) -> Option<std::process::Output> {
+    Some(acpx_command(env, mock, args)?.output().unwrap())
+}
+
+/// The `acpx` command of [`acpx`], to spawn.
+fn acpx_command(env: &Env, mock: &MockProvider, args: &[&str]) -> Option<Command> {
     let bin = installed("node/node_modules/.bin/acpx")?;
     let node_dir = bin.parent().unwrap().to_owned();
     let mut cmd = env.cmd(Some(mock));
@@ -85,15 +100,11 @@ fn acpx(env: &Env, mock: &MockProvider, args: &[&str]) -> Option<std::process::O
         std::env::var("PATH").unwrap_or_default()
     );
     let agent = format!("{} acp", env!("CARGO_BIN_EXE_hrns"));
-    let out = cmd
-        .env("PATH", path)
-        .arg0_replace(&bin)
-        .args(["--agent", &agent, "--cwd"])
+    let mut acpx = cmd.env("PATH", path).arg0_replace(&bin);
+    acpx.args(["--agent", &agent, "--cwd"])
         .arg(env.work())
-        .args(args)
-        .output()
-        .unwrap();
-    Some(out)
+        .args(args);
+    Some(acpx)
 }
 
 /// `Command::new` keeps its program; this swaps it for acpx with the same environment.
@@ -277,5 +288,73 @@ fn acpx_keeps_a_session_across_prompts_and_loads_it_again() {
     assert!(
         second.contains("one") && second.contains("first"),
         "{second}"
+    );
+}
+
+/// `acpx cancel` while a prompt waits on the provider: acpx's queue owner sends
+/// `session/cancel`, and the prompt ends with `cancelled` (acpx exits 130 for a cancelled
+/// prompt), not an error.
+#[test]
+fn acpx_cancels_a_running_prompt() {
+    let mock = MockProvider::start([Reply::hang()]).unwrap();
+    let env = Env::new();
+    env.config_with(&mock, "");
+    let Some(out) = acpx(&env, &mock, &["--ttl", "1", "sessions", "new"]) else {
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prompt = acpx_command(
+        &env,
+        &mock,
+        &["--ttl", "1", "--format", "json", "prompt", "wait for it"],
+    )
+    .unwrap()
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    // The prompt's chat request (the `/models` lookup at the session's start is not one).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while mock.chat_requests().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the prompt never reached the provider"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let cancel = acpx(&env, &mock, &["--ttl", "1", "cancel"]).unwrap();
+    assert!(
+        cancel.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cancel.stderr)
+    );
+    let out = prompt.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let messages: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let asked = messages
+        .iter()
+        .find(|m| m["method"] == "session/prompt")
+        .unwrap_or_else(|| panic!("no prompt: {stdout}"));
+    let answer = messages
+        .iter()
+        .find(|m| m["id"] == asked["id"] && m.get("method").is_none())
+        .unwrap_or_else(|| {
+            panic!(
+                "{}: no answer to the prompt: {stdout}\nstderr: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    assert!(
+        messages.iter().any(|m| m["method"] == "session/cancel"),
+        "{stdout}"
     );
 }

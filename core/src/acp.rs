@@ -7,7 +7,9 @@
 //! ```text
 //! stdin bytes ─► frame::LineDecoder ─► rpc::parse ─► Incoming::{Request, Notification, Response}
 //!     Request / Notification ─► methods::ClientCall::decode ─► the server acts on a typed call
-//!     Response (to our request_permission) ─► permission::Permissions::answer ─► Approval
+//!     Response ─► rpc::Outstanding::finish ─► the request that waits for it:
+//!         request_permission ─► permission::Permissions::answer ─► Approval
+//!         fs/read_text_file, fs/write_text_file ─► client_fs::read_result, write_result
 //! session Events ─► update::Updates ─► session/update notifications (redacted across deltas)
 //!     final Event ─► Updates::stop ─► the prompt's stopReason, or a JSON-RPC error
 //! ```
@@ -17,6 +19,7 @@
 //! parameters of the wrong shape `INVALID_PARAMS`, and a line longer than
 //! [`frame::DEFAULT_MAX_LINE`] is dropped with an error of its own.
 
+pub mod client_fs;
 pub mod frame;
 pub mod methods;
 pub mod permission;

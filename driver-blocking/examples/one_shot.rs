@@ -59,6 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         cancel: Default::default(),
         sandbox: Default::default(),
         usage: Default::default(),
+        files: Default::default(),
     };
     let mut runner = Runner::new(std::sync::Arc::new(client), &tools, ctx);
     let outcome = runner.run(&mut session, &prompt, |event| match event {

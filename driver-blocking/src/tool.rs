@@ -48,6 +48,44 @@ pub struct ToolContext {
     /// ([`Ledger::child_usage`](hrns_core::session::Ledger::child_usage)), which counts them
     /// in the session's usage.
     pub usage: ChildUsage,
+    /// Where `read_file`, `write_file` and `edit_file` move their text: the local file system,
+    /// or an editor that holds the files ([`Files::Editor`]). [`ToolContext::new`] gives
+    /// [`Files::Local`].
+    pub files: Files,
+}
+
+/// Where the file tools' text is read and written.
+///
+/// Either way the tool resolves, confines and checks the path itself (workspace confinement,
+/// symbolic links, the sandbox's protected files, regular files only, the edit size cap): only
+/// the bytes go elsewhere.
+#[derive(Clone, Default)]
+pub enum Files {
+    /// `std::fs` on this machine.
+    #[default]
+    Local,
+    /// An editor's buffers (an ACP client's `fs/read_text_file` and `fs/write_text_file`): it
+    /// sees unsaved changes, and its undo records the tools' writes.
+    Editor(Arc<dyn TextFiles>),
+}
+
+impl std::fmt::Debug for Files {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Files::Local => f.write_str("Local"),
+            Files::Editor(_) => f.write_str("Editor"),
+        }
+    }
+}
+
+/// Text files held by someone else (an editor). Called on a blocking thread; each call may
+/// wait for the other side, and fails with a sentence saying why (its error, a timeout, a
+/// closed connection).
+pub trait TextFiles: Send + Sync {
+    /// The whole text of the file at `path` (absolute, already checked by the tool).
+    fn read_text(&self, path: &Path) -> Result<String, String>;
+    /// Replaces the text of the file at `path` (absolute, confined and checked) with `content`.
+    fn write_text(&self, path: &Path, content: &str) -> Result<(), String>;
 }
 
 impl ToolContext {
@@ -62,6 +100,7 @@ impl ToolContext {
             cancel: CancelFlag::new(),
             sandbox: Sandbox::unconfined(),
             usage: ChildUsage::default(),
+            files: Files::Local,
         })
     }
 }

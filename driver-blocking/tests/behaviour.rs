@@ -65,6 +65,7 @@ fn ctx() -> ToolContext {
         cancel: Default::default(),
         sandbox: Default::default(),
         usage: Default::default(),
+        files: Default::default(),
     }
 }
 

@@ -16,6 +16,7 @@ fn run_and_cancel_after(reply: Reply, after: Duration) -> (TurnOutcome, Duration
         cancel: Default::default(),
         sandbox: Default::default(),
         usage: Default::default(),
+        files: Default::default(),
     };
     let mut runner = Runner::new(std::sync::Arc::new(client), &tools, ctx);
     let flag = runner.cancel_flag();

@@ -119,7 +119,7 @@ pub mod tools;
 mod tls;
 
 pub use client::{ChatEvents, Client, ClientConfig, ClientError, HttpClient, IncomingResponse};
-pub use hrns_blocking::{Launch, Launcher, Sandbox, SandboxRefusal};
+pub use hrns_blocking::{Files, Launch, Launcher, Sandbox, SandboxRefusal, TextFiles};
 pub use hrns_core::session::TurnOutcome;
 pub use runner::{ApprovalFuture, Runner};
 pub use tool::{Tool, ToolContext, ToolFuture, Toolbox, UsageSink};

@@ -1,6 +1,6 @@
 //! The async `Tool` trait and the toolbox the runner dispatches calls to.
 
-use hrns_blocking::{CancelFlag, Sandbox};
+use hrns_blocking::{CancelFlag, Files, Sandbox};
 use hrns_core::tool::render::tool_failed;
 use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
 use std::future::Future;
@@ -27,6 +27,9 @@ pub struct ToolContext {
     /// runner sets it to its ledger's, which counts them in the session's usage
     /// ([`Ledger::child_usage`](hrns_core::session::Ledger::child_usage)).
     pub usage: UsageSink,
+    /// Where the std file tools move their text ([`Files`]); [`ToolContext::new`] gives
+    /// [`Files::Local`].
+    pub files: Files,
 }
 
 /// Tokens that tools spent on model requests of their own (a subagent's): the core's
@@ -45,6 +48,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             sandbox: Sandbox::unconfined(),
             usage: UsageSink::default(),
+            files: Files::Local,
         })
     }
 }
@@ -161,6 +165,7 @@ where
         cancel: flag.clone(),
         sandbox: ctx.sandbox.clone(),
         usage: ctx.usage.clone(),
+        files: ctx.files.clone(),
     };
     Box::pin(async move {
         let _cancel_on_drop = CancelOnDrop(flag.clone());

@@ -21,7 +21,9 @@
 //!   hook on `PreToolUse` and `PostToolUse`, and with hooks that never match, beside `true`
 //!   started alone as often;
 //! - `hrns exec --continue` on generated sessions of 250 to 2 000 steps (`long`): time to its
-//!   first request, peak RSS against the file's size.
+//!   first request, peak RSS against the file's size;
+//! - `hrns acp` streaming to a client that reads every update, against `hrns exec --json` on
+//!   the same stream, 1, 10 and 100 MB (`acp`; `HRNS_BENCH_ACP_MB` for other sizes).
 //!
 //! Child modes for profiling one path alone are in `profile.rs`.
 //!
@@ -66,6 +68,7 @@ fn time(runs: usize, mut f: impl FnMut()) -> Duration {
     )
 }
 
+mod acp;
 mod hooks;
 mod long_session;
 mod memory;
@@ -75,6 +78,7 @@ mod roundtrip;
 mod throughput;
 mod tui;
 
+use acp::*;
 use hooks::*;
 use long_session::*;
 use memory::*;
@@ -89,6 +93,10 @@ fn main() {
     // First: the command it measures may be this program in another mode.
     if let Some(pos) = args.iter().position(|a| a == "measure-child") {
         measure_child(&args[pos + 1..]);
+        return;
+    }
+    if let Some(pos) = args.iter().position(|a| a == "acp-child") {
+        acp_child(&args[pos + 1]);
         return;
     }
     if let Some(pos) = args.iter().position(|a| a == "memory-child") {
@@ -162,6 +170,14 @@ fn main() {
     }
     if want("hooks") {
         hooks_overhead();
+    }
+    if want("acp") {
+        // `HRNS_BENCH_ACP_MB=10` for one size; the sweep by default.
+        let sizes: Vec<usize> = std::env::var("HRNS_BENCH_ACP_MB")
+            .ok()
+            .map(|v| v.split(',').filter_map(|n| n.parse().ok()).collect())
+            .unwrap_or_else(|| vec![1, 10, 100]);
+        acp_vs_exec(&sizes);
     }
 }
 

@@ -7,17 +7,18 @@
 //! Requests to the client (`session/request_permission`) go through [`Outbound`], whose
 //! answers the reader hands back by id.
 
+mod files;
 mod prompt;
 mod session;
 
 use crate::args::Global;
 use crate::setup::{CliError, ConfigFile};
+use hrns_core::acp::client_fs::ClientFailure;
 use hrns_core::acp::frame::{FrameError, LineDecoder};
 use hrns_core::acp::methods::{ClientCall, ClientCapabilities, PROTOCOL_VERSION};
-use hrns_core::acp::rpc::{self, Incoming, RpcError};
+use hrns_core::acp::rpc::{self, Incoming, Outstanding, RpcError, StrayAnswer};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
@@ -38,15 +39,14 @@ pub(crate) fn run(global: &Global) -> Result<u8, CliError> {
     Ok(code)
 }
 
-/// Answers to our requests, by id.
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, RpcError>>>>>;
+/// Our requests awaiting the client's answers, by id (the correlation is the core's).
+type Pending = Arc<Mutex<Outstanding<oneshot::Sender<Result<Value, RpcError>>>>>;
 
 /// The way out to the client: lines for the writer task, and requests awaiting answers.
 #[derive(Clone, Debug)]
 pub(crate) struct Outbound {
     lines: mpsc::UnboundedSender<String>,
     pending: Pending,
-    next_id: Arc<AtomicU64>,
 }
 
 impl Outbound {
@@ -71,28 +71,61 @@ impl Outbound {
 
     /// Sends a request and waits for its answer (an error when the client went away).
     pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut p) = self.pending.lock() {
-            p.insert(id, tx);
-        }
-        self.send(rpc::encode_request(id, method, params));
+        let (_, rx) = self.start(method, params);
         rx.await
             .unwrap_or_else(|_| Err(RpcError::new(rpc::INTERNAL_ERROR, "the client went away")))
     }
 
-    /// Hands the client's answer to the request that waits for it; `false` for an id we never
-    /// sent (or answered already).
-    fn answered(&self, id: &Value, outcome: Result<Value, RpcError>) -> bool {
-        let waiting = id
-            .as_u64()
-            .and_then(|id| self.pending.lock().ok()?.remove(&id));
-        match waiting {
-            Some(tx) => {
-                let _ = tx.send(outcome);
-                true
+    /// Sends a request and waits at most `limit` for its answer; a late answer is then
+    /// ignored as a stray.
+    pub(crate) async fn request_within(
+        &self,
+        method: &str,
+        params: Value,
+        limit: std::time::Duration,
+    ) -> Result<Value, ClientFailure> {
+        let (id, rx) = self.start(method, params);
+        match tokio::time::timeout(limit, rx).await {
+            Ok(Ok(answer)) => answer.map_err(ClientFailure::Refused),
+            Ok(Err(_)) => Err(ClientFailure::Gone),
+            Err(_) => {
+                if let Ok(mut p) = self.pending.lock() {
+                    p.forget(id);
+                }
+                Err(ClientFailure::TimedOut(limit))
             }
-            None => false,
+        }
+    }
+
+    fn start(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> (u64, oneshot::Receiver<Result<Value, RpcError>>) {
+        let (tx, rx) = oneshot::channel();
+        // A poisoned map drops `tx`: the request then fails as if the client went away.
+        let id = match self.pending.lock() {
+            Ok(mut p) => p.start(tx),
+            Err(_) => return (u64::MAX, rx),
+        };
+        self.send(rpc::encode_request(id, method, params));
+        (id, rx)
+    }
+
+    /// Hands the client's answer to the request that waits for it.
+    fn answered(&self, id: &Value, outcome: Result<Value, RpcError>) -> Result<(), StrayAnswer> {
+        let waiting = match self.pending.lock() {
+            Ok(mut p) => p.finish(id),
+            Err(_) => Err(StrayAnswer { id: id.clone() }),
+        };
+        let _ = waiting?.send(outcome);
+        Ok(())
+    }
+
+    /// The client is gone: every request waiting for an answer fails at once.
+    fn hang_up(&self) {
+        if let Ok(mut p) = self.pending.lock() {
+            drop(p.drain());
         }
     }
 }
@@ -125,7 +158,6 @@ async fn serve(global: Global) -> u8 {
         out: Outbound {
             lines: lines_tx,
             pending: Default::default(),
-            next_id: Arc::new(AtomicU64::new(0)),
         },
         client: Mutex::new(ClientCapabilities::default()),
         sessions: Mutex::new(HashMap::new()),
@@ -161,7 +193,9 @@ async fn serve(global: Global) -> u8 {
             break;
         }
     }
-    // The client is gone: sessions end (their logs are closed), then the writer.
+    // The client is gone: requests waiting for it fail (a tool's read says so), sessions end
+    // (their logs are closed), then the writer.
+    server.out.hang_up();
     let senders: Vec<_> = server
         .sessions
         .lock()
@@ -186,10 +220,8 @@ fn on_line(server: &Arc<Server>, line: &[u8]) {
     match rpc::parse(line) {
         Err(malformed) => server.out.error(&malformed.id, &malformed.error),
         Ok(Incoming::Response { id, outcome }) => {
-            if !server.out.answered(&id, outcome) {
-                eprintln!(
-                    "hrns acp: an answer to a request hrns did not send (id {id}) was ignored"
-                );
+            if let Err(stray) = server.out.answered(&id, outcome) {
+                eprintln!("hrns acp: {stray}");
             }
         }
         Ok(Incoming::Request { id, method, params }) => match ClientCall::decode(&method, params) {
@@ -290,7 +322,10 @@ fn call_name(call: &ClientCall) -> &'static str {
     }
 }
 
-fn session_of(server: &Server, id: &str) -> Option<mpsc::UnboundedSender<session::Command>> {
+pub(crate) fn session_of(
+    server: &Server,
+    id: &str,
+) -> Option<mpsc::UnboundedSender<session::Command>> {
     server.sessions.lock().ok()?.get(id).cloned()
 }
 

@@ -39,6 +39,26 @@ pub(crate) enum Command {
     },
     /// The client is gone: close the log and end.
     Close { done: Option<oneshot::Sender<()>> },
+    /// `session/load` (`Replay::History`) or `session/resume` of this session, which is open
+    /// already: answered by the open session, as a new opening would be.
+    Reopen { id: Value, replay: Replay },
+    /// The models the provider's `/models` lists, for the model option.
+    Models(Vec<String>),
+}
+
+/// The most models of the provider's list offered in the model option (a router's list runs
+/// to hundreds; the current and configured ones always come first).
+const MAX_LISTED_MODELS: usize = 500;
+
+/// How long the background `/models` lookup may take before the option keeps the configured
+/// models only.
+const MODELS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether an opening replays the history.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Replay {
+    History,
+    Nothing,
 }
 
 /// How a session is opened.
@@ -52,6 +72,25 @@ pub(crate) enum Open {
 /// Opens a session on a blocking thread (the config, discovery and MCP servers are blocking
 /// work) and answers `id`: for `load`, after the history's replay.
 pub(crate) fn open(server: &Arc<Server>, id: Value, how: Open) {
+    // A session open in this process already (an editor that loads it again, say after its
+    // own restart of the panel): the open session answers, instead of a second claim on its
+    // file that would find it busy.
+    let again = match &how {
+        Open::New(_) => None,
+        Open::Load(p) => Some((&p.session_id, Replay::History)),
+        Open::Resume(p) => Some((&p.session_id, Replay::Nothing)),
+    };
+    if let Some((sid, replay)) = again {
+        if let Some(tx) = super::session_of(server, sid) {
+            let reopen = Command::Reopen {
+                id: id.clone(),
+                replay,
+            };
+            if tx.send(reopen).is_ok() {
+                return;
+            }
+        }
+    }
     let server = Arc::clone(server);
     let handle = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
@@ -100,6 +139,8 @@ struct Acp {
     prompt: Option<Value>,
     /// Where the session's checkpoints go, when they are on.
     checkpointer: Option<Arc<hrns_blocking::Checkpointer>>,
+    /// The models the provider listed (empty until `/models` answers, or when it cannot).
+    listed: Vec<String>,
     tx: mpsc::UnboundedSender<Command>,
 }
 
@@ -150,10 +191,11 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
     }
     let mcp_secrets = found.mcp_secrets();
     crate::host::redact::remember(&mcp_secrets);
-    let shared = Shared {
+    let mut shared = Shared {
         mcp: Arc::new(mcp),
         mcp_secrets,
         mcp_told: Default::default(),
+        files: hrns_tokio::Files::Local,
     };
     let state = crate::setup::paths::state_dir()
         .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e))?
@@ -195,6 +237,17 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
             (loaded.messages, log, matches!(how, Open::Load(_)))
         }
     };
+    let delegates = server
+        .client
+        .lock()
+        .is_ok_and(|c| hrns_core::acp::client_fs::delegates_files(&c));
+    if delegates {
+        shared.files = hrns_tokio::Files::Editor(Arc::new(super::files::EditorFiles {
+            out: server.out.clone(),
+            session_id: log.id().to_owned(),
+            runtime: tokio::runtime::Handle::current(),
+        }));
+    }
     let (tx, rx) = mpsc::unbounded_channel();
     let cwd_shown = setup.workspace.display().to_string();
     // Checkpoints as in the UI: `hrns undo` takes an editor's session's changes back too.
@@ -232,6 +285,7 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         eprintln!("hrns acp: {why}");
     }
     let Built {
+        client,
         session,
         runner,
         diffs,
@@ -263,11 +317,22 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         secrets,
         prompt: None,
         checkpointer,
+        listed: Vec::new(),
         tx: tx.clone(),
     };
     let state = acp.state();
     let commands = acp.commands();
     tokio::spawn(acp.run(rx));
+    // What the provider offers, in the background: the session opens at once, and the model
+    // option grows by a `config_option_update` when `/models` answers (a provider without it
+    // keeps the configured models).
+    let told = tx.clone();
+    tokio::spawn(async move {
+        if let Ok(Ok(models)) = tokio::time::timeout(MODELS_TIMEOUT, client.list_models()).await {
+            let ids = models.into_iter().map(|m| m.id).collect();
+            let _ = told.send(Command::Models(ids));
+        }
+    });
     Ok(Started {
         id,
         tx,
@@ -469,9 +534,37 @@ impl Acp {
                 self.close();
                 return true;
             }
+            Command::Reopen { id, replay } => self.reopen(&id, replay),
+            Command::Models(mut ids) => {
+                ids.truncate(MAX_LISTED_MODELS);
+                self.listed = ids;
+                let update = json!({"sessionUpdate": "config_option_update",
+                    "configOptions": self.config_options()});
+                self.send(&mut vec![update]);
+            }
             Command::Call { id, call } => return self.on_call(id, call),
         }
         false
+    }
+
+    /// Answers a load or resume of this open session: its history replayed (for a load), its
+    /// modes and options, then its commands, as for a fresh opening.
+    fn reopen(&mut self, id: &Value, replay: Replay) {
+        if let Err(e) = self.idle() {
+            self.out.error(id, &e);
+            return;
+        }
+        let mut updates = match replay {
+            Replay::History => update::replay(
+                &self.secrets,
+                &self.setup.workspace.display().to_string(),
+                self.session.messages(),
+            ),
+            Replay::Nothing => Vec::new(),
+        };
+        self.send(&mut updates);
+        self.out.result(id, self.state());
+        self.send(&mut vec![self.commands()]);
     }
 
     fn on_call(&mut self, id: Value, call: ClientCall) -> bool {
@@ -814,16 +907,19 @@ impl Acp {
             ApprovalPolicy::Auto => "auto",
         };
         let model = &self.setup.provider.model;
-        let mut models: Vec<String> = vec![model.clone()];
-        for entry in self.setup.file.config.providers.values() {
-            if let Some(m) = &entry.model {
-                if !models.contains(m) {
-                    models.push(m.clone());
-                }
-            }
-        }
-        let models: Vec<Value> = models
-            .iter()
+        // The current model, the configured ones, then what the provider lists, each once.
+        let configured = self
+            .setup
+            .file
+            .config
+            .providers
+            .values()
+            .filter_map(|entry| entry.model.as_ref());
+        let mut seen = std::collections::HashSet::new();
+        let models: Vec<Value> = std::iter::once(model)
+            .chain(configured)
+            .chain(&self.listed)
+            .filter(|m| seen.insert(m.as_str()))
             .map(|m| json!({"value": m, "name": m}))
             .collect();
         let modes: Vec<Value> = self

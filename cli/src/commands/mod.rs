@@ -307,6 +307,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         cancel: Default::default(),
         sandbox,
         usage: Default::default(),
+        files: Default::default(),
     };
     let outcome = run_turn(
         transport,

@@ -259,6 +259,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         cancel,
         sandbox: setup.sandbox.clone(),
         usage: Default::default(),
+        files: Default::default(),
     };
     let ended = run_turn(
         transport,

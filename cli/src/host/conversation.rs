@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub(crate) mcp_secrets: Secrets,
     /// What the session was last told of the MCP servers, kept across rebuilds.
     pub(crate) mcp_told: Arc<Mutex<ServersTold>>,
+    /// Where the file tools move their text: the disk, or an ACP editor's buffers.
+    pub(crate) files: hrns_tokio::Files,
 }
 
 /// A conversation ready to run.
@@ -134,6 +136,7 @@ pub(crate) fn build(
         cancel: Default::default(),
         sandbox: setup.sandbox.clone(),
         usage: Default::default(),
+        files: shared.files.clone(),
     };
     // A server that stops or changes its tools: the next request offers them as they are.
     let mut runner = Runner::new(client.clone(), toolbox, ctx)

@@ -96,7 +96,7 @@ pub(crate) fn unified(path: &str, old: &str, new: &str, max: usize) -> Vec<DiffL
 /// `workspace` as it is now; `None` for other tools, arguments that do not parse, a file too
 /// large or not text, or an edit that would fail (the tool says why).
 pub(crate) fn proposed(workspace: &Path, tool: &str, arguments: &str) -> Option<Vec<DiffLine>> {
-    let change = proposed_change(workspace, tool, arguments)?;
+    let change = proposed_change(workspace, &hrns_blocking::Files::Local, tool, arguments)?;
     (!change.lines.is_empty()).then_some(change.lines)
 }
 
@@ -109,12 +109,28 @@ pub(crate) struct TakenDiff {
 }
 
 /// [`proposed`] with the whole texts: `None` for other tools, arguments that do not parse, a
-/// file too large or not text, or an edit that would fail.
-pub(crate) fn proposed_change(workspace: &Path, tool: &str, arguments: &str) -> Option<TakenDiff> {
+/// file too large or not text, or an edit that would fail. With [`Files::Editor`] the old text
+/// is the editor's buffer, which the tool will change (a file the editor cannot read and the
+/// disk does not have is new).
+///
+/// [`Files::Editor`]: hrns_blocking::Files::Editor
+pub(crate) fn proposed_change(
+    workspace: &Path,
+    files: &hrns_blocking::Files,
+    tool: &str,
+    arguments: &str,
+) -> Option<TakenDiff> {
     let read = |path: &str| -> Option<(std::path::PathBuf, Option<String>)> {
         // Only files the tool may write: a diff never shows a file outside the workspace.
         let full = hrns_core::tool::path::confine(workspace, path).ok()?;
         let existed = std::fs::symlink_metadata(&full).is_ok();
+        if let hrns_blocking::Files::Editor(editor) = files {
+            return match editor.read_text(&full) {
+                Ok(text) => Some((full, Some(text))),
+                Err(_) if !existed => Some((full, None)),
+                Err(_) => None,
+            };
+        }
         let text = read_regular(&full)?;
         Some((full, existed.then_some(text)))
     };
@@ -205,8 +221,14 @@ struct Diffing {
 }
 
 /// Takes the diff of the call `name(arguments)` into `taken`, reading the file as it is now.
-fn take(taken: &Taken, workspace: &Path, name: &str, arguments: &str) {
-    if let Some(diff) = proposed_change(workspace, name, arguments) {
+fn take(
+    taken: &Taken,
+    workspace: &Path,
+    files: &hrns_blocking::Files,
+    name: &str,
+    arguments: &str,
+) {
+    if let Some(diff) = proposed_change(workspace, files, name, arguments) {
         if let Ok(mut taken) = taken.lock() {
             taken.insert(key(name, arguments), diff);
         }
@@ -222,6 +244,7 @@ impl Tool for Diffing {
         take(
             &self.taken,
             &ctx.workspace,
+            &ctx.files,
             &self.inner.spec().name,
             arguments,
         );
@@ -249,10 +272,13 @@ impl hrns_tokio::Tool for AsyncDiffing {
         Box::pin(async move {
             let taken = Arc::clone(&self.taken);
             let (workspace, args) = (ctx.workspace.clone(), arguments.to_owned());
+            let files = ctx.files.clone();
             let name = self.inner.spec().name;
             // A failed read only costs the diff; the write itself still runs.
-            let _ =
-                tokio::task::spawn_blocking(move || take(&taken, &workspace, &name, &args)).await;
+            let _ = tokio::task::spawn_blocking(move || {
+                take(&taken, &workspace, &files, &name, &args);
+            })
+            .await;
             self.inner.run(arguments, ctx).await
         })
     }
@@ -444,7 +470,13 @@ mod tests {
         let mut diffs = WriteDiffs::new(Arc::clone(&taken));
         let args = |n: u8| format!(r#"{{"path":"f{n}.txt","content":"new\n"}}"#);
         for n in 1..=4 {
-            take(&taken, dir.path(), WRITE_FILE, &args(n));
+            take(
+                &taken,
+                dir.path(),
+                &hrns_blocking::Files::Local,
+                WRITE_FILE,
+                &args(n),
+            );
         }
         // Ran without asking and succeeded: the diff comes with the result, once.
         assert_eq!(diffs.on_event(&call("c1", WRITE_FILE, &args(1))), None);

@@ -1,6 +1,8 @@
 """A small ACP client on the official Python SDK (`agent-client-protocol`, module `acp`) that
 drives `hrns acp`: it checks the order of a tool call's updates, the diff content of a write,
-and that a cancelled prompt ends with `cancelled`. Run by cli/tests/acp_clients.rs, which scripts
+the file system delegation (it advertises `fs`, holds an unsaved buffer of `b.txt` that the
+model's read must see, and takes the write of `a.txt` instead of the disk), and that a cancelled
+prompt ends with `cancelled`. Run by cli/tests/acp_clients.rs, which scripts
 the provider; prints one JSON summary line and exits non-zero when a check fails.
 
 usage: sdk_client.py HRNS_BINARY WORKSPACE
@@ -16,14 +18,34 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     FileEditToolCallContent,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
     RequestPermissionResponse,
+    WriteTextFileResponse,
 )
 
 
 class Recorder:
-    def __init__(self):
+    def __init__(self, workspace):
         self.updates = []
         self.permissions = []
+        # The editor's buffers: b.txt has unsaved changes, a.txt is as on disk.
+        self.buffers = {
+            os.path.join(workspace, "a.txt"): "old\n",
+            os.path.join(workspace, "b.txt"): "unsaved buffer\n",
+        }
+        self.fs_calls = []
+
+    async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
+        self.fs_calls.append(("read", path))
+        if path not in self.buffers:
+            raise RuntimeError(f"no buffer for {path}")
+        return ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(self, session_id, path, content, **kwargs):
+        self.fs_calls.append(("write", path))
+        self.buffers[path] = content
+        return WriteTextFileResponse()
 
     def on_connect(self, conn):
         pass
@@ -45,11 +67,15 @@ def check(cond, what):
 
 
 async def main(binary, workspace):
-    client = Recorder()
+    workspace = os.path.realpath(workspace)
+    client = Recorder(workspace)
     env = dict(os.environ)
     async with spawn_agent_process(client, binary, "acp", cwd=workspace, env=env) as (conn, _proc):
         init = await conn.initialize(
-            protocol_version=1, client_capabilities=ClientCapabilities()
+            protocol_version=1,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+            ),
         )
         check(init.protocol_version == 1, "protocol version 1")
         check(init.agent_capabilities.load_session, "loadSession")
@@ -61,11 +87,16 @@ async def main(binary, workspace):
         )
         check(answer.stop_reason == "end_turn", f"end_turn, got {answer.stop_reason}")
         check(len(client.permissions) == 1, "one permission request")
+        a, b = os.path.join(workspace, "a.txt"), os.path.join(workspace, "b.txt")
+        check(("read", b) in client.fs_calls, f"read_file read the buffer, got {client.fs_calls}")
+        check(("write", a) in client.fs_calls, f"write_file went to the editor, got {client.fs_calls}")
+        check(client.buffers[a] == "new\n", "the editor holds the written text")
         kinds = [u.session_update for u in client.updates]
         statuses = [
             u.status
             for u in client.updates
             if u.session_update in ("tool_call", "tool_call_update")
+            and u.tool_call_id == "call_1"
         ]
         check(
             statuses == ["pending", "in_progress", "completed"],

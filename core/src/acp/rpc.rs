@@ -202,3 +202,70 @@ pub fn encode_notification(method: &str, params: Value) -> String {
 pub fn encode_request(id: u64, method: &str, params: Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
+
+/// The requests hrns sent to the client that await their answer, by id, each with what waits
+/// for it (`T`: a channel in the driver).
+///
+/// Ids are hrns's own numbers, from 0 up, never reused. An answer is handed to its waiter once;
+/// an answer with an id hrns did not send, one answered already, one given up on
+/// ([`Outstanding::forget`]), or an id of another type (the string `"3"` is not the number
+/// `3`) is a [`StrayAnswer`], which the server reports and otherwise ignores.
+#[derive(Debug)]
+pub struct Outstanding<T> {
+    next: u64,
+    waiting: std::collections::HashMap<u64, T>,
+}
+
+impl<T> Default for Outstanding<T> {
+    fn default() -> Self {
+        Outstanding {
+            next: 0,
+            waiting: std::collections::HashMap::new(),
+        }
+    }
+}
+
+/// An answer no request of ours waits for.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("an answer to a request hrns did not send or no longer waits for (id {id}) was ignored")]
+pub struct StrayAnswer {
+    /// The id the answer carried.
+    pub id: Value,
+}
+
+impl<T> Outstanding<T> {
+    /// Takes the id of a new request, whose answer goes to `waiter`.
+    pub fn start(&mut self, waiter: T) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        self.waiting.insert(id, waiter);
+        id
+    }
+
+    /// The waiter of the answer with `id`, which no longer waits after this.
+    pub fn finish(&mut self, id: &Value) -> Result<T, StrayAnswer> {
+        id.as_u64()
+            .and_then(|n| self.waiting.remove(&n))
+            .ok_or_else(|| StrayAnswer { id: id.clone() })
+    }
+
+    /// Gives up on request `id` (it timed out): its late answer will be a stray.
+    pub fn forget(&mut self, id: u64) -> Option<T> {
+        self.waiting.remove(&id)
+    }
+
+    /// Every waiter, when the client went away: no answer will come.
+    pub fn drain(&mut self) -> Vec<T> {
+        self.waiting.drain().map(|(_, waiter)| waiter).collect()
+    }
+
+    /// How many requests await their answer.
+    pub fn len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// Whether no request awaits its answer.
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+}

@@ -567,3 +567,124 @@ fn kinds_usage_and_replay() {
     );
     assert!(!updates[0].to_string().contains("SECRET"));
 }
+
+mod client_requests {
+    use super::super::client_fs::{self, ClientFailure, FS_TIMEOUT, delegates_files, read_result};
+    use super::super::methods::{ClientCapabilities, FsCapabilities};
+    use super::super::rpc::{self, Incoming, Outstanding, RpcError, StrayAnswer};
+    use serde_json::{Value, json};
+
+    /// Parses a response line and hands it to its waiter, as the server does.
+    fn answer(
+        pending: &mut Outstanding<&'static str>,
+        line: &str,
+    ) -> Result<(&'static str, Result<Value, RpcError>), StrayAnswer> {
+        match rpc::parse(line.as_bytes()) {
+            Ok(Incoming::Response { id, outcome }) => Ok((pending.finish(&id)?, outcome)),
+            other => panic!("not a response: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn answers_find_their_request_once_and_strays_are_refused() {
+        let mut pending = Outstanding::default();
+        let read = pending.start("read");
+        let write = pending.start("write");
+        assert_eq!((read, write), (0, 1));
+        // Out of order, as a client may answer.
+        let (who, outcome) =
+            answer(&mut pending, r#"{"jsonrpc":"2.0","id":1,"result":null}"#).unwrap();
+        assert_eq!((who, outcome), ("write", Ok(Value::Null)));
+        // The same id again, ids never sent, and ids of the wrong type.
+        for id in ["1", "7", "\"0\"", "-1", "18446744073709551615"] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+            let stray = answer(&mut pending, &line).unwrap_err();
+            assert!(stray.to_string().contains("was ignored"), "{stray}");
+        }
+        // A fractional id is not an answer at all.
+        assert!(rpc::parse(br#"{"jsonrpc":"2.0","id":0.0,"result":{}}"#).is_err());
+        assert_eq!(pending.len(), 1, "the read still waits");
+        let (who, outcome) = answer(
+            &mut pending,
+            r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32002,"message":"no such buffer"}}"#,
+        )
+        .unwrap();
+        assert_eq!(who, "read");
+        assert_eq!(outcome.unwrap_err().message, "no such buffer");
+        assert!(pending.is_empty());
+    }
+
+    #[test]
+    fn a_forgotten_request_answers_late_as_a_stray_and_ids_are_not_reused() {
+        let mut pending = Outstanding::default();
+        let id = pending.start("slow");
+        assert_eq!(pending.forget(id), Some("slow"));
+        assert!(pending.finish(&json!(id)).is_err());
+        assert_eq!(pending.start("next"), id + 1);
+        pending.start("other");
+        let mut left = pending.drain();
+        left.sort_unstable();
+        assert_eq!(left, ["next", "other"]);
+        assert!(pending.is_empty());
+    }
+
+    #[test]
+    fn read_results_of_the_wrong_shape_are_failures_that_say_so() {
+        assert_eq!(
+            read_result(json!({"content": "text\n"})),
+            Ok("text\n".into())
+        );
+        for (result, why) in [
+            (json!({"content": 3}), "`content` is not a string"),
+            (json!({"text": "x"}), "it has no `content`"),
+            (json!("x"), "it is not an object"),
+            (Value::Null, "it is not an object"),
+        ] {
+            let failure = read_result(result).unwrap_err();
+            let said = failure.to_string();
+            assert!(said.contains(why), "{said}");
+            assert!(said.contains(client_fs::READ_TEXT_FILE), "{said}");
+        }
+        let refused = ClientFailure::Refused(RpcError::new(-32603, "permission denied"));
+        assert_eq!(
+            refused.to_string(),
+            "the editor answered: permission denied"
+        );
+        let timed_out = ClientFailure::TimedOut(FS_TIMEOUT).to_string();
+        assert!(timed_out.contains("did not answer within 30 seconds"));
+        assert!(
+            ClientFailure::Gone
+                .to_string()
+                .contains("closed the connection")
+        );
+    }
+
+    #[test]
+    fn a_huge_read_result_is_taken_whole() {
+        let big = "x".repeat(10 << 20);
+        let line = json!({"jsonrpc": "2.0", "id": 0, "result": {"content": big}}).to_string();
+        let mut pending = Outstanding::default();
+        pending.start("read");
+        let (_, outcome) = answer(&mut pending, &line).unwrap();
+        assert_eq!(read_result(outcome.unwrap()).unwrap().len(), 10 << 20);
+    }
+
+    #[test]
+    fn files_go_through_the_client_only_when_it_offers_both_methods() {
+        let caps = |read, write| ClientCapabilities {
+            fs: FsCapabilities {
+                read_text_file: read,
+                write_text_file: write,
+            },
+            terminal: true,
+        };
+        assert!(delegates_files(&caps(true, true)));
+        assert!(!delegates_files(&caps(true, false)));
+        assert!(!delegates_files(&caps(false, true)));
+        assert!(!delegates_files(&ClientCapabilities::default()));
+        assert_eq!(
+            client_fs::write_params("s", "/w/a.txt", "x"),
+            json!({"sessionId": "s", "path": "/w/a.txt", "content": "x"})
+        );
+    }
+}

@@ -107,6 +107,16 @@ pub fn fs_error(op: FsOp, path: &str, err: &std::io::Error) -> ToolOutput {
     ToolOutput::error(format!("cannot {} '{path}': {reason}", op.verb()))
 }
 
+/// Reports that the editor holding the files (an ACP client, see the driver's `Files`) failed
+/// to read or write `path`, with the editor's own reason (its error, a timeout, a closed
+/// connection). The file is as it was, as far as hrns knows.
+pub fn editor_error(op: FsOp, path: &str, reason: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "cannot {} '{path}' through the editor: {reason}",
+        op.verb()
+    ))
+}
+
 /// Checks that `path`, which a tool wants to read or write (`op`), is a regular file.
 ///
 /// A directory is refused with a pointer to `list_files`; a device, pipe or socket is refused

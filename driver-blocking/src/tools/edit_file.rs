@@ -1,11 +1,12 @@
 //! `edit_file`: hrns-core's exact-match edit, written back atomically inside the workspace.
 
 use super::write_file::{resolve_for_write, write_atomically};
-use crate::tool::ToolContext;
+use crate::tool::{Files, ToolContext};
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{EDIT_FILE, EditFileArgs};
 use hrns_core::tool::files::{
-    FsOp, check_edit_size, edit_missing_file, edit_text, edited_file, fs_error, require_file,
+    FsOp, check_edit_size, edit_missing_file, edit_text, edited_file, editor_error, fs_error,
+    require_file,
 };
 use std::io::ErrorKind;
 
@@ -15,7 +16,8 @@ use std::io::ErrorKind;
 /// at most [`MAX_EDIT_BYTES`](hrns_core::tool::files::MAX_EDIT_BYTES) is read whole and edited
 /// by [`edit_text`] (UTF-8 text only; exactly one match unless `replace_all`; zero or several
 /// matches are errors that say so, and leave the file alone), then written back atomically
-/// with its permissions kept.
+/// with its permissions kept. With [`Files::Editor`] the editor's text is edited, under the
+/// same checks and cap, and written back through the editor.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EditFile;
 
@@ -36,6 +38,18 @@ fn edit(_: &EditFile, args: EditFileArgs, ctx: &ToolContext) -> Result<ToolOutpu
         Err(e) => return Err(fs_error(FsOp::Read, shown, &e)),
     };
     require_file(FsOp::Write, shown, metadata.file_type().into())?;
+    if let Files::Editor(editor) = &ctx.files {
+        // The editor's buffer is edited (unsaved changes included) and handed back to it.
+        let text = editor
+            .read_text(&real)
+            .map_err(|reason| editor_error(FsOp::Read, shown, &reason))?;
+        check_edit_size(shown, text.len() as u64)?;
+        let edited = edit_text(shown, text.into_bytes(), &args)?;
+        editor
+            .write_text(&real, &edited.content)
+            .map_err(|reason| editor_error(FsOp::Write, shown, &reason))?;
+        return Ok(edited_file(shown, edited.replacements));
+    }
     check_edit_size(shown, metadata.len())?;
     let bytes = std::fs::read(&real).map_err(|e| fs_error(FsOp::Read, shown, &e))?;
     let edited = edit_text(shown, bytes, &args)?;

@@ -1,9 +1,9 @@
 //! `read_file`: a page of a text file, streamed through hrns-core's pager.
 
-use crate::tool::ToolContext;
+use crate::tool::{Files, ToolContext};
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{READ_FILE, ReadFileArgs};
-use hrns_core::tool::files::{FsOp, fs_error, require_file};
+use hrns_core::tool::files::{FsOp, editor_error, fs_error, require_file};
 use hrns_core::tool::page::TextPager;
 use hrns_core::tool::path::resolve;
 use std::fs::File;
@@ -18,7 +18,8 @@ const CHUNK_BYTES: usize = 64 * 1024;
 /// paths start there). The file is streamed through [`TextPager`] in chunks, so memory is
 /// bounded by the page even for a file of gigabytes, though the whole file is read to count
 /// its lines. Binary files, directories and special files (devices, pipes, sockets) are
-/// refused with a message.
+/// refused with a message. With [`Files::Editor`] the text is the editor's (its unsaved
+/// buffer), paged the same way.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadFile;
 
@@ -28,6 +29,21 @@ fn read(_: &ReadFile, args: ReadFileArgs, ctx: &ToolContext) -> Result<ToolOutpu
     let path = resolve(&ctx.workspace, &args.path)?;
     let shown = args.path.as_str();
     ctx.sandbox.check_file(READ_FILE, shown, &path)?;
+    if let Files::Editor(editor) = &ctx.files {
+        // The editor's buffer, unsaved changes included; a file it has but the disk does not
+        // yet (a new buffer) is the editor's to answer for.
+        match std::fs::metadata(&path) {
+            Ok(metadata) => require_file(FsOp::Read, shown, metadata.file_type().into())?,
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => return Err(fs_error(FsOp::Read, shown, &e)),
+        }
+        let text = editor
+            .read_text(&path)
+            .map_err(|reason| editor_error(FsOp::Read, shown, &reason))?;
+        let mut pager = TextPager::new(args.offset, args.limit);
+        pager.feed(text.as_bytes());
+        return Ok(pager.finish());
+    }
     // Look before opening: opening a pipe would block until a writer appears.
     let metadata = std::fs::metadata(&path).map_err(|e| fs_error(FsOp::Read, shown, &e))?;
     require_file(FsOp::Read, shown, metadata.file_type().into())?;

@@ -1,9 +1,9 @@
 //! `write_file`: an atomic write confined to the workspace, symbolic links included.
 
-use crate::tool::ToolContext;
+use crate::tool::{Files, ToolContext};
 use hrns_core::tool::ToolOutput;
 use hrns_core::tool::builtin::{WRITE_FILE, WriteFileArgs};
-use hrns_core::tool::files::{FsOp, fs_error, require_file, wrote_file};
+use hrns_core::tool::files::{FsOp, editor_error, fs_error, require_file, wrote_file};
 use hrns_core::tool::path::WriteTarget;
 use std::fs::Permissions;
 use std::io::{ErrorKind, Write as _};
@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 /// temporary file in the target's directory, which is synced and renamed over the target, so
 /// readers see the old file or the new one, never half of it. Only regular files are replaced
 /// (a directory, device, pipe or socket in the way is refused). An overwritten file keeps its
-/// permissions; a new one gets the usual `0o666` less the umask.
+/// permissions; a new one gets the usual `0o666` less the umask. With [`Files::Editor`] the
+/// same checks run, then the editor writes the text.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteFile;
 
@@ -40,10 +41,17 @@ fn write(_: &WriteFile, args: WriteFileArgs, ctx: &ToolContext) -> Result<ToolOu
         Err(e) if e.kind() == ErrorKind::NotFound => None,
         Err(e) => return Err(fs_error(FsOp::Write, shown, &e)),
     };
+    let created = permissions.is_none();
+    if let Files::Editor(editor) = &ctx.files {
+        // The editor writes (and creates) the file; its undo records the change.
+        editor
+            .write_text(&real, &args.content)
+            .map_err(|reason| editor_error(FsOp::Write, shown, &reason))?;
+        return Ok(wrote_file(shown, args.content.len(), created));
+    }
     if let Some(parent) = real.parent() {
         std::fs::create_dir_all(parent).map_err(|e| fs_error(FsOp::CreateDirs, shown, &e))?;
     }
-    let created = permissions.is_none();
     write_atomically(&real, args.content.as_bytes(), permissions)
         .map_err(|e| fs_error(FsOp::Write, shown, &e))?;
     Ok(wrote_file(shown, args.content.len(), created))

@@ -285,6 +285,7 @@ impl App {
             checkpoint_ask: None,
             checkpoints_warned: false,
             shared: crate::host::conversation::Shared {
+                files: hrns_tokio::Files::Local,
                 mcp: std::sync::Arc::new(mcp),
                 mcp_secrets: found.mcp_secrets(),
                 mcp_told: Default::default(),
