@@ -64,7 +64,7 @@ fn ctx() -> ToolContext {
         workspace: std::env::temp_dir(),
         cancel: Default::default(),
         sandbox: Default::default(),
-        usage: Default::default(),
+        children: Default::default(),
     }
 }
 

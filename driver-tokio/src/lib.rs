@@ -122,4 +122,4 @@ pub use client::{ChatEvents, Client, ClientConfig, ClientError, HttpClient, Inco
 pub use hrns_blocking::{Launch, Launcher, Sandbox, SandboxRefusal};
 pub use hrns_core::session::TurnOutcome;
 pub use runner::{ApprovalFuture, Runner};
-pub use tool::{Tool, ToolContext, ToolFuture, Toolbox, UsageSink};
+pub use tool::{ChildLink, Tool, ToolContext, ToolFuture, Toolbox};

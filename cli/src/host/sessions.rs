@@ -245,6 +245,10 @@ impl SessionLog {
         if event.is_delta() {
             return Ok(());
         }
+        // A subagent's event keeps the file's line for children.
+        if let Event::Child(child) = event {
+            return self.record_child(child);
+        }
         let line = serde_json::to_string(&EntryRef { event }).map_err(io::Error::other)?;
         self.write_line(redacted(line))
     }
@@ -626,7 +630,8 @@ fn history_until(events: &[Event], marks: &[Mark], end: usize) -> Vec<Message> {
                 | Event::Hook { .. }
                 | Event::TurnFinished { .. }
                 | Event::TurnFailed { .. }
-                | Event::TurnCancelled,
+                | Event::TurnCancelled
+                | Event::Child(_),
             )
             | None => {}
         }

@@ -45,8 +45,6 @@ enum Msg {
         url: String,
         result: Result<Vec<String>, String>,
     },
-    /// An event of a subagent, tagged with the parent's `task` call.
-    Child(Box<hrns_core::task::ChildEvent>),
     /// A subagent asks whether one of its calls may run; the answer goes to `reply`.
     ChildApproval(ChildAsk),
     /// An MCP server stopped or changed its tools.
