@@ -148,7 +148,6 @@ pub(crate) enum Io {
     Child(Box<hrns_core::task::ChildEvent>),
 }
 
-
 impl<'a> Runner<'a> {
     /// A runner sending with `transport` (a [`crate::Client`]), running `tools` in `ctx`.
     /// [`Runner::run`] answers approval requests with [`Approval::Unattended`] until

@@ -5,9 +5,9 @@ use hrns_core::task::ChildEvent;
 use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 #[cfg(feature = "http")]
 use std::sync::mpsc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A cancellation flag shared between the caller and running work. Cheap to clone.
 #[derive(Debug, Clone, Default)]

@@ -88,14 +88,13 @@ impl suite::Harness for Blocking {
                 child_tools,
             ));
         }
-        let mut runner =
-            Runner::new(transport, &tools, ctx()).update_tools_with(move |tools| {
-                slow_left.swap(false, Ordering::SeqCst).then(|| {
-                    // `crash` goes too: the default session of the suite does not offer it.
-                    tools.retain(|name| name != "slow" && name != "crash");
-                    suite::SLOW_LEFT.to_owned()
-                })
-            });
+        let mut runner = Runner::new(transport, &tools, ctx()).update_tools_with(move |tools| {
+            slow_left.swap(false, Ordering::SeqCst).then(|| {
+                // `crash` goes too: the default session of the suite does not offer it.
+                tools.retain(|name| name != "slow" && name != "crash");
+                suite::SLOW_LEFT.to_owned()
+            })
+        });
         let mut events = Vec::new();
         // The owner's loop: the session stays ours between steps.
         session.submit(prompt).expect("the session is idle");

@@ -16,6 +16,7 @@ use hrns_core::session::{
     Approval, Confinement, Event, Ledger, Session, SessionError, ToolEnd, ToolRun, ToolsChange,
     ToolsReason, TransportError, TurnOutcome, Wait, Waited, Waiting, Work,
 };
+use hrns_core::task::ChildEvent;
 use hyper::body::Bytes;
 use std::collections::HashMap;
 use std::fmt;
@@ -24,7 +25,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant, SystemTime};
-use hrns_core::task::ChildEvent;
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, Id, JoinSet};
 use tokio_util::sync::CancellationToken;

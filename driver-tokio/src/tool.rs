@@ -1,12 +1,12 @@
 //! The async `Tool` trait and the toolbox the runner dispatches calls to.
 
 use hrns_blocking::{CancelFlag, Sandbox};
+use hrns_core::task::ChildEvent;
 use hrns_core::tool::render::tool_failed;
 use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use hrns_core::task::ChildEvent;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 

@@ -4,7 +4,8 @@
 //! with its secrets, over a history to continue.
 //!
 //! The TUI and `hrns acp` both build their runner and session here; a front end only says
-//! where subagents' events and approval questions go ([`Subagents`]).
+//! where subagents' approval questions go ([`Subagents`]); their events come out of the
+//! session's poll ([`hrns_core::session::Event::Child`]).
 
 use crate::host::diff::WriteDiffs;
 use crate::setup::Setup;

@@ -18,7 +18,8 @@
 //!    (the MCP servers, the editor's own ones read like config entries), and
 //!    [`conversation::build`]: client, toolbox, MCP tools, the unsandboxed-once wrapper,
 //!    diffs, `update_plan`, subagents and the session, over a history to continue. The front
-//!    end only says where subagents' events and questions go ([`conversation::Subagents`]).
+//!    end only says where subagents' questions go ([`conversation::Subagents`]); their events
+//!    come out of the session's poll as `Event::Child`.
 //! 3. **The session log.** [`sessions::SessionLog::create`] or `append_to` after
 //!    [`sessions::claim`] (one writer per session); `record` every event;
 //!    `keep_if_answered` when it closes. The files are the same for every front end, so a

@@ -584,7 +584,12 @@ fn a_childs_calls_are_tool_calls_under_the_parents_task_call() {
             event,
         }))
     };
-    u.on_event(&secrets, &child(Event::TurnStarted { turn: 1 }), None, &mut out);
+    u.on_event(
+        &secrets,
+        &child(Event::TurnStarted { turn: 1 }),
+        None,
+        &mut out,
+    );
     u.on_event(&secrets, &child(delta("thinking")), None, &mut out);
     assert!(out.is_empty(), "{out:?}");
     let call = Event::ToolCall {

@@ -324,7 +324,8 @@ impl Updates {
     /// shown: its answer is the `task` call's result.
     fn child_update(&self, child: &ChildEvent) -> Option<Value> {
         let id = |call: &str| format!("{}/{call}", child.parent_call_id);
-        let meta = json!({"hrns": {"parentToolCallId": child.parent_call_id, "agent": child.agent}});
+        let meta =
+            json!({"hrns": {"parentToolCallId": child.parent_call_id, "agent": child.agent}});
         let mut update = match &child.event {
             Event::ToolCall {
                 id: call,

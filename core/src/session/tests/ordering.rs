@@ -245,7 +245,10 @@ fn a_childs_events_come_out_of_the_parents_poll_and_its_usage_counts() {
     h.drain();
     let out: Vec<&Event> = h.events[before..].iter().collect();
     assert_eq!(out.len(), 3, "{out:?}");
-    assert_eq!(*out[0], Event::Child(Box::new(child(Event::TurnStarted { turn: 1 }))));
+    assert_eq!(
+        *out[0],
+        Event::Child(Box::new(child(Event::TurnStarted { turn: 1 })))
+    );
     assert!(matches!(out[1], Event::Child(c) if matches!(c.event, Event::Usage { .. })));
     // The child's end is not the parent's.
     assert!(h.finals().is_empty());
