@@ -316,6 +316,24 @@ impl Runner {
         self.dispatch(session)
     }
 
+    /// Waits for a child's event that comes after its parent's turn (a stopped child ends a
+    /// moment later with its own final event) and returns what it brought out of the
+    /// session. For an owner that drives [`Runner::complete_io`] itself, to await while the
+    /// session is idle (one branch of a `select!`): it never resolves when no child runs.
+    /// Cancel-safe.
+    pub async fn next_late(&mut self, session: &mut Session) -> Vec<Event> {
+        loop {
+            let Some(child) = self.children.recv().await else {
+                return pending().await;
+            };
+            self.ledger.child_event(session, child);
+            let events = self.dispatch(session);
+            if !events.is_empty() {
+                return events;
+            }
+        }
+    }
+
     /// Starts the IO the session asked for (requests, tool calls, aborts) and returns the
     /// events it queued, without waiting. Call it after giving the session input of your own
     /// ([`Session::cancel`], [`Runner::handle_approval`]) to see the effects at once;

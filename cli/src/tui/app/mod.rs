@@ -342,6 +342,7 @@ impl App {
                 self.draw();
             }
             let next_frame = frames.next();
+            let busy = self.busy();
             tokio::select! {
                 Some(ev) = keys.recv() => {
                     self.on_terminal(ev);
@@ -351,7 +352,8 @@ impl App {
                     self.on_msg(msg);
                     frames.now();
                 }
-                events = complete_io(&mut self.runner, &mut self.session), if self.busy() => {
+                // While idle: a stopped child's last events, after its parent's turn (logged).
+                events = complete_io(&mut self.runner, &mut self.session, busy) => {
                     self.on_events(events);
                     frames.soon();
                 }
@@ -387,9 +389,15 @@ impl App {
 
 /// One step of the session's IO, for the UI's `select!`: the future only borrows the runner
 /// and the session, and may be dropped whenever a key arrives first.
-async fn complete_io(runner: &mut Option<Runner>, session: &mut Option<Session>) -> Vec<Event> {
+/// The turn's next events while `busy`; otherwise a stopped child's late ones.
+async fn complete_io(
+    runner: &mut Option<Runner>,
+    session: &mut Option<Session>,
+    busy: bool,
+) -> Vec<Event> {
     match (runner.as_mut(), session.as_mut()) {
-        (Some(runner), Some(session)) => runner.complete_io(session).await,
+        (Some(runner), Some(session)) if busy => runner.complete_io(session).await,
+        (Some(runner), Some(session)) => runner.next_late(session).await,
         _ => std::future::pending().await,
     }
 }
