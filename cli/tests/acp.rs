@@ -1036,3 +1036,54 @@ fn the_model_option_lists_what_the_provider_offers() {
     assert_eq!(mock.chat_requests()[0].json()["model"], "other-model");
     assert!(agent.finish().success());
 }
+
+/// A subagent's calls reach the editor while its `task` call runs: `tool_call`s of their own
+/// under the parent's call (the child's events come out of the parent session's poll), then
+/// the task call completes with the child's answer.
+#[test]
+fn a_subagents_calls_are_shown_under_its_task_call() {
+    let task = json!({"description": "look", "prompt": "Read notes.txt.", "agent": "Explorer"})
+        .to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("t1", "task", &task)]),
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":"notes.txt"}"#)]),
+        Reply::text_answer("The notes say hi."),
+        Reply::text_answer("Done."),
+    ])
+    .unwrap();
+    let env = Env::new();
+    std::fs::write(env.work().join("notes.txt"), "hi\n").unwrap();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    let answer = agent.prompt(&sid, "Look at the notes.");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let updates = agent.updates();
+    let at = |pred: &dyn Fn(&Value) -> bool| {
+        updates
+            .iter()
+            .position(pred)
+            .unwrap_or_else(|| panic!("{updates:#?}"))
+    };
+    let task_call = at(&|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == "t1");
+    let child_call = at(&|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == "t1/c1");
+    let child_done = at(&|u| {
+        u["sessionUpdate"] == "tool_call_update"
+            && u["toolCallId"] == "t1/c1"
+            && u["status"] == "completed"
+    });
+    let task_done = at(&|u| {
+        u["sessionUpdate"] == "tool_call_update"
+            && u["toolCallId"] == "t1"
+            && u["status"] == "completed"
+    });
+    assert!(task_call < child_call && child_call < child_done && child_done < task_done);
+    let call = &updates[child_call];
+    assert_eq!(call["title"], "Explorer: Read notes.txt");
+    assert_eq!(call["_meta"]["hrns"]["parentToolCallId"], "t1");
+    assert_eq!(call["_meta"]["hrns"]["agent"], "Explorer");
+    let done = updates[task_done].to_string();
+    assert!(done.contains("The notes say hi."), "{done}");
+    assert!(!updates.iter().any(|u| u.to_string().contains(KEY)));
+    assert!(agent.finish().success());
+}

@@ -197,9 +197,12 @@
 //! subagents, checkpoints; its module docs walk through what an editor server implements).
 //! What a front end still takes from `cli` rather than from a shared host: `exec`'s own
 //! setup on the blocking driver (`cli/src/exec/mod.rs`), the redaction of JSON lines across deltas
-//! (`cli/src/exec/json_lines.rs`), and the subagents' events and questions, which reach a
-//! front end through the callbacks of [`task::Children`] and the task tools rather than
-//! through the parent session's [`Session::poll`].
+//! (`cli/src/exec/json_lines.rs`), and the subagents' approval questions, which reach a front
+//! end through the task tools' approval callback rather than as the parent session's
+//! question. A subagent's events (and its tokens) come out of the parent session's own
+//! [`Session::poll`] as [`Event::Child`]: the driver's task tool hands them to the runner
+//! that runs the call, which gives them to the session
+//! ([`Session::handle_child_event`]); there is no callback for them.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -4,9 +4,12 @@
 //! Everything here is a decision; a driver's task tool does the running. It holds a
 //! [`Children`], which decodes the call ([`plan_child`]) and builds the child's configuration
 //! ([`child_config`]); the driver drives the child session to its end with the parent's
-//! transport, forwards the child's events tagged with the parent call id ([`ChildEvent`],
-//! [`Children::observe`]), and turns the outcome into the result ([`Children::result`],
-//! [`child_result`]).
+//! transport, hands the child's events, tagged with the parent call id ([`ChildEvent`]), to the
+//! parent's runner, which gives them to the parent session
+//! ([`Session::handle_child_event`](crate::Session::handle_child_event)): they come out of the
+//! parent's own `poll` as [`Event::Child`], and the child's usage counts in the parent's. The
+//! driver turns the outcome into the result ([`Children::result`], [`child_result`]). Nothing
+//! here calls back: a child's events are data the parent's owner reads like its own.
 //!
 //! Rules: rights never grow — a child gets at most its parent's tools and approval policy
 //! (a read-only parent's children are read-only, whatever agent the call names); the default
@@ -20,7 +23,7 @@
 
 mod children;
 
-pub use children::{ChildObserver, ChildStart, Children, PromptFn, StatedImagesFn};
+pub use children::{ChildStart, Children, PromptFn, StatedImagesFn};
 
 use crate::agent::{Agent, find_agent};
 use crate::session::{
@@ -298,17 +301,18 @@ pub fn add_usage(parent: Option<Usage>, children: &[Usage]) -> Option<Usage> {
     Some(total)
 }
 
-/// A child session's event, tagged with the `task` call that runs it. Serialized as the event's
-/// own JSON object with `parent_call_id` (and `agent`) added, for `exec --json` and the
-/// session file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A child session's event, tagged with the `task` call that runs it: what a driver's task
+/// tool hands the parent's runner, and what [`Event::Child`] carries out of the parent's
+/// `poll`. Serialized as `{"parent_call_id":…,"agent":…,"event":{…}}`; a front end that
+/// prints the event's own object with the two fields added (`exec --json`) flattens it
+/// itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChildEvent {
     /// The id of the parent's `task` call.
     pub parent_call_id: String,
     /// The child's agent.
     pub agent: String,
     /// The child's event.
-    #[serde(flatten)]
     pub event: Event,
 }
 

@@ -58,8 +58,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         workspace: std::env::current_dir()?,
         cancel: Default::default(),
         sandbox: Default::default(),
-        usage: Default::default(),
         files: Default::default(),
+        children: Default::default(),
     };
     let mut runner = Runner::new(std::sync::Arc::new(client), &tools, ctx);
     let outcome = runner.run(&mut session, &prompt, |event| match event {

@@ -134,7 +134,7 @@ impl<F: FnMut(&Event)> TurnFront for Callbacks<'_, F> {
 }
 
 /// What a reader or tool thread hands to the runner.
-enum Io {
+pub(crate) enum Io {
     Head(RequestId, u16, Vec<(String, Vec<u8>)>),
     /// A piece of the body; its buffer goes back to the reader when it has been fed.
     Data(RequestId, Chunk),
@@ -144,6 +144,8 @@ enum Io {
     Tool(ToolRun, ToolEnd),
     /// A wait the session asked for (a snapshot, hooks) came to this.
     Waited(Waited),
+    /// A running `task` call's child produced an event ([`crate::ChildLink`]).
+    Child(Box<hrns_core::task::ChildEvent>),
 }
 
 impl<'a> Runner<'a> {
@@ -153,8 +155,9 @@ impl<'a> Runner<'a> {
     pub fn new(transport: Arc<dyn Transport>, tools: &'a Toolbox, mut ctx: ToolContext) -> Self {
         let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
         let ledger = Ledger::default();
-        // Subagents' tokens go to the ledger, which counts them in the session's usage.
-        ctx.usage = ledger.child_usage();
+        // A subagent's events (its tokens among them) come back on the runner's channel, and
+        // go to the session like any input.
+        ctx.children = crate::tool::ChildLink::to(tx.clone());
         Runner {
             transport,
             tools: tools.clone(),
@@ -294,6 +297,21 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// After a turn: what the runner's threads handed in since, fed to the session without
+    /// waiting, and the events that came out. A cancelled turn does not wait for its tools;
+    /// a stopped child ends a moment later with its own final event, which belongs in the
+    /// output and the session file, and its tokens still count: call this while waiting for
+    /// such children (see [`crate::tools::Running`]). Late outputs of stopped calls are
+    /// ignored by the session.
+    pub fn take_late(&mut self, session: &mut Session) -> Vec<Event> {
+        while let Ok(io) = self.rx.try_recv() {
+            self.feed(session, io);
+        }
+        let mut events = Vec::new();
+        self.take_actions(session, &mut events);
+        events
+    }
+
     /// Submits `prompt` and runs the turn to its end, handing each event to `on_event` and
     /// answering approval requests with the [`Runner::approve_with`] callback. Fails only when
     /// a turn is already running.
@@ -370,8 +388,6 @@ impl<'a> Runner<'a> {
                     .expect("the session asked about this call");
             }
         }
-        // What stopped children spent still counts.
-        self.ledger.count_child_usage(session);
         self.ledger.outcome().clone()
     }
 
@@ -422,6 +438,10 @@ impl<'a> Runner<'a> {
                 self.ledger.tool_ended(session, now, &run, end)
             }
             Io::Waited(waited) => self.ledger.waited(session, now, waited),
+            Io::Child(child) => {
+                self.ledger.child_event(session, *child);
+                Ok(())
+            }
         };
         fed.expect("the runner feeds only what the session issued, each head first");
     }

@@ -1,11 +1,13 @@
 //! The `Tool` trait and the toolbox the runner dispatches calls to.
 
 use crate::sandbox::Sandbox;
-use hrns_core::session::ChildUsage;
+use hrns_core::task::ChildEvent;
 use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+#[cfg(feature = "http")]
+use std::sync::mpsc;
 
 /// A cancellation flag shared between the caller and running work. Cheap to clone.
 #[derive(Debug, Clone, Default)]
@@ -43,15 +45,16 @@ pub struct ToolContext {
     /// How commands are confined and which environment they see. [`ToolContext::new`] gives
     /// [`Sandbox::unconfined`]; the `hrns` program sets its `--sandbox` policy here.
     pub sandbox: Sandbox,
-    /// Where a tool reports the tokens of model requests it made itself (a subagent's). The
-    /// [`Runner`](crate::Runner) sets it to its ledger's
-    /// ([`Ledger::child_usage`](hrns_core::session::Ledger::child_usage)), which counts them
-    /// in the session's usage.
-    pub usage: ChildUsage,
     /// Where `read_file`, `write_file` and `edit_file` move their text: the local file system,
     /// or an editor that holds the files ([`Files::Editor`]). [`ToolContext::new`] gives
     /// [`Files::Local`].
     pub files: Files,
+    /// Where a `task` tool hands its child's events (usage among them): the
+    /// [`Runner`](crate::Runner) that runs the call sets it to its own channel, and gives
+    /// them to its session ([`Ledger::child_event`](hrns_core::session::Ledger::child_event)),
+    /// out of whose poll they come as [`Event::Child`](hrns_core::session::Event::Child).
+    /// [`ToolContext::new`] gives a link to nowhere.
+    pub children: ChildLink,
 }
 
 /// Where the file tools' text is read and written.
@@ -88,6 +91,33 @@ pub trait TextFiles: Send + Sync {
     fn write_text(&self, path: &Path, content: &str) -> Result<(), String>;
 }
 
+/// Where a tool that runs a child session (`task`) hands the child's events: the channel of
+/// the [`Runner`](crate::Runner) running the call, which feeds them to the parent session in
+/// the order they were sent and before the call's end. Cheap to clone; the default leads
+/// nowhere (events are dropped), and so does every link without the `http` feature, which
+/// has no runner.
+#[derive(Debug, Clone, Default)]
+pub struct ChildLink(#[cfg(feature = "http")] Option<mpsc::SyncSender<crate::runner::Io>>);
+
+impl ChildLink {
+    /// A link to a runner's channel.
+    #[cfg(feature = "http")]
+    pub(crate) fn to(tx: mpsc::SyncSender<crate::runner::Io>) -> Self {
+        ChildLink(Some(tx))
+    }
+
+    /// Hands `child` to the runner; waits while the runner's channel is full. Dropped when
+    /// the runner is gone.
+    pub fn send(&self, child: ChildEvent) {
+        #[cfg(feature = "http")]
+        if let Some(tx) = &self.0 {
+            tx.send(crate::runner::Io::Child(Box::new(child))).ok();
+        }
+        #[cfg(not(feature = "http"))]
+        drop(child);
+    }
+}
+
 impl ToolContext {
     /// Returns a context for `workspace`, made absolute and canonical (symbolic links resolved),
     /// with a fresh cancellation flag. Fails when the workspace does not exist.
@@ -99,8 +129,8 @@ impl ToolContext {
             workspace: std::fs::canonicalize(workspace)?,
             cancel: CancelFlag::new(),
             sandbox: Sandbox::unconfined(),
-            usage: ChildUsage::default(),
             files: Files::Local,
+            children: ChildLink::default(),
         })
     }
 }

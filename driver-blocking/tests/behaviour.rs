@@ -64,8 +64,8 @@ fn ctx() -> ToolContext {
         workspace: std::env::temp_dir(),
         cancel: Default::default(),
         sandbox: Default::default(),
-        usage: Default::default(),
         files: Default::default(),
+        children: Default::default(),
     }
 }
 
@@ -75,15 +75,27 @@ impl suite::Harness for Blocking {
     fn run(&mut self, session: &mut Session, prompt: &str) -> Vec<(Instant, Event)> {
         let client = Client::new(session.config().provider.clone(), &ClientConfig::default());
         let slow_left = Arc::new(AtomicBool::new(false));
-        let tools = toolbox(&slow_left);
-        let mut runner =
-            Runner::new(Arc::new(client), &tools, ctx()).update_tools_with(move |tools| {
-                slow_left.swap(false, Ordering::SeqCst).then(|| {
-                    // `crash` goes too: the default session of the suite does not offer it.
-                    tools.retain(|name| name != "slow" && name != "crash");
-                    suite::SLOW_LEFT.to_owned()
-                })
+        let transport: Arc<dyn hrns_blocking::Transport> = Arc::new(client);
+        let mut tools = toolbox(&slow_left);
+        if session.config().tools.iter().any(|t| t.name == "task") {
+            let mut child_tools = Toolbox::new();
+            child_tools.add(Echo {
+                slow_left: Arc::new(AtomicBool::new(false)),
             });
+            let children = suite::children_of(session);
+            tools.add(hrns_blocking::tools::TaskTool::new(
+                Arc::clone(&transport),
+                children,
+                child_tools,
+            ));
+        }
+        let mut runner = Runner::new(transport, &tools, ctx()).update_tools_with(move |tools| {
+            slow_left.swap(false, Ordering::SeqCst).then(|| {
+                // `crash` goes too: the default session of the suite does not offer it.
+                tools.retain(|name| name != "slow" && name != "crash");
+                suite::SLOW_LEFT.to_owned()
+            })
+        });
         let mut events = Vec::new();
         // The owner's loop: the session stays ours between steps.
         session.submit(prompt).expect("the session is idle");

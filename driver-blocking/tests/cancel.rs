@@ -15,8 +15,8 @@ fn run_and_cancel_after(reply: Reply, after: Duration) -> (TurnOutcome, Duration
         workspace: std::env::temp_dir(),
         cancel: Default::default(),
         sandbox: Default::default(),
-        usage: Default::default(),
         files: Default::default(),
+        children: Default::default(),
     };
     let mut runner = Runner::new(std::sync::Arc::new(client), &tools, ctx);
     let flag = runner.cancel_flag();

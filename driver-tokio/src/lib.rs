@@ -122,4 +122,4 @@ pub use client::{ChatEvents, Client, ClientConfig, ClientError, HttpClient, Inco
 pub use hrns_blocking::{Files, Launch, Launcher, Sandbox, SandboxRefusal, TextFiles};
 pub use hrns_core::session::TurnOutcome;
 pub use runner::{ApprovalFuture, Runner};
-pub use tool::{Tool, ToolContext, ToolFuture, Toolbox, UsageSink};
+pub use tool::{ChildLink, Tool, ToolContext, ToolFuture, Toolbox};

@@ -16,6 +16,7 @@ use hrns_core::session::{
     Approval, Confinement, Event, Ledger, Session, SessionError, ToolEnd, ToolRun, ToolsChange,
     ToolsReason, TransportError, TurnOutcome, Wait, Waited, Waiting, Work,
 };
+use hrns_core::task::ChildEvent;
 use hyper::body::Bytes;
 use std::collections::HashMap;
 use std::fmt;
@@ -24,6 +25,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, Id, JoinSet};
 use tokio_util::sync::CancellationToken;
 
@@ -67,6 +69,9 @@ pub struct Runner {
     checkpoints: Option<Arc<Checkpointer>>,
     /// The waits being carried out (snapshots, batches of hooks), each on a blocking thread.
     waits: JoinSet<Waited>,
+    /// What running `task` calls' children produced ([`crate::ChildLink`]); the runner holds
+    /// a sender too (in its tools' context), so it never closes.
+    children: mpsc::UnboundedReceiver<ChildEvent>,
 }
 
 impl fmt::Debug for Runner {
@@ -87,8 +92,10 @@ impl Runner {
     /// callback. At most 8 tool calls run at once.
     pub fn new(client: Client, tools: Toolbox, mut ctx: ToolContext) -> Self {
         let ledger = Ledger::default();
-        // Subagents' tokens go to the ledger, which counts them in the session's usage.
-        ctx.usage = ledger.child_usage();
+        // A subagent's events (its tokens among them) come back on the runner's channel, and
+        // go to the session like any input.
+        let (tx, children) = mpsc::unbounded_channel();
+        ctx.children = crate::tool::ChildLink::to(tx);
         Runner {
             client,
             tools,
@@ -101,6 +108,7 @@ impl Runner {
             work: Vec::new(),
             checkpoints: None,
             waits: JoinSet::new(),
+            children,
         }
     }
 
@@ -209,6 +217,12 @@ impl Runner {
                     self.update_tools(session);
                     self.feed_step(session, step);
                 }
+                // Before the calls' ends: a child's events, sent before its call ended,
+                // reach the session first (its tokens count before its result).
+                Some(child) = self.children.recv() => {
+                    self.update_tools(session);
+                    self.ledger.child_event(session, child);
+                }
                 Some((run, end)) = self.running.next(), if !self.running.is_empty() => {
                     self.update_tools(session);
                     self.ledger
@@ -284,9 +298,40 @@ impl Runner {
             }
         }
         turn.runner.settle().await;
-        // What stopped children spent still counts.
-        turn.runner.ledger.count_child_usage(turn.session);
+        // Stopped children ended meanwhile: their last events (and tokens) still count.
+        for event in turn.runner.take_late(turn.session) {
+            turn.emit(&event);
+        }
         turn.runner.ledger.outcome().clone()
+    }
+
+    /// After a turn: the children's events handed in since, fed to the session without
+    /// waiting, and the events that came out. A stopped child ends a moment after its
+    /// parent's turn with its own final event, which belongs in the record, and its tokens
+    /// still count; [`Runner::run`] does this after each turn.
+    pub fn take_late(&mut self, session: &mut Session) -> Vec<Event> {
+        while let Ok(child) = self.children.try_recv() {
+            self.ledger.child_event(session, child);
+        }
+        self.dispatch(session)
+    }
+
+    /// Waits for a child's event that comes after its parent's turn (a stopped child ends a
+    /// moment later with its own final event) and returns what it brought out of the
+    /// session. For an owner that drives [`Runner::complete_io`] itself, to await while the
+    /// session is idle (one branch of a `select!`): it never resolves when no child runs.
+    /// Cancel-safe.
+    pub async fn next_late(&mut self, session: &mut Session) -> Vec<Event> {
+        loop {
+            let Some(child) = self.children.recv().await else {
+                return pending().await;
+            };
+            self.ledger.child_event(session, child);
+            let events = self.dispatch(session);
+            if !events.is_empty() {
+                return events;
+            }
+        }
     }
 
     /// Starts the IO the session asked for (requests, tool calls, aborts) and returns the

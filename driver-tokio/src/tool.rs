@@ -1,11 +1,13 @@
 //! The async `Tool` trait and the toolbox the runner dispatches calls to.
 
 use hrns_blocking::{CancelFlag, Files, Sandbox};
+use hrns_core::task::ChildEvent;
 use hrns_core::tool::render::tool_failed;
 use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// The future a [`Tool`] returns.
@@ -23,18 +25,37 @@ pub struct ToolContext {
     /// How commands are confined and which environment they see (the std tools take it as it
     /// is). [`ToolContext::new`] gives [`Sandbox::unconfined`].
     pub sandbox: Sandbox,
-    /// Where a tool reports the tokens of model requests it made itself (a subagent's); the
-    /// runner sets it to its ledger's, which counts them in the session's usage
-    /// ([`Ledger::child_usage`](hrns_core::session::Ledger::child_usage)).
-    pub usage: UsageSink,
     /// Where the std file tools move their text ([`Files`]); [`ToolContext::new`] gives
     /// [`Files::Local`].
     pub files: Files,
+    /// Where a `task` tool hands its child's events (usage among them): the runner that runs
+    /// the call sets it to its own channel, and gives them to its session
+    /// ([`Ledger::child_event`](hrns_core::session::Ledger::child_event)), out of whose poll
+    /// they come as [`Event::Child`](hrns_core::session::Event::Child).
+    /// [`ToolContext::new`] gives a link to nowhere.
+    pub children: ChildLink,
 }
 
-/// Tokens that tools spent on model requests of their own (a subagent's): the core's
-/// [`ChildUsage`](hrns_core::session::ChildUsage), which the runner's ledger counts.
-pub type UsageSink = hrns_core::session::ChildUsage;
+/// Where a tool that runs a child session (`task`) hands the child's events: the channel of
+/// the [`Runner`](crate::Runner) running the call, which feeds them to the parent session in
+/// the order they were sent and before the call's end. Cheap to clone; the default leads
+/// nowhere (events are dropped).
+#[derive(Debug, Clone, Default)]
+pub struct ChildLink(Option<mpsc::UnboundedSender<ChildEvent>>);
+
+impl ChildLink {
+    /// A link to a runner's channel.
+    pub(crate) fn to(tx: mpsc::UnboundedSender<ChildEvent>) -> Self {
+        ChildLink(Some(tx))
+    }
+
+    /// Hands `child` to the runner; dropped when the runner is gone.
+    pub fn send(&self, child: ChildEvent) {
+        if let Some(tx) = &self.0 {
+            tx.send(child).ok();
+        }
+    }
+}
 
 impl ToolContext {
     /// Returns a context for `workspace`, made absolute and canonical (symbolic links
@@ -47,8 +68,8 @@ impl ToolContext {
             workspace: std::fs::canonicalize(workspace)?,
             cancel: CancellationToken::new(),
             sandbox: Sandbox::unconfined(),
-            usage: UsageSink::default(),
             files: Files::Local,
+            children: ChildLink::default(),
         })
     }
 }
@@ -164,8 +185,9 @@ where
         workspace: ctx.workspace.clone(),
         cancel: flag.clone(),
         sandbox: ctx.sandbox.clone(),
-        usage: ctx.usage.clone(),
         files: ctx.files.clone(),
+        // A blocking tool runs no child of this driver's.
+        children: hrns_blocking::ChildLink::default(),
     };
     Box::pin(async move {
         let _cancel_on_drop = CancelOnDrop(flag.clone());

@@ -79,7 +79,19 @@ impl suite::Harness for Tokio {
         let rt = runtime();
         let client = Client::new(session.config().provider.clone(), &ClientConfig::default());
         let slow_left = Arc::new(AtomicBool::new(false));
-        let tools = toolbox(&slow_left);
+        let mut tools = toolbox(&slow_left);
+        if session.config().tools.iter().any(|t| t.name == "task") {
+            let mut child_tools = Toolbox::new();
+            child_tools.add(Echo {
+                slow_left: Arc::new(AtomicBool::new(false)),
+            });
+            let children = suite::children_of(session);
+            tools.add(hrns_tokio::tools::TaskTool::new(
+                client.clone(),
+                children,
+                child_tools,
+            ));
+        }
         let mut runner = Runner::new(
             client,
             tools,

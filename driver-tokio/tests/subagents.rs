@@ -13,7 +13,7 @@ use hrns_tokio::{
     Client, ClientConfig, Runner, Tool, ToolContext, ToolFuture, Toolbox, TurnOutcome,
 };
 use serde_json::json;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Barrier;
 
@@ -45,7 +45,17 @@ impl Tool for Meet {
 struct Parent {
     session: Session,
     runner: Runner,
-    children: Arc<Mutex<Vec<ChildEvent>>>,
+}
+
+/// The children's events among the parent's: they come out of the parent session's poll.
+fn children_of(events: &[Event]) -> Vec<ChildEvent> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Child(child) => Some(ChildEvent::clone(child)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A parent session offering `task` (children get `meet`) under the auto policy.
@@ -58,10 +68,7 @@ fn parent(mock: &MockProvider) -> Parent {
     config.approval = ApprovalPolicy::Auto;
     let mut child_parent = config.clone();
     child_parent.tools = child_tools.specs();
-    let children = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&children);
-    let made_of = Children::new(child_parent, builtin_agents())
-        .on_event(move |e| log.lock().unwrap().push(e.clone()));
+    let made_of = Children::new(child_parent, builtin_agents());
     let task = TaskTool::new(client.clone(), made_of, child_tools);
     config.subagents = Some(task.subagents());
     let mut tools = Toolbox::new();
@@ -72,7 +79,6 @@ fn parent(mock: &MockProvider) -> Parent {
     Parent {
         session: Session::new(config),
         runner,
-        children,
     }
 }
 
@@ -107,7 +113,7 @@ async fn two_children_run_at_once_and_their_tokens_count() {
 
     // Each child's `meet` answered "met": both calls were waiting at the same time, so the
     // children overlapped (one after the other, each would have met nobody).
-    let children = p.children.lock().unwrap().clone();
+    let children = children_of(&events);
     let mut met: Vec<(&str, &str)> = children
         .iter()
         .filter_map(|c| match &c.event {
@@ -207,7 +213,7 @@ async fn cancel_stops_both_children() {
     history::validate(p.session.messages()).unwrap();
 
     // Each child ended with its own cancel, tagged with its call.
-    let children = p.children.lock().unwrap().clone();
+    let children = children_of(&events);
     let mut cancelled: Vec<&str> = children
         .iter()
         .filter(|c| c.event == Event::TurnCancelled)

@@ -410,7 +410,6 @@ fn subagents(out: &Outbound, session_id: &str, cwd: &str) -> Subagents {
     let out = out.clone();
     let (sid, cwd) = (session_id.to_owned(), cwd.to_owned());
     Subagents {
-        on_event: Box::new(|_| {}),
         ask: Arc::new(move |_agent: String, run| {
             let out = out.clone();
             let params = crate::host::redact::with_secrets(|secrets| {

@@ -257,7 +257,6 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     let transport: Arc<dyn Transport> = Arc::clone(&replayer) as Arc<dyn Transport>;
     // A recorded run that offered `task` replays its children through the same recording.
     if header.tools.iter().any(|t| t == hrns_core::task::TASK_TOOL) {
-        let (log, _) = std::sync::mpsc::channel();
         let task = crate::host::subagents::task_tool(
             &discovered,
             &cwd,
@@ -266,8 +265,6 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
             Arc::new(|_: &str| None), // no config file in a replay: the known families decide
             &Arc::new(hrns_blocking::mcp::McpServers::default()), // a replay starts no servers
             Arc::clone(&transport),
-            args.json,
-            log,
         );
         config.subagents = Some(task.subagents());
         toolbox.add(task);
@@ -306,8 +303,8 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         workspace: cwd,
         cancel: Default::default(),
         sandbox,
-        usage: Default::default(),
         files: Default::default(),
+        children: Default::default(),
     };
     let outcome = run_turn(
         transport,

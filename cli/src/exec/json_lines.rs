@@ -64,6 +64,15 @@ impl JsonPrinter {
             Event::TextDelta { text } => (DeltaKind::Text, text),
             Event::ReasoningDelta { text } => (DeltaKind::Reasoning, text),
             Event::RefusalDelta { text } => (DeltaKind::Refusal, text),
+            // A subagent's event: its own line, with `parent_call_id` and `agent`.
+            Event::Child(child) => {
+                if child.event.is_delta() {
+                    return;
+                }
+                self.finish(out);
+                crate::host::subagents::print_json(child, out);
+                return;
+            }
             Event::TurnStarted { .. }
             | Event::RequestStarted { .. }
             | Event::ToolCallStreaming { .. }

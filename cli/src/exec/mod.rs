@@ -232,7 +232,6 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         )
         .print(&mut std::io::stdout().lock());
     }
-    let (child_tx, child_rx) = std::sync::mpsc::channel();
     let mut children = None;
     if crate::host::subagents::enabled(&setup) {
         let mut task = crate::host::subagents::task_tool(
@@ -243,8 +242,6 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             setup.stated_images(),
             &mcp_servers,
             Arc::clone(&transport),
-            args.json,
-            child_tx,
         );
         if policy == ApprovalPolicy::Ask {
             task = task.approve_with(|agent, run| ask_on_terminal(run, Some(agent), false));
@@ -258,8 +255,8 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         workspace: setup.workspace.clone(),
         cancel,
         sandbox: setup.sandbox.clone(),
-        usage: Default::default(),
         files: Default::default(),
+        children: Default::default(),
     };
     let ended = run_turn(
         transport,
@@ -271,7 +268,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         policy,
         log.as_mut(),
         plan::quirk_store(&setup, keep).as_ref(),
-        Some(&child_rx),
+        children,
         Some(live_tools),
         structured,
         checkpointer,
@@ -281,16 +278,6 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     let mut ended = ended;
     ended.write_final();
     let outcome = &ended.outcome;
-    // A cancelled turn does not wait for its tools; a child ends a moment later, and its
-    // final event belongs in the output and the session file.
-    if let Some(children) = children {
-        children.wait_idle(std::time::Duration::from_secs(3));
-        if let Some(log) = log.as_mut() {
-            for child in child_rx.try_iter() {
-                let _ = log.record_child(&child);
-            }
-        }
-    }
     if matches!(outcome, TurnOutcome::Cancelled) {
         // Tool threads may still be killing their commands when hrns is about to exit.
         hrns_blocking::tools::end_all_commands();
@@ -504,7 +491,7 @@ pub(crate) fn run_turn(
     policy: ApprovalPolicy,
     log: Option<&mut SessionLog>,
     learn: Option<&QuirkStore>,
-    children: Option<&std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
+    children: Option<hrns_blocking::tools::Running>,
     live_tools: Option<crate::setup::mcp::LiveTools>,
     answer: Answer,
     checkpoints: Option<Arc<hrns_blocking::Checkpointer>>,
@@ -534,7 +521,6 @@ pub(crate) fn run_turn(
         policy,
         log,
         learn,
-        children,
         diffs,
         can_escalate,
         answer,
@@ -548,6 +534,21 @@ pub(crate) fn run_turn(
         },
     };
     let outcome = runner.drive_batches(session, &mut front);
+    // A cancelled turn does not wait for its tools; a child ends a moment later, and its
+    // final event belongs in the output and the session file (and its tokens in the usage).
+    if let Some(children) = children {
+        let mut waited = std::time::Duration::ZERO;
+        let step = std::time::Duration::from_millis(50);
+        loop {
+            let idle = children.wait_idle(step);
+            let late = runner.take_late(session);
+            hrns_blocking::TurnFront::events(&mut front, &late);
+            waited += step;
+            if idle || waited >= std::time::Duration::from_secs(3) {
+                break;
+            }
+        }
+    }
     front.finish();
     Ended {
         outcome,
@@ -567,7 +568,6 @@ struct ExecFront<'x> {
     policy: ApprovalPolicy,
     log: Option<&'x mut SessionLog>,
     learn: Option<&'x QuirkStore>,
-    children: Option<&'x std::sync::mpsc::Receiver<hrns_core::task::ChildEvent>>,
     diffs: crate::host::diff::WriteDiffs,
     can_escalate: bool,
     /// Whether answer text is streamed to stdout.
@@ -581,21 +581,6 @@ struct ExecFront<'x> {
 impl hrns_blocking::TurnFront for ExecFront<'_> {
     fn events(&mut self, events: &[Event]) {
         let to = &mut self.to;
-        // Children's events reach the file before the parent's events of this batch: a child
-        // sends them all before its `task` call returns, so before the batch with the call's
-        // result is read (once per batch: a channel check per delta cost as much as the
-        // printing).
-        for child in self.children.into_iter().flat_map(|rx| rx.try_iter()) {
-            if let Some(log) = self.log.as_deref_mut() {
-                if let Err(e) = log.record_child(&child) {
-                    if self.json {
-                        self.json_printer.finish(to.out_clean());
-                    }
-                    to.finish();
-                    eprintln!("hrns: warning: saving the session failed: {e}");
-                }
-            }
-        }
         for event in events {
             // Most events of a stream are deltas: nothing saves them (the message carries the
             // text), learns from them or diffs them, so they go straight to the printer.
@@ -630,7 +615,8 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
                     | Event::Hook { .. }
                     | Event::TurnFinished { .. }
                     | Event::TurnFailed { .. }
-                    | Event::TurnCancelled => self.printer.print(event, to),
+                    | Event::TurnCancelled
+                    | Event::Child(_) => self.printer.print(event, to),
                 }
                 continue;
             }
@@ -761,7 +747,8 @@ fn note(ended: &mut Ended, event: &Event) {
         | Event::CheckpointFailed { .. }
         | Event::Hook { .. }
         | Event::TurnFailed { .. }
-        | Event::TurnCancelled => {}
+        | Event::TurnCancelled
+        | Event::Child(_) => {}
     }
 }
 

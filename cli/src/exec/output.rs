@@ -396,6 +396,11 @@ impl HumanPrinter {
                 self.end_text(to);
                 let _ = writeln!(to.err(), "{}", s.harness("cancelled"));
             }
+            // A subagent's activity, indented under the parent's `task` line.
+            Event::Child(child) => {
+                self.end_reasoning(to);
+                crate::host::subagents::print_human(child, s, to.err());
+            }
             Event::TurnStarted { .. }
             | Event::RequestStarted { .. }
             | Event::ToolCallStreaming { .. }
@@ -414,6 +419,10 @@ fn shown(event: &Event) -> bool {
     // result, which keeps its place right under the call.
     if let Event::Checkpoint { skipped, .. } = event {
         return !skipped.is_empty();
+    }
+    // A subagent's streamed pieces are not shown (its lines say what it does).
+    if let Event::Child(child) = event {
+        return !child.event.is_delta();
     }
     matches!(
         event,
@@ -594,7 +603,8 @@ pub(crate) fn print_json(event: &Event, out: &mut Vec<u8>) {
         | Event::Hook { .. }
         | Event::TurnFinished { .. }
         | Event::TurnFailed { .. }
-        | Event::TurnCancelled => None,
+        | Event::TurnCancelled
+        | Event::Child(_) => None,
     };
     if let Some((start, text)) = delta {
         let text = text.as_str();

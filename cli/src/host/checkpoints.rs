@@ -126,7 +126,8 @@ pub(crate) fn timeline(s: &LoadedSession) -> Timeline {
             | Event::Hook { .. }
             | Event::TurnFinished { .. }
             | Event::TurnFailed { .. }
-            | Event::TurnCancelled => {}
+            | Event::TurnCancelled
+            | Event::Child(_) => {}
         }
     }
     for mark in marks {

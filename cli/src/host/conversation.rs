@@ -6,7 +6,8 @@
 //! This is the tokio driver's glue over [`super::plan`], where what the conversation is made
 //! of is decided for every front end (`exec` has the blocking driver's glue). The TUI and
 //! `hrns acp` both build their runner and session here; a front end only says where
-//! subagents' events and approval questions go ([`Subagents`]).
+//! subagents' approval questions go ([`Subagents`]); their events come out of the session's
+//! poll ([`hrns_core::session::Event::Child`]).
 
 use crate::host::diff::WriteDiffs;
 use crate::setup::Setup;
@@ -14,7 +15,6 @@ use crate::setup::mcp::{LiveTools, ServersTold};
 use hrns_blocking::mcp::McpServers;
 use hrns_core::secrets::Secrets;
 use hrns_core::session::{Approval, ApprovalPolicy, Session, SessionConfig, ToolRun};
-use hrns_core::task::ChildEvent;
 use hrns_core::wire::Message;
 use hrns_tokio::{Client, ClientConfig, HttpClient, Runner, ToolContext, Toolbox};
 use std::future::Future;
@@ -24,10 +24,9 @@ use std::sync::{Arc, Mutex};
 /// The future a subagent's approval question is answered with.
 pub(crate) type ChildAnswer = Pin<Box<dyn Future<Output = Approval> + Send>>;
 
-/// Where a front end wants subagents' events and questions.
+/// Where a front end wants subagents' questions. Their events come out of the parent
+/// session's poll ([`hrns_core::session::Event::Child`]).
 pub(crate) struct Subagents {
-    /// Each event of a child, tagged with the parent's `task` call.
-    pub(crate) on_event: Box<dyn Fn(&ChildEvent) + Send + Sync>,
     /// A child's question (its agent's name and the call); the answer goes to the child.
     pub(crate) ask: Arc<dyn Fn(String, ToolRun) -> ChildAnswer + Send + Sync>,
 }
@@ -105,7 +104,7 @@ pub(crate) fn build(
     // Before the subagents' tool is made: children inherit the hooks.
     config.hooks = hooks;
     if crate::host::subagents::enabled(setup) {
-        let Subagents { on_event, ask } = subagents;
+        let Subagents { ask } = subagents;
         let task = crate::host::subagents::tokio_task_tool(
             &setup.discovered,
             &setup.workspace,
@@ -114,7 +113,6 @@ pub(crate) fn build(
             setup.stated_images(),
             &shared.mcp,
             client.clone(),
-            on_event,
         )
         .approve_with(move |agent: String, run| ask(agent, run));
         config.subagents = Some(task.subagents());
@@ -135,8 +133,8 @@ pub(crate) fn build(
         workspace: setup.workspace.clone(),
         cancel: Default::default(),
         sandbox: setup.sandbox.clone(),
-        usage: Default::default(),
         files: shared.files.clone(),
+        children: Default::default(),
     };
     // A server that stops or changes its tools: the next request offers them as they are.
     let mut runner = Runner::new(client.clone(), toolbox, ctx)

@@ -389,7 +389,9 @@ impl WriteDiffs {
             | Event::Hook { .. }
             | Event::TurnFinished { .. }
             | Event::TurnFailed { .. }
-            | Event::TurnCancelled => None,
+            | Event::TurnCancelled
+            // A child's writes are its own: its diffs are not the parent's.
+            | Event::Child(_) => None,
         }
     }
 }

@@ -32,8 +32,9 @@
 //!    hooks; the editor's own servers join `found.mcp` like config entries), then
 //!    `setup::mcp::start` and [`conversation::build`]: client, toolbox, MCP tools, diffs,
 //!    `update_plan`, subagents and the session ([`plan::session_config`]), over a history to
-//!    continue. The front end only says where subagents' events and questions go
-//!    ([`conversation::Subagents`]).
+//!    continue. The front end only says where subagents' questions go
+//!    ([`conversation::Subagents`]); their events come out of the session's poll as
+//!    `Event::Child`.
 //! 3. **The session log.** [`sessions::SessionLog::create`] or `append_to` after
 //!    [`sessions::claim`] (one writer per session); `record` every event;
 //!    `keep_if_answered` when it closes. The files are the same for every front end, so a

@@ -245,6 +245,10 @@ impl SessionLog {
         if event.is_delta() {
             return Ok(());
         }
+        // A subagent's event keeps the file's line for children.
+        if let Event::Child(child) = event {
+            return self.record_child(child);
+        }
         let line = serde_json::to_string(&EntryRef { event }).map_err(io::Error::other)?;
         self.write_line(redacted(line))
     }
@@ -785,7 +789,8 @@ impl Shape {
             | Event::Hook { .. }
             | Event::TurnFinished { .. }
             | Event::TurnFailed { .. }
-            | Event::TurnCancelled => Shape::Other,
+            | Event::TurnCancelled
+            | Event::Child(_) => Shape::Other,
         }
     }
 }

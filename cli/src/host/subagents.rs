@@ -14,7 +14,6 @@ use hrns_core::task::{self, ChildEvent, Children, StatedImagesFn};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::mpsc;
 
 /// Whether the run's agent may use `task`.
 pub(crate) fn enabled(setup: &Setup) -> bool {
@@ -75,8 +74,9 @@ fn prompt_composer(
 }
 
 /// The blocking `task` tool for `exec`: children run on `transport` with every built-in and
-/// MCP tool (as the servers are when the child starts) their agent allows (a read-only agent only the read-only ones), print their activity as they go, and send their events to `log` for
-/// the session file. A child whose agent names another model takes images as `stated_images`
+/// MCP tool (as the servers are when the child starts) their agent allows (a read-only agent
+/// only the read-only ones); their events come out of the parent session's poll
+/// ([`Event::Child`]), where `exec` prints and records them. A child whose agent names another model takes images as `stated_images`
 /// says for it. No child gets a tool `parent_agent` (the run's agent) denies; `None` only for a
 /// replay, which repeats what was recorded.
 #[allow(clippy::too_many_arguments)] // each is a different part the children are made of
@@ -88,8 +88,6 @@ pub(crate) fn task_tool(
     stated_images: StatedImagesFn,
     mcp: &Arc<McpServers>,
     transport: Arc<dyn Transport>,
-    json: bool,
-    log: mpsc::Sender<ChildEvent>,
 ) -> TaskTool {
     let all = child_toolbox(&discovered.skills, mcp);
     let current = {
@@ -98,30 +96,20 @@ pub(crate) fn task_tool(
     };
     let mut parent = parent.clone();
     parent.tools = all.specs();
-    let log = std::sync::Mutex::new(log);
     let mut children = Children::new(parent, discovered.agents.clone());
     if let Some(agent) = parent_agent {
         children = children.parent_agent(agent.clone());
     }
     let children = children
         .system_prompt(prompt_composer(discovered, workspace))
-        .stated_images(move |model| stated_images(model))
-        .on_event(move |child| {
-            if json {
-                print_json(child, &mut std::io::stdout().lock());
-            } else {
-                print_human(child, Style::stderr(), &mut std::io::stderr().lock());
-            }
-            if let Ok(log) = log.lock() {
-                let _ = log.send(child.clone());
-            }
-        });
+        .stated_images(move |model| stated_images(model));
     TaskTool::new(transport, children, all).current_tools(current)
 }
 
 /// The async `task` tool for the interactive UI: children run on `client` with every built-in
-/// and MCP tool (as the servers are when the child starts) their agent allows (a read-only agent only the read-only ones), and their
-/// events go to `observer`. Their approval requests are denied as unattended until the caller
+/// and MCP tool (as the servers are when the child starts) their agent allows (a read-only
+/// agent only the read-only ones); their events come out of the parent session's poll
+/// ([`Event::Child`]). Their approval requests are denied as unattended until the caller
 /// sets [`TaskTool::approve_with`](hrns_tokio::tools::TaskTool::approve_with). A child whose
 /// agent names another model takes images as `stated_images` says for it. No child gets a tool
 /// `parent_agent` (the session's agent) denies.
@@ -134,7 +122,6 @@ pub(crate) fn tokio_task_tool(
     stated_images: StatedImagesFn,
     mcp: &Arc<McpServers>,
     client: hrns_tokio::Client,
-    observer: impl Fn(&ChildEvent) + Send + Sync + 'static,
 ) -> hrns_tokio::tools::TaskTool {
     // `web_fetch` gets a client of its own that always verifies certificates.
     let http = hrns_tokio::HttpClient::new(&hrns_tokio::ClientConfig::default());
@@ -156,8 +143,7 @@ pub(crate) fn tokio_task_tool(
     let children = Children::new(parent, discovered.agents.clone())
         .parent_agent(parent_agent.clone())
         .system_prompt(prompt_composer(discovered, workspace))
-        .stated_images(move |model| stated_images(model))
-        .on_event(observer);
+        .stated_images(move |model| stated_images(model));
     hrns_tokio::tools::TaskTool::new(client, children, all).current_tools(toolbox)
 }
 
@@ -165,12 +151,24 @@ pub(crate) fn tokio_task_tool(
 /// `agent`. Deltas ([`Event::is_delta`]) are left out, all of them: the child's messages carry
 /// what they streamed.
 pub(crate) fn print_json(child: &ChildEvent, out: &mut impl Write) {
+    /// The line: the event's own object, flattened, after the two tags.
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        parent_call_id: &'a str,
+        agent: &'a str,
+        #[serde(flatten)]
+        event: &'a Event,
+    }
     if child.event.is_delta() {
         return;
     }
-    if let Ok(line) = serde_json::to_string(child) {
+    let line = Line {
+        parent_call_id: &child.parent_call_id,
+        agent: &child.agent,
+        event: &child.event,
+    };
+    if let Ok(line) = serde_json::to_string(&line) {
         let _ = writeln!(out, "{}", crate::host::redact::redact(&line));
-        let _ = out.flush();
     }
 }
 
@@ -238,7 +236,8 @@ pub(crate) fn print_human(child: &ChildEvent, s: Style, err: &mut impl Write) {
         | Event::Message { .. }
         | Event::Checkpoint { .. }
         | Event::CheckpointFailed { .. }
-        | Event::Hook { .. } => return,
+        | Event::Hook { .. }
+        | Event::Child(_) => return,
     };
     let _ = writeln!(err, "{line}");
 }

@@ -150,7 +150,8 @@ impl Tasks {
             | Event::Hook { .. }
             | Event::TurnFinished { .. }
             | Event::TurnFailed { .. }
-            | Event::TurnCancelled => {}
+            | Event::TurnCancelled
+            | Event::Child(_) => {}
         }
         let ended = match &child.event {
             Event::TurnFinished { .. } => "answered".to_owned(),
@@ -174,7 +175,8 @@ impl Tasks {
             | Event::Message { .. }
             | Event::Checkpoint { .. }
             | Event::CheckpointFailed { .. }
-            | Event::Hook { .. } => return Vec::new(),
+            | Event::Hook { .. }
+            | Event::Child(_) => return Vec::new(),
         };
         let c = self.children.remove(index);
         let mut lines = Vec::new();

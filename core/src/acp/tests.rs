@@ -688,3 +688,58 @@ mod client_requests {
         );
     }
 }
+
+/// A subagent's calls are shown as calls of their own under the parent's `task` call: an id
+/// that cannot collide with the parent's, the agent in the title and `_meta`, `in_progress`
+/// then completed or failed; its other events and deltas show nothing.
+#[test]
+fn a_childs_calls_are_tool_calls_under_the_parents_task_call() {
+    use crate::task::ChildEvent;
+    let secrets = Secrets::new();
+    let mut u = Updates::new("/w");
+    let mut out = Vec::new();
+    let child = |event| {
+        Event::Child(Box::new(ChildEvent {
+            parent_call_id: "t1".into(),
+            agent: "Explorer".into(),
+            event,
+        }))
+    };
+    u.on_event(
+        &secrets,
+        &child(Event::TurnStarted { turn: 1 }),
+        None,
+        &mut out,
+    );
+    u.on_event(&secrets, &child(delta("thinking")), None, &mut out);
+    assert!(out.is_empty(), "{out:?}");
+    let call = Event::ToolCall {
+        id: "c1".into(),
+        name: "read_file".into(),
+        arguments: r#"{"path":"src/a.rs"}"#.into(),
+    };
+    u.on_event(&secrets, &child(call), None, &mut out);
+    let result = Event::ToolResult {
+        id: "c1".into(),
+        name: "read_file".into(),
+        status: ToolStatus::Error,
+        output: ToolOutput::error("no such file"),
+    };
+    u.on_event(&secrets, &child(result), None, &mut out);
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert_eq!(out[0]["sessionUpdate"], "tool_call");
+    assert_eq!(out[0]["toolCallId"], "t1/c1");
+    assert_eq!(out[0]["title"], "Explorer: Read src/a.rs");
+    assert_eq!(out[0]["status"], "in_progress");
+    assert_eq!(out[0]["locations"][0]["path"], "/w/src/a.rs");
+    assert_eq!(
+        out[0]["_meta"],
+        json!({"hrns": {"parentToolCallId": "t1", "agent": "Explorer"}})
+    );
+    assert_eq!(out[1]["sessionUpdate"], "tool_call_update");
+    assert_eq!(out[1]["toolCallId"], "t1/c1");
+    assert_eq!(out[1]["status"], "failed");
+    // A child's end is not the prompt's.
+    let ended = child(Event::TurnCancelled);
+    assert_eq!(u.stop(&ended), None);
+}

@@ -11,6 +11,7 @@
 use crate::plan::{PlanStep, StepStatus};
 use crate::secrets::{Ending, Pieces, Secrets};
 use crate::session::{Event, ToolStatus, TurnError};
+use crate::task::ChildEvent;
 use crate::tool::builtin::{
     EDIT_FILE, GREP, LIST_FILES, LOAD_SKILL, READ_FILE, RUN_COMMAND, WEB_FETCH, WRITE_FILE,
 };
@@ -182,6 +183,14 @@ impl Updates {
                 out.push(update);
                 return;
             }
+            Event::Child(child) => {
+                if let Some(mut update) = self.child_update(child) {
+                    self.flush(secrets, out);
+                    secrets.redact_json(&mut update);
+                    out.push(update);
+                }
+                return;
+            }
             Event::TurnFinished { .. } | Event::TurnFailed { .. } | Event::TurnCancelled => {
                 self.flush(secrets, out);
                 self.calls.clear();
@@ -270,7 +279,8 @@ impl Updates {
             | Event::Message { .. }
             | Event::Checkpoint { .. }
             | Event::CheckpointFailed { .. }
-            | Event::Hook { .. } => {
+            | Event::Hook { .. }
+            | Event::Child(_) => {
                 self.refused = refused;
                 None
             }
@@ -304,6 +314,61 @@ impl Updates {
             update["locations"] = json!([{"path": self.absolute(path)}]);
         }
         update
+    }
+
+    /// A subagent's call as a `tool_call` of its own, shown under the parent's `task` call:
+    /// its id is the parent call's id and the child's joined by `/` (children's ids are
+    /// their models' and may repeat the parent's), its title names the child's agent, and
+    /// `_meta.hrns` names the parent call and the agent. It runs as the child decides, so it
+    /// starts `in_progress`; its result completes or fails it. Nothing else of a child is
+    /// shown: its answer is the `task` call's result.
+    fn child_update(&self, child: &ChildEvent) -> Option<Value> {
+        let id = |call: &str| format!("{}/{call}", child.parent_call_id);
+        let meta =
+            json!({"hrns": {"parentToolCallId": child.parent_call_id, "agent": child.agent}});
+        let mut update = match &child.event {
+            Event::ToolCall {
+                id: call,
+                name,
+                arguments,
+            } => {
+                let mut update = self.tool_call(&id(call), name, arguments);
+                let title = update["title"].as_str().unwrap_or(name).to_owned();
+                update["title"] = Value::String(format!("{}: {title}", child.agent));
+                update["status"] = Value::String("in_progress".into());
+                update
+            }
+            Event::ToolResult {
+                id: call,
+                name,
+                status,
+                output,
+            } => tool_result(&id(call), name, *status, &output.content, None),
+            Event::TurnStarted { .. }
+            | Event::RequestStarted { .. }
+            | Event::TextDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::RefusalDelta { .. }
+            | Event::ToolCallStreaming { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::Usage { .. }
+            | Event::Retry { .. }
+            | Event::OptionDropped { .. }
+            | Event::ToolsChanged { .. }
+            | Event::ContextCompacted { .. }
+            | Event::PlanUpdated { .. }
+            | Event::Message { .. }
+            | Event::Checkpoint { .. }
+            | Event::CheckpointFailed { .. }
+            | Event::Hook { .. }
+            | Event::TurnFinished { .. }
+            | Event::TurnFailed { .. }
+            | Event::TurnCancelled
+            // A child has no children.
+            | Event::Child(_) => return None,
+        };
+        update["_meta"] = meta;
+        Some(update)
     }
 
     fn absolute(&self, path: &str) -> String {

@@ -223,6 +223,12 @@ pub enum Event {
     },
     /// The turn was cancelled by the user.
     TurnCancelled,
+    /// An event of a subagent: the child session a running `task` call drives handed it to
+    /// this session ([`Session::handle_child_event`](super::Session::handle_child_event)),
+    /// tagged with that call's id and the child's agent. Boxed: it is rare, and an event is
+    /// moved on every delta. Serialized as `{"type":"child","parent_call_id":…,"agent":…,
+    /// "event":{…}}`.
+    Child(Box<crate::task::ChildEvent>),
 }
 
 impl Event {
@@ -254,6 +260,10 @@ impl Event {
             | Event::ReasoningDelta { .. }
             | Event::RefusalDelta { .. }
             | Event::ToolCallStreaming { .. } => Place::Delta,
+            // A child's streaming piece is one to the parent too (the child's message carries
+            // it); a child's end is not the parent's.
+            Event::Child(child) if child.event.is_delta() => Place::Delta,
+            Event::Child(_) => Place::Step,
             Event::TurnStarted { .. }
             | Event::RequestStarted { .. }
             | Event::ToolCall { .. }

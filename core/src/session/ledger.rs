@@ -1,7 +1,7 @@
 //! [`Ledger`]: the bookkeeping every driver keeps between the steps of a [`Session`], written
 //! once so that the drivers cannot drift apart. It holds the tool calls waiting for a slot and
 //! the parallel cap, which calls run, the request in flight, the snapshot being taken and how
-//! the turn ended, and the tokens its tools' subagents spent; it turns the session's [`Action`]s into [`Work`] for the driver, and the
+//! the turn ended; it turns the session's [`Action`]s into [`Work`] for the driver, and the
 //! driver's reports back into the session's inputs. Like the session it does no IO: a driver
 //! keeps only its own handles (a thread's stop flag, a task, a connection) keyed by what the
 //! ledger hands out.
@@ -10,9 +10,7 @@ use super::{Action, Approval, Event, Session, SessionError, ToolRun, ToolsReason
 use crate::checkpoint::{CheckpointDue, CheckpointOutcome};
 use crate::http::{HttpRequest, RequestId};
 use crate::tool::{ToolOutput, ToolSpec};
-use crate::wire::Usage;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 /// How many tool calls run at once unless the driver's owner says otherwise.
@@ -145,30 +143,6 @@ pub struct Ledger {
     /// The session's actions of one step, kept empty between steps so its buffer is allocated
     /// once, not on every read of a stream.
     actions: Vec<Action>,
-    /// Tokens the running calls' subagents spent, not counted yet.
-    child_usage: ChildUsage,
-}
-
-/// Tokens that tools spent on model requests of their own (a subagent's), reported from the
-/// tool's thread or task as each request ends, and counted in the session's usage by the
-/// [`Ledger`] before the tool's result moves the turn on. Cheap to clone; the clones share
-/// one list.
-#[derive(Debug, Clone, Default)]
-pub struct ChildUsage(Arc<Mutex<Vec<Usage>>>);
-
-impl ChildUsage {
-    /// Reports one request's usage.
-    pub fn report(&self, usage: Usage) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(usage);
-    }
-
-    /// Takes what was reported since the last take.
-    pub fn take(&self) -> Vec<Usage> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
-    }
 }
 
 impl Default for Ledger {
@@ -188,23 +162,18 @@ impl Ledger {
             waits: Vec::new(),
             outcome: TurnOutcome::Cancelled,
             actions: Vec::new(),
-            child_usage: ChildUsage::default(),
         }
     }
 
-    /// Where the driver's tools report their subagents' tokens: the driver puts it in the
-    /// context every tool call gets.
-    pub fn child_usage(&self) -> ChildUsage {
-        self.child_usage.clone()
-    }
-
-    /// Counts the tokens reported since the last count in the session's usage
-    /// ([`Session::add_child_usage`]). [`Ledger::tool_ended`] does it first; a driver calls it
-    /// after a turn too, for what stopped children spent.
-    pub fn count_child_usage(&self, session: &mut Session) {
-        for usage in self.child_usage.take() {
-            session.add_child_usage(&usage);
-        }
+    /// A running `task` call's child produced `child` (its task tool handed it to the
+    /// driver): the session gets it ([`Session::handle_child_event`]), counts its usage and
+    /// hands it out of its next poll as [`Event::Child`]. A driver hands a call's child
+    /// events in the order they came and all of them before the call's end
+    /// ([`Ledger::tool_ended`]), so that a child's tokens are counted before its result moves
+    /// the turn on (and ends it); those that come after a turn (a stopped child finishing)
+    /// are handed in too.
+    pub fn child_event(&mut self, session: &mut Session, child: crate::task::ChildEvent) {
+        session.handle_child_event(child);
     }
 
     /// Changes how many calls may run at once (at least one).
@@ -304,8 +273,6 @@ impl Ledger {
         end: ToolEnd,
     ) -> Result<(), SessionError> {
         self.running.retain(|id| *id != run.call_id);
-        // A subagent's tokens count before its result moves the turn on (and ends it).
-        self.count_child_usage(session);
         match end {
             ToolEnd::Output(output) => session.handle_tool_output(now, &run.call_id, output),
             ToolEnd::Unavailable => session.handle_tool_unavailable(now, &run.call_id, &run.name),

@@ -65,8 +65,7 @@ pub use event::{
 };
 pub use images::{ToolImages, is_tool_images, tool_images};
 pub use ledger::{
-    ChildUsage, DEFAULT_MAX_PARALLEL_TOOLS, Ledger, ToolEnd, ToolsChange, Wait, Waited, Waiting,
-    Work,
+    DEFAULT_MAX_PARALLEL_TOOLS, Ledger, ToolEnd, ToolsChange, Wait, Waited, Waiting, Work,
 };
 pub use output::{MAX_ERRORS_TOLD, OutputCheck, OutputSchema, SCHEMA_NAME};
 pub(crate) use retry::retry_after;
@@ -443,6 +442,20 @@ impl Session {
         if let Some(turn) = &mut self.turn {
             turn.add_child_usage(usage);
         }
+    }
+
+    /// A subagent's event: the child session a running `task` call `child.parent_call_id`
+    /// drives produced it, and the driver's task tool handed it to this session's runner.
+    /// It comes out of this session's [`Session::poll`] as [`Event::Child`], so the owner
+    /// reads a child's activity where it reads the parent's; a child's [`Event::Usage`] is
+    /// counted as [`Session::add_child_usage`] counts it, before the event goes out. Late
+    /// events (the turn ended, a stopped child still finishing) still come out, at the next
+    /// poll: a child's final event belongs in the record.
+    pub fn handle_child_event(&mut self, child: crate::task::ChildEvent) {
+        if let Event::Usage { usage } = &child.event {
+            self.add_child_usage(usage);
+        }
+        self.shared.emit(Event::Child(Box::new(child)));
     }
 
     // ----- inputs -----

@@ -1,10 +1,11 @@
 //! [`Children`]: the half of a `task` tool that is the same in every driver — what a child is
-//! made of (the parent's configuration, the agents, the prompt composer), where its events go,
-//! and what the model is told — so that a driver's task tool only drives the child's session.
+//! made of (the parent's configuration, the agents, the prompt composer) and what the model is
+//! told — so that a driver's task tool only drives the child's session and hands its events
+//! to the parent's runner ([`ChildEvent`](super::ChildEvent)).
 
-use super::{ChildEvent, ChildPlan, Subagents, child_config, child_result, plan_child, task_spec};
+use super::{ChildPlan, Subagents, child_config, child_result, plan_child, task_spec};
 use crate::agent::Agent;
-use crate::session::{Event, ImageInputs, SessionConfig, SessionError, TurnOutcome};
+use crate::session::{ImageInputs, SessionConfig, SessionError, TurnOutcome};
 use crate::tool::{ToolOutput, ToolSpec};
 use crate::wire::Message;
 use std::fmt;
@@ -15,13 +16,11 @@ pub type PromptFn = Arc<dyn Fn(&Agent, &[String]) -> String + Send + Sync>;
 /// What the configuration states about whether a model of the parent's provider takes images
 /// (`None` when it says nothing); see [`child_config`].
 pub type StatedImagesFn = Arc<dyn Fn(&str) -> Option<ImageInputs> + Send + Sync>;
-/// Receives every event of every child, tagged with the parent call id.
-pub type ChildObserver = Arc<dyn Fn(&ChildEvent) + Send + Sync>;
-
-/// What a task tool's children are made of and where their events go. A driver's task tool
-/// holds one, asks it for each call's [`ChildStart`], drives the child's session with its own
-/// IO, forwards the child's events through [`Children::observe`] and turns the end into the
-/// tool's result with [`Children::result`]. Cheap to clone.
+/// What a task tool's children are made of. A driver's task tool holds one, asks it for each
+/// call's [`ChildStart`], drives the child's session with its own IO, hands the child's events
+/// to the parent's runner as [`ChildEvent`](super::ChildEvent)s (the parent session gets them:
+/// [`Session::handle_child_event`](crate::Session::handle_child_event)) and turns the end into
+/// the tool's result with [`Children::result`]. Cheap to clone.
 #[derive(Clone)]
 pub struct Children {
     parent: SessionConfig,
@@ -30,7 +29,6 @@ pub struct Children {
     agents: Vec<Agent>,
     prompt: PromptFn,
     stated_images: StatedImagesFn,
-    observer: ChildObserver,
 }
 
 impl fmt::Debug for Children {
@@ -57,8 +55,8 @@ pub struct ChildStart {
 impl Children {
     /// Children that run with the parent's configuration `parent` (provider, model, policy;
     /// its `tools` are what a child may be given) and pick from `agents`. Their system prompts
-    /// are their agents' prompts until [`Children::system_prompt`] sets a composer; their
-    /// events go nowhere until [`Children::on_event`]. A child whose agent names another
+    /// are their agents' prompts until [`Children::system_prompt`] sets a composer. A child
+    /// whose agent names another
     /// model takes images as [`ImageInputs::known_for`] says until
     /// [`Children::stated_images`] tells what the configuration states.
     pub fn new(parent: SessionConfig, agents: Vec<Agent>) -> Self {
@@ -68,7 +66,6 @@ impl Children {
             agents,
             prompt: Arc::new(|agent, _| agent.prompt.clone()),
             stated_images: Arc::new(|_| None),
-            observer: Arc::new(|_| {}),
         }
     }
 
@@ -100,13 +97,6 @@ impl Children {
         prompt: impl Fn(&Agent, &[String]) -> String + Send + Sync + 'static,
     ) -> Self {
         self.prompt = Arc::new(prompt);
-        self
-    }
-
-    /// Sets who receives the children's events.
-    #[must_use]
-    pub fn on_event(mut self, observer: impl Fn(&ChildEvent) + Send + Sync + 'static) -> Self {
-        self.observer = Arc::new(observer);
         self
     }
 
@@ -159,16 +149,6 @@ impl Children {
             config,
             tool_names,
         })
-    }
-
-    /// Hands a child's `event` to the observer, tagged with the parent's `task` call id and
-    /// the child's agent.
-    pub fn observe(&self, parent_call_id: &str, agent: &str, event: &Event) {
-        (self.observer)(&ChildEvent {
-            parent_call_id: parent_call_id.to_owned(),
-            agent: agent.to_owned(),
-            event: event.clone(),
-        });
     }
 
     /// The tool's result for a child of `agent` whose turn ended with `outcome` after writing

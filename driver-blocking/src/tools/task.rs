@@ -6,7 +6,7 @@ use crate::client::Transport;
 use crate::runner::Runner;
 use crate::tool::{Tool, ToolContext, Toolbox};
 use hrns_core::session::{Approval, Event, Session, ToolRun};
-use hrns_core::task::{self, Children};
+use hrns_core::task::{self, ChildEvent, Children};
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
@@ -75,8 +75,9 @@ impl std::fmt::Debug for TaskTool {
 }
 
 impl TaskTool {
-    /// A task tool whose children (what they are made of, where their events go: see
-    /// [`Children`]) talk to `transport` and run `tools`. Their approval requests are denied
+    /// A task tool whose children (what they are made of: see [`Children`]) talk to
+    /// `transport` and run `tools`; their events go to the runner that runs the call
+    /// ([`ToolContext::children`]). Their approval requests are denied
     /// until [`TaskTool::approve_with`].
     pub fn new(transport: Arc<dyn Transport>, children: Children, tools: Toolbox) -> Self {
         TaskTool {
@@ -146,12 +147,14 @@ impl Tool for TaskTool {
         if let Some(approve) = self.approve.clone() {
             runner = runner.approve_with(move |run| approve(agent, run));
         }
+        // The child's events (its tokens among them) go to the parent's runner, which hands
+        // them to the parent session: they come out of its poll, before this call's end.
         let outcome = runner.run(&mut session, &child.plan.prompt, |event: &Event| {
-            // The parent's runner counts the child's tokens in the parent session's usage.
-            if let Event::Usage { usage } = event {
-                ctx.usage.report(hrns_core::wire::Usage::clone(usage));
-            }
-            self.children.observe(call_id, agent, event);
+            ctx.children.send(ChildEvent {
+                parent_call_id: call_id.to_owned(),
+                agent: agent.clone(),
+                event: event.clone(),
+            });
         });
         self.children.result(agent, outcome, session.messages())
     }

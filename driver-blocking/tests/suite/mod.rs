@@ -925,6 +925,90 @@ pub fn a_question_asked_before_the_turn_loop_is_asked_again(h: &mut impl Harness
     assert_eq!(mock.chat_requests().len(), 2);
 }
 
+/// The `task` spec both harnesses offer when a session lists it: its children run the
+/// harness's `echo` under the parent's configuration, with the built-in agents.
+pub fn task_spec() -> ToolSpec {
+    hrns_core::task::task_spec(&hrns_core::agent::builtin_agents())
+}
+
+/// What a harness's `task` tool's children are made of, for `session`.
+pub fn children_of(session: &Session) -> hrns_core::task::Children {
+    let mut parent = session.config().clone();
+    parent.tools = vec![echo_spec()];
+    hrns_core::task::Children::new(parent, hrns_core::agent::builtin_agents())
+}
+
+/// A subagent's events come out of the parent session's own poll as `Event::Child`, tagged
+/// with the `task` call and the child's agent, in order and all before the call's result; its
+/// tokens count in the parent's usage (the session's and the turn's).
+pub fn a_childs_events_and_tokens_come_out_of_the_parents_poll(h: &mut impl Harness) {
+    let args = json!({"description": "d", "prompt": "Echo hi."}).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("t1", "task", &args)]),
+        Reply::tool_calls(&[("c1", "echo", r#"{"text":"hi"}"#)]),
+        Reply::text_answer("child done"),
+        Reply::text_answer("parent done"),
+    ])
+    .unwrap();
+    let mut s = with_config(&session(&mock), |c| c.tools.push(task_spec()));
+    let ev = h.run(&mut s, "Delegate.");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    let all = events(&ev);
+    let result_at = all
+        .iter()
+        .position(|e| matches!(e, Event::ToolResult { id, .. } if id == "t1"))
+        .expect("the task call has its result");
+    let Event::ToolResult { output, .. } = all[result_at] else {
+        unreachable!()
+    };
+    assert_eq!(output.content, "child done");
+    let children: Vec<(usize, &hrns_core::task::ChildEvent)> = all
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e {
+            Event::Child(child) => Some((i, &**child)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        children
+            .iter()
+            .all(|(i, c)| *i < result_at && c.parent_call_id == "t1" && c.agent == "Explorer"),
+        "{ev:?}"
+    );
+    let kinds: Vec<&str> = children
+        .iter()
+        .filter(|(_, c)| !c.event.is_delta())
+        .filter_map(|(_, c)| match &c.event {
+            Event::TurnStarted { .. } => Some("started"),
+            Event::ToolCall { id, .. } if id == "c1" => Some("call"),
+            Event::ToolResult { id, output, .. } if id == "c1" && output.content == "echo: hi" => {
+                Some("result")
+            }
+            Event::TurnFinished { .. } => Some("finished"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["started", "call", "result", "finished"], "{ev:?}");
+    // Every request's prompt tokens, the child's included, are the parent's.
+    let reported = |e: &Event| match e {
+        Event::Usage { usage } => usage.prompt_tokens.unwrap_or(0),
+        _ => 0,
+    };
+    let parents: u64 = all.iter().map(|e| reported(e)).sum();
+    let childs: u64 = children.iter().map(|(_, c)| reported(&c.event)).sum();
+    assert!(childs > 0, "the child reported its tokens: {ev:?}");
+    assert_eq!(s.usage().prompt, parents + childs);
+    let Event::TurnFinished { usage, .. } = last(&ev) else {
+        unreachable!()
+    };
+    assert_eq!(
+        usage.as_ref().and_then(|u| u.prompt_tokens),
+        Some(parents + childs)
+    );
+    assert_eq!(mock.chat_requests().len(), 4);
+}
+
 /// Defines one `#[test]` per case of the suite, each running the case with a fresh harness
 /// from `$harness` (an expression). Use it as `behaviour_tests!(MyHarness);` in a test file
 /// that declares `#[macro_use] mod suite;`, so that no driver can skip a case.
@@ -958,6 +1042,7 @@ macro_rules! behaviour_tests {
             hooks_block_add_context_and_keep_the_turn_going,
             a_crashed_tool_is_told_to_the_model_and_the_turn_goes_on,
             a_question_asked_before_the_turn_loop_is_asked_again,
+            a_childs_events_and_tokens_come_out_of_the_parents_poll,
         );
     };
     (@each $harness:expr; $($case:ident),* $(,)?) => {

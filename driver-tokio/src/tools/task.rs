@@ -12,7 +12,7 @@ use crate::client::Client;
 use crate::runner::{ApprovalFuture, Runner};
 use crate::tool::{Tool, ToolContext, ToolFuture, Toolbox};
 use hrns_core::session::{Event, Session, ToolRun};
-use hrns_core::task::{self, Children, Subagents};
+use hrns_core::task::{self, ChildEvent, Children, Subagents};
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::sync::Arc;
 
@@ -45,8 +45,9 @@ impl std::fmt::Debug for TaskTool {
 }
 
 impl TaskTool {
-    /// A task tool whose children (what they are made of, where their events go: see
-    /// [`Children`]) talk through `client` and run `tools`. Their approval requests are
+    /// A task tool whose children (what they are made of: see [`Children`]) talk through
+    /// `client` and run `tools`; their events go to the runner that runs the call
+    /// ([`ToolContext::children`]). Their approval requests are
     /// answered [`Approval::Unattended`](hrns_core::session::Approval::Unattended) (denied)
     /// until [`TaskTool::approve_with`].
     pub fn new(client: Client, children: Children, tools: Toolbox) -> Self {
@@ -105,13 +106,16 @@ impl TaskTool {
             runner = runner.approve_with(move |run| approve(agent.clone(), run));
         }
         let mut session = Session::new(child.config);
-        let usage = ctx.usage.clone();
+        // The child's events (its tokens among them) go to the parent's runner, which hands
+        // them to the parent session: they come out of its poll, before this call's end.
+        let link = ctx.children.clone();
         let outcome = runner
             .run(&mut session, &child.plan.prompt, |event: &Event| {
-                if let Event::Usage { usage: used } = event {
-                    usage.report(hrns_core::wire::Usage::clone(used));
-                }
-                self.children.observe(call_id, agent, event);
+                link.send(ChildEvent {
+                    parent_call_id: call_id.to_owned(),
+                    agent: agent.clone(),
+                    event: event.clone(),
+                });
             })
             .await;
         self.children.result(agent, outcome, session.messages())

@@ -14,12 +14,8 @@ impl App {
     /// Builds the runner and a session for the current provider and agent, continuing
     /// `history`.
     pub(super) fn rebuild(&mut self, history: Vec<Message>) {
-        let tx = self.tx.clone();
         let asks = self.tx.clone();
         let subagents = crate::host::conversation::Subagents {
-            on_event: Box::new(move |child| {
-                let _ = tx.send(Msg::Child(Box::new(child.clone())));
-            }),
             // A child's question is asked here like the parent's; no answer denies it.
             ask: std::sync::Arc::new(move |agent: String, run| {
                 let (reply, answer) = tokio::sync::oneshot::channel();

@@ -46,8 +46,6 @@ enum Msg {
         url: String,
         result: Result<Vec<String>, String>,
     },
-    /// An event of a subagent, tagged with the parent's `task` call.
-    Child(Box<hrns_core::task::ChildEvent>),
     /// A subagent asks whether one of its calls may run; the answer goes to `reply`.
     ChildApproval(ChildAsk),
     /// An MCP server stopped or changed its tools.
@@ -360,6 +358,7 @@ impl App {
             }
             let next_frame = frames.next();
             let idle_notify_at = self.idle_notify_at;
+            let busy = self.busy();
             tokio::select! {
                 Some(ev) = keys.recv() => {
                     self.on_terminal(ev);
@@ -369,7 +368,8 @@ impl App {
                     self.on_msg(msg);
                     frames.now();
                 }
-                events = complete_io(&mut self.runner, &mut self.session), if self.busy() => {
+                // While idle: a stopped child's last events, after its parent's turn (logged).
+                events = complete_io(&mut self.runner, &mut self.session, busy) => {
                     self.on_events(events);
                     frames.soon();
                 }
@@ -379,7 +379,7 @@ impl App {
                     frames.now();
                 }
                 _ = tokio::time::sleep_until(idle_notify_at.unwrap_or_else(tokio::time::Instant::now)),
-                    if idle_notify_at.is_some() && !self.busy() => {
+                    if idle_notify_at.is_some() && !busy => {
                     self.notify_idle();
                     frames.soon();
                 }
@@ -414,9 +414,15 @@ impl App {
 
 /// One step of the session's IO, for the UI's `select!`: the future only borrows the runner
 /// and the session, and may be dropped whenever a key arrives first.
-async fn complete_io(runner: &mut Option<Runner>, session: &mut Option<Session>) -> Vec<Event> {
+/// The turn's next events while `busy`; otherwise a stopped child's late ones.
+async fn complete_io(
+    runner: &mut Option<Runner>,
+    session: &mut Option<Session>,
+    busy: bool,
+) -> Vec<Event> {
     match (runner.as_mut(), session.as_mut()) {
-        (Some(runner), Some(session)) => runner.complete_io(session).await,
+        (Some(runner), Some(session)) if busy => runner.complete_io(session).await,
+        (Some(runner), Some(session)) => runner.next_late(session).await,
         _ => std::future::pending().await,
     }
 }

@@ -72,11 +72,6 @@ impl App {
     }
 
     pub(super) fn on_events(&mut self, events: Vec<Event>) {
-        // A child's events were sent before its `task` call's result reached the session:
-        // they are shown (and logged) before the parent's events that follow from them.
-        while let Ok(msg) = self.rx.try_recv() {
-            self.on_msg(msg);
-        }
         let mut ended = false;
         for event in events {
             let asked = match &event {
@@ -106,7 +101,8 @@ impl App {
                 | Event::Hook { .. }
                 | Event::TurnFinished { .. }
                 | Event::TurnFailed { .. }
-                | Event::TurnCancelled => None,
+                | Event::TurnCancelled
+                | Event::Child(_) => None,
             };
             let last = event.is_final();
             ended |= last;
@@ -193,17 +189,6 @@ impl App {
                 }
                 self.dispatch();
             }
-            Msg::Child(child) => {
-                if let Some(log) = self.log.as_mut() {
-                    let _ = log.record_child(&child);
-                }
-                // Only a running turn has children to show; a late event is only logged.
-                if self.busy() {
-                    let width = self.screen.wrap_width();
-                    let ended = self.tasks.on_event(&child, Instant::now(), width);
-                    self.print(&ended);
-                }
-            }
             Msg::ChildApproval(ask) => {
                 self.child_asks.push_back(ask);
                 self.ask_child();
@@ -245,6 +230,14 @@ impl App {
             }
             Event::ReasoningDelta { text } => {
                 self.reasoning.push_str(text);
+            }
+            // A subagent's activity, under its `task` call. Only a running turn has children
+            // to show; a late event (after a cancel) is only logged.
+            Event::Child(child) => {
+                if self.busy() {
+                    let ended = self.tasks.on_event(child, Instant::now(), width);
+                    self.print(&ended);
+                }
             }
             Event::ToolCall {
                 id,

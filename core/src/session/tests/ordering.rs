@@ -211,3 +211,65 @@ fn a_childs_usage_counts_in_the_turn_and_the_session() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A child's events handed to the parent come out of the parent's own poll, in order, as
+/// `Event::Child`; its usage counts in the turn and the session on the way, through the same
+/// input (no second path); a late one after the turn still comes out and still counts.
+#[test]
+fn a_childs_events_come_out_of_the_parents_poll_and_its_usage_counts() {
+    use crate::task::ChildEvent;
+    let mut h = H::new(config(ApprovalPolicy::Auto));
+    h.submit("x");
+    h.sse(&tool_answer(&[("c1", "read_file", r#"{"path":"a"}"#)]));
+    let child = |event| ChildEvent {
+        parent_call_id: "c1".into(),
+        agent: "Explorer".into(),
+        event,
+    };
+    let used = crate::wire::Usage {
+        prompt_tokens: Some(100),
+        completion_tokens: Some(7),
+        total_tokens: Some(107),
+        extra: Default::default(),
+    };
+    let before = h.events.len();
+    h.s.handle_child_event(child(Event::TurnStarted { turn: 1 }));
+    h.s.handle_child_event(child(Event::Usage {
+        usage: Box::new(used.clone()),
+    }));
+    h.s.handle_child_event(child(Event::TurnFinished {
+        finish_reason: None,
+        usage: None,
+        output: None,
+    }));
+    h.drain();
+    let out: Vec<&Event> = h.events[before..].iter().collect();
+    assert_eq!(out.len(), 3, "{out:?}");
+    assert_eq!(
+        *out[0],
+        Event::Child(Box::new(child(Event::TurnStarted { turn: 1 })))
+    );
+    assert!(matches!(out[1], Event::Child(c) if matches!(c.event, Event::Usage { .. })));
+    // The child's end is not the parent's.
+    assert!(h.finals().is_empty());
+    h.output("c1", "a");
+    h.sse(&text_answer("done"));
+    // The text answer reports 10 prompt and 5 completion tokens; the tool answer none.
+    assert_eq!(h.s.usage().prompt, 110);
+    match h.finals()[0] {
+        Event::TurnFinished { usage, .. } => {
+            assert_eq!(usage.as_ref().and_then(|u| u.completion_tokens), Some(12))
+        }
+        other => panic!("{other:?}"),
+    }
+    // A stopped child's last tokens and final event, after the turn.
+    let before = h.events.len();
+    h.s.handle_child_event(child(Event::Usage {
+        usage: Box::new(used),
+    }));
+    h.s.handle_child_event(child(Event::TurnCancelled));
+    h.drain();
+    assert_eq!(h.s.usage().prompt, 210);
+    assert_eq!(h.events.len() - before, 2);
+    assert!(h.s.is_idle());
+}
