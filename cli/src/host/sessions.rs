@@ -612,10 +612,15 @@ impl EventSink for HistorySink {
         // the general path below and reads the same.
         const MESSAGE: &[u8] = br#"{"event":{"type":"message","#;
         const TOOL_RESULT: &[u8] = br#"{"event":{"type":"tool_result","#;
-        let message = if line.starts_with(MESSAGE) {
-            Some(serde_json::from_slice::<MessageLine>(line)?.event.message)
-        } else if line.starts_with(TOOL_RESULT) {
-            serde_json::from_slice::<ToolResultLine>(line)?;
+        // A line the fast paths refuse takes the general path too, so that its warning says
+        // what `load`'s says.
+        let message = if line.starts_with(MESSAGE)
+            && let Ok(read) = serde_json::from_slice::<MessageLine>(line)
+        {
+            Some(read.event.message)
+        } else if line.starts_with(TOOL_RESULT)
+            && serde_json::from_slice::<ToolResultLine>(line).is_ok()
+        {
             None
         } else {
             let event = serde_json::from_slice::<Entry>(line)?.event;

@@ -439,7 +439,9 @@ fn load_history_reads_what_load_reads_at_every_cut() {
     for e in text_turn("five", "5") {
         log.record(&e).unwrap();
     }
-    log.record_rewind(4).unwrap();
+    // Turns are counted through the file: "five" is its fifth; the rewind drops it and keeps
+    // the compaction before it.
+    log.record_rewind(5).unwrap();
     for e in tool_turn().into_iter().take(5) {
         log.record(&e).unwrap();
     }
@@ -453,7 +455,11 @@ fn load_history_reads_what_load_reads_at_every_cut() {
     let whole = load_history(&path).unwrap();
     assert_eq!(whole.warnings.len(), 6, "{:?}", whole.warnings);
     assert!(
-        whole.messages.iter().any(|m| m.text() == "SUMMARY"),
+        whole.messages.iter().any(|m| m.text() == "SUMMARY")
+            && !whole
+                .messages
+                .iter()
+                .any(|m| ["one", "three", "five"].contains(&m.text().as_str())),
         "the compaction and the rewinds were followed: {:?}",
         whole.messages
     );
