@@ -140,17 +140,32 @@ pub(crate) struct Server {
     pub(crate) sessions: Mutex<HashMap<String, mpsc::UnboundedSender<session::Command>>>,
 }
 
+/// At most this much of waiting output is gathered into one write of stdout.
+const BATCH_BYTES: usize = 1 << 20;
+
 async fn serve(global: Global) -> u8 {
     let (lines_tx, mut lines_rx) = mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
-        while let Some(line) = lines_rx.recv().await {
-            // The mapping redacted already (across deltas); this is the net for the rest.
-            let mut line = crate::host::redact::redact(&line).into_owned();
-            line.push('\n');
-            if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+        let mut batch = String::new();
+        while let Some(first) = lines_rx.recv().await {
+            // Every line already waiting goes out in one write: tokio's stdout hands each write
+            // to a blocking thread, which costs more than a streamed delta's line itself.
+            let mut next = Some(first);
+            while let Some(line) = next {
+                // The mapping redacted already (across deltas); this is the net for the rest.
+                batch.push_str(&crate::host::redact::redact(&line));
+                batch.push('\n');
+                next = if batch.len() < BATCH_BYTES {
+                    lines_rx.try_recv().ok()
+                } else {
+                    None
+                };
+            }
+            if stdout.write_all(batch.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
                 break;
             }
+            batch.clear();
         }
     });
     let server = Arc::new(Server {
