@@ -143,18 +143,39 @@ fn ctrl_c_during_a_fast_stream_exits_130_at_once() {
         .spawn()
         .unwrap();
     assert!(mock.wait_for_requests(1, Duration::from_secs(10)));
-    std::thread::sleep(Duration::from_millis(500));
+    // The signal goes once the stream is seen on stdout (not after a fixed sleep, which a
+    // loaded machine can outlast before hrns has read a token).
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut pipe = child.stdout.take().unwrap();
+    let reader = {
+        let shown = shown.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = std::io::Read::read(&mut pipe, &mut buf) {
+                shown.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let seen = |text: &[u8]| text.windows(7).any(|w| w == b"tok tok");
+    let start = Instant::now();
+    while !seen(&shown.lock().unwrap()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the stream was never shown"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert!(child.try_wait().unwrap().is_none(), "still streaming");
     let sent = Instant::now();
     signal(&child, "-INT");
     let (status, _) = wait_sampling(&mut child, Duration::from_secs(30));
     let waited = sent.elapsed();
+    reader.join().unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(status.code(), Some(130), "{}", stderr(&out));
     // A generous bound: the stream itself never ends, so any exit at all shows the cancel
     // was seen between feeds.
     assert!(waited < Duration::from_secs(2), "exited after {waited:?}");
-    assert!(stdout(&out).contains("tok tok"), "the stream was shown");
 }
 
 #[test]
