@@ -114,6 +114,7 @@ pub(crate) fn open(server: &Arc<Server>, id: Value, how: Open) {
                 }
                 server.out.result(&id, result);
                 notify(started.commands);
+                (started.look_up_models)();
             }
             Err(e) => server.out.error(&id, &e),
         }
@@ -154,6 +155,8 @@ struct Started {
     state: Value,
     /// The `available_commands_update`.
     commands: Value,
+    /// Starts the background `/models` lookup; called once the answer is sent.
+    look_up_models: Box<dyn FnOnce() + Send>,
 }
 
 /// Builds the session and starts its task; returns its id, its sender, and for `load` the
@@ -325,13 +328,17 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
     tokio::spawn(acp.run(rx));
     // What the provider offers, in the background: the session opens at once, and the model
     // option grows by a `config_option_update` when `/models` answers (a provider without it
-    // keeps the configured models).
+    // keeps the configured models). Started only once the session's answer is sent, so that
+    // the client never hears of a session before it knows its id.
     let told = tx.clone();
-    tokio::spawn(async move {
-        if let Ok(Ok(models)) = tokio::time::timeout(MODELS_TIMEOUT, client.list_models()).await {
-            let ids = models.into_iter().map(|m| m.id).collect();
-            let _ = told.send(Command::Models(ids));
-        }
+    let look_up_models: Box<dyn FnOnce() + Send> = Box::new(move || {
+        tokio::spawn(async move {
+            let listed = tokio::time::timeout(MODELS_TIMEOUT, client.list_models()).await;
+            if let Ok(Ok(models)) = listed {
+                let ids = models.into_iter().map(|m| m.id).collect();
+                let _ = told.send(Command::Models(ids));
+            }
+        });
     });
     Ok(Started {
         id,
@@ -339,6 +346,7 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         replay,
         state,
         commands,
+        look_up_models,
     })
 }
 
