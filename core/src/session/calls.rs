@@ -375,12 +375,7 @@ impl Calls {
             CallState::PreHook { run, next, .. } => {
                 let event = HookEvent::PreToolUse;
                 if let Some(reason) = c.stop {
-                    let text = format!("Not run: a {event} hook stopped the run: {reason}");
-                    s.hook_stop.get_or_insert(TurnError::HookStopped {
-                        event: event.name().to_owned(),
-                        reason,
-                    });
-                    call.finish(s, ToolStatus::BlockedByHook, ToolOutput::error(text));
+                    call.stopped_by_hook(s, event, reason);
                 } else if let Some(reason) = c.block {
                     let text = format!(
                         "A {event} hook blocked this `{}` call. Its reason: {reason}",
@@ -421,12 +416,7 @@ impl Calls {
             CallState::AwaitingApproval { run, .. } => {
                 let event = HookEvent::PermissionRequest;
                 if let Some(reason) = c.stop {
-                    let text = format!("Not run: a {event} hook stopped the run: {reason}");
-                    s.hook_stop.get_or_insert(TurnError::HookStopped {
-                        event: event.name().to_owned(),
-                        reason,
-                    });
-                    call.finish(s, ToolStatus::BlockedByHook, ToolOutput::error(text));
+                    call.stopped_by_hook(s, event, reason);
                 } else if let Some(reason) = c.block {
                     let text = format!(
                         "A {event} hook denied this `{}` call. Its reason: {reason}",
@@ -701,6 +691,17 @@ impl PendingCall {
             output: output.clone(),
         });
         self.state = CallState::Done { status, output };
+    }
+
+    /// A hook of `event` answered `"continue": false` for this call: it is not run, and the
+    /// turn stops with the first such reason.
+    fn stopped_by_hook(&mut self, s: &mut Shared, event: HookEvent, reason: String) {
+        let text = format!("Not run: a {event} hook stopped the run: {reason}");
+        s.hook_stop.get_or_insert(TurnError::HookStopped {
+            event: event.name().to_owned(),
+            reason,
+        });
+        self.finish(s, ToolStatus::BlockedByHook, ToolOutput::error(text));
     }
 
     /// An approved call becomes ready to run.
