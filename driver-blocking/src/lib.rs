@@ -81,8 +81,8 @@
 //! ```
 #![forbid(unsafe_code)]
 
-#[cfg(feature = "http")]
 pub mod checkpoint;
+#[cfg(feature = "http")]
 pub mod client;
 pub mod client_config;
 pub mod hooks;
@@ -98,10 +98,10 @@ pub mod sandbox;
 pub mod tool;
 pub mod tools;
 
-#[cfg(feature = "http")]
 pub use checkpoint::{
     CheckpointError, CheckpointId, CheckpointLimits, CheckpointStore, Checkpointer,
 };
+#[cfg(feature = "http")]
 pub use client::{ChatEvents, Client, ClientError, HttpResponse, Transport};
 pub use client_config::ClientConfig;
 pub use hrns_core::session::TurnOutcome;
