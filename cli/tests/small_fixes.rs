@@ -371,10 +371,23 @@ fn project_file_approvals_are_owner_only_and_kept_apart() {
     let mut want = [path("work/.mcp.json"), path("other/.mcp.json")];
     want.sort();
     assert_eq!(keys, want.iter().collect::<Vec<_>>());
-    assert_eq!(mcp_approved[&path("work/.mcp.json")], mcp);
+    // Only a hash of each approved text is kept (a .mcp.json may carry tokens), the same for
+    // the same text in two workspaces.
+    let kept = mcp_approved[&path("work/.mcp.json")].as_str().unwrap();
+    assert!(
+        kept.starts_with("sha256:") && !kept.contains("nonexistent"),
+        "{kept}"
+    );
+    assert_eq!(mcp_approved[&path("other/.mcp.json")].as_str(), Some(kept));
     let hooks_approved = read("hooks-approved.json");
     assert_eq!(hooks_approved.len(), 1);
-    assert_eq!(hooks_approved[&path("work/.hrns/hooks.json")], hooks);
+    let kept = hooks_approved[&path("work/.hrns/hooks.json")]
+        .as_str()
+        .unwrap();
+    assert!(
+        kept.starts_with("sha256:") && !kept.contains("true"),
+        "{kept}"
+    );
     // Approved as it is: used, no warning. Changed: not approved any more.
     let listed = env.run_in("work", None, &["mcp", "list"]);
     assert!(
@@ -389,4 +402,42 @@ fn project_file_approvals_are_owner_only_and_kept_apart() {
         "{}",
         stderr(&listed)
     );
+}
+
+/// An approval saved by an older hrns held the project file's whole text: it still approves
+/// that very text, and the next approval rewrites every entry as a hash, so the tokens a
+/// `.mcp.json` carries leave the state directory.
+#[test]
+fn an_older_approval_of_the_whole_text_counts_and_is_rewritten_as_a_hash() {
+    let env = Env::with_dirs(&["work", "other"]);
+    let mcp = r#"{"mcpServers": {"files": {"command": "/nonexistent/server", "env": {"TOKEN": "tok-9d1e"}}}}"#;
+    env.write("work/.mcp.json", mcp);
+    env.write("other/.mcp.json", mcp);
+    let path = |p: &str| env.path(p).canonicalize().unwrap().display().to_string();
+    let old = serde_json::json!({ path("work/.mcp.json"): mcp }).to_string();
+    env.write("state/hrns/mcp-approved.json", &old);
+    let listed = env.run_in("work", None, &["mcp", "list"]);
+    assert!(
+        !stderr(&listed).contains("not approved"),
+        "{}",
+        stderr(&listed)
+    );
+    let listed = env.run_in("other", None, &["mcp", "list"]);
+    assert!(
+        stderr(&listed).contains("is not approved"),
+        "{}",
+        stderr(&listed)
+    );
+    let out = env.run_in("other", None, &["mcp", "approve"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let kept = std::fs::read_to_string(env.path("state/hrns/mcp-approved.json")).unwrap();
+    assert!(!kept.contains("tok-9d1e"), "{kept}");
+    for dir in ["work", "other"] {
+        let listed = env.run_in(dir, None, &["mcp", "list"]);
+        assert!(
+            !stderr(&listed).contains("not approved"),
+            "{dir}: {}",
+            stderr(&listed)
+        );
+    }
 }

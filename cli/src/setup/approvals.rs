@@ -2,7 +2,12 @@
 //! wrote the repository chose those programs, so they run only after the user approved the
 //! file with that exact content. Each kind has its own file in the state directory
 //! (`mcp-approved.json`, `hooks-approved.json`, 0600 in a 0700 directory): a JSON object from
-//! the project file's absolute path to the content approved. A changed file is not approved.
+//! the project file's absolute path to the SHA-256 of the content approved. A changed file is
+//! not approved.
+//!
+//! Only the hash is kept: a `.mcp.json` often carries tokens in its `env` or headers, and an
+//! approval should not be a second copy of them. Approvals written by older versions held the
+//! whole text; they still approve that text, and are rewritten as hashes on the next approval.
 
 use crate::setup::CliError;
 use crate::setup::paths;
@@ -47,16 +52,22 @@ impl Approvals {
     pub(crate) fn approves(self, path: &Path, text: &str) -> bool {
         self.all()
             .get(&path.to_string_lossy().into_owned())
-            .is_some_and(|t| t == text)
+            .is_some_and(|kept| matches(kept, text))
     }
 
     /// Remembers `path` approved with `text` (replacing an earlier approval of it), owner-only.
-    pub(crate) fn save(self, path: &Path, text: String) -> Result<(), CliError> {
+    /// Only `text`'s hash is written; older entries that held whole texts are hashed too.
+    pub(crate) fn save(self, path: &Path, text: &str) -> Result<(), CliError> {
         let target = self.path().ok_or_else(|| {
             CliError::usage("cannot find the state directory; set HOME or XDG_STATE_HOME")
         })?;
         let mut all = self.all();
-        all.insert(path.to_string_lossy().into_owned(), text);
+        for kept in all.values_mut() {
+            if !kept.starts_with(HASH_PREFIX) {
+                *kept = hash(kept);
+            }
+        }
+        all.insert(path.to_string_lossy().into_owned(), hash(text));
         let fail =
             |e: std::io::Error| CliError::failure(format!("cannot save {}: {e}", target.display()));
         if let Some(dir) = target.parent() {
@@ -66,5 +77,58 @@ impl Approvals {
         let body = serde_json::to_string_pretty(&all).unwrap_or_default();
         out.write_all(body.as_bytes()).map_err(fail)?;
         Ok(())
+    }
+}
+
+/// How a kept approval names its hash, so that an older entry (the whole text) is told apart.
+const HASH_PREFIX: &str = "sha256:";
+
+/// What an approval keeps of `text`: `sha256:` and the hash in lower-case hex.
+fn hash(text: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+    let mut out = String::with_capacity(HASH_PREFIX.len() + 64);
+    out.push_str(HASH_PREFIX);
+    for byte in digest.as_ref() {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+/// Whether a kept approval approves `text`: its hash, or (written by an older version) the
+/// very text.
+fn matches(kept: &str, text: &str) -> bool {
+    match kept.strip_prefix(HASH_PREFIX) {
+        Some(_) => kept == hash(text),
+        None => kept == text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_approval_keeps_a_hash_that_matches_only_the_same_text() {
+        let kept = hash(r#"{"env": {"TOKEN": "s3cr3t"}}"#);
+        assert!(kept.starts_with(HASH_PREFIX));
+        assert_eq!(kept.len(), HASH_PREFIX.len() + 64);
+        assert!(!kept.contains("s3cr3t"));
+        assert!(matches(&kept, r#"{"env": {"TOKEN": "s3cr3t"}}"#));
+        assert!(!matches(&kept, r#"{"env": {"TOKEN": "s3cr3u"}}"#));
+        assert!(!matches(&kept, ""));
+        // The known SHA-256 of the empty string: the hash is the standard one.
+        assert_eq!(
+            hash(""),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn an_older_approval_of_the_whole_text_still_approves_that_text_only() {
+        assert!(matches("{}", "{}"));
+        assert!(!matches("{}", "{ }"));
+        // A text that merely looks like a hash is compared as a hash, never as text.
+        let fake = format!("{HASH_PREFIX}{}", "0".repeat(64));
+        assert!(!matches(&fake, &fake));
     }
 }

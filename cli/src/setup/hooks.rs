@@ -221,7 +221,7 @@ fn approve(workspace: &Path) -> Result<u8, CliError> {
     for line in approval_lines(&path, &text)? {
         println!("{line}");
     }
-    approvals::HOOKS.save(&path, text)?;
+    approvals::HOOKS.save(&path, &text)?;
     println!(
         "approved {} (approve again after it changes)",
         path.display()
@@ -256,7 +256,7 @@ pub(crate) fn ask_on_terminal(workspace: &Path) -> Result<(), CliError> {
     // A terminal that cannot be read counts as a no: the hooks stay skipped.
     let _ = std::io::stdin().read_line(&mut answer);
     if hrns_core::sandbox::is_yes(&answer) {
-        approvals::HOOKS.save(&path, text)?;
+        approvals::HOOKS.save(&path, &text)?;
     }
     Ok(())
 }

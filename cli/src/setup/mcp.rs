@@ -264,7 +264,7 @@ fn approve(workspace: &Path) -> Result<u8, CliError> {
     for line in approval_lines(&path, &value) {
         println!("{line}");
     }
-    approvals::MCP.save(&path, text)?;
+    approvals::MCP.save(&path, &text)?;
     println!(
         "approved {} (approve again after it changes)",
         path.display()
