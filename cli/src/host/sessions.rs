@@ -848,7 +848,9 @@ pub(crate) fn summarize(path: &Path) -> Option<Summary> {
     summaries::summarize_whole(path)
 }
 
-/// The session files in `dir`, newest first (names start with the start time).
+/// The session files in `dir`, newest first. Names start with the start time to the second;
+/// sessions started within the same second (two scripted runs, say) are ordered by when their
+/// file was made, since the random id after the time says nothing about order.
 pub(crate) fn files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
@@ -859,7 +861,35 @@ pub(crate) fn files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files.reverse();
+    // Only files that share their second are looked at again, so listing stays one
+    // `read_dir` and a sort for the usual directory.
+    let mut start = 0;
+    while start < files.len() {
+        let second = started_second(&files[start]);
+        let end = start
+            + files[start..]
+                .iter()
+                .take_while(|p| started_second(p) == second)
+                .count();
+        if end - start > 1 {
+            files[start..end].sort_by_cached_key(|p| std::cmp::Reverse(made_at(p)));
+        }
+        start = end;
+    }
     files
+}
+
+/// The start time in a session file's name (`2026-12-04T22-57-30_1a2b3c.jsonl`), to the second.
+fn started_second(path: &Path) -> Option<String> {
+    let stem = path.file_stem()?.to_string_lossy();
+    stem.rsplit_once('_').map(|(stamp, _)| stamp.to_owned())
+}
+
+/// When a session file was made: its birth time where the file system keeps one, else its
+/// last change (a session file is only ever appended to).
+fn made_at(path: &Path) -> Option<SystemTime> {
+    let meta = std::fs::metadata(path).ok()?;
+    meta.created().or_else(|_| meta.modified()).ok()
 }
 
 /// Finds a session by id (or a unique prefix of it, or its file name).

@@ -478,3 +478,29 @@ fn load_history_reads_what_load_reads_at_every_cut() {
         history::validate(&history.messages).unwrap();
     }
 }
+
+/// Two runs started within the same second: the one started last is the latest (what
+/// `--continue` and `hrns undo` pick), whatever the random ids in their names say; a run
+/// of a later second still comes before both.
+#[test]
+fn sessions_started_in_the_same_second_are_ordered_by_when_they_were_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let make = |name: &str| {
+        let log = SessionLog::create(dir.path(), header()).unwrap();
+        let to = dir.path().join(name);
+        std::fs::rename(log.path(), &to).unwrap();
+        // Far enough apart for the coarsest file-system clock to tell them apart.
+        std::thread::sleep(Duration::from_millis(30));
+        to
+    };
+    let later_second = make("2026-01-01T00-00-01_aaaaaa.jsonl");
+    let first = make("2026-01-01T00-00-00_ffffff.jsonl");
+    let second = make("2026-01-01T00-00-00_888888.jsonl");
+    let third = make("2026-01-01T00-00-00_000000.jsonl");
+    assert_eq!(
+        files(dir.path()),
+        [later_second, third.clone(), second, first]
+    );
+    std::fs::remove_file(dir.path().join("2026-01-01T00-00-01_aaaaaa.jsonl")).unwrap();
+    assert_eq!(latest_in(dir.path(), "/w"), Some(third));
+}
