@@ -336,7 +336,8 @@ fn hooks_list_says_where_each_comes_from() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 2);
-    assert_eq!(lines[0]["source"], "config.json");
+    let source = lines[0]["source"].as_str().unwrap();
+    assert!(source.ends_with("/config.json"), "{source}");
     assert_eq!(lines[1]["matcher"], "Bash");
     // A bad entry is named, the rest kept.
     env.config_with(&mock, ", \"hooks\": {\"PreToolUze\": []}");
@@ -482,4 +483,39 @@ fn a_subagents_calls_run_the_tool_hooks_and_its_end_is_subagent_stop() {
     assert_eq!(inputs[2]["last_assistant_message"], "child done");
     assert_eq!(inputs[3]["last_assistant_message"], "parent done");
     assert!(stdout(&out).contains("parent done"));
+}
+
+/// Hooks of a `--config` file are listed (and warned about) under that file's name, not under
+/// the default config.json's.
+#[test]
+fn hooks_of_a_config_file_given_are_named_by_it() {
+    let env = Env::new();
+    let config = json!({
+        "hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": "team-stop"}]}],
+            "PreToolUze": []
+        }
+    });
+    let file = env.write("elsewhere/team.json", &config.to_string());
+    let file = file.display().to_string();
+    let out = env
+        .cmd(None)
+        .args(["--config", file.as_str(), "hooks", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (listing, err) = (stdout(&out), stderr(&out));
+    assert!(
+        listing.contains(&format!("team-stop (timeout")),
+        "{listing}"
+    );
+    assert!(listing.contains(&format!("— {file}, yours")), "{listing}");
+    assert!(
+        err.contains(&format!("{file}: unknown hook event `PreToolUze`")),
+        "{err}"
+    );
+    assert!(
+        !listing.contains("config.json") && !err.contains("config.json"),
+        "{listing}{err}"
+    );
 }

@@ -7,8 +7,10 @@ use super::*;
 
 /// A session's hooks from Claude Code's `hooks` setting.
 fn session_hooks(setting: serde_json::Value) -> hrns_core::hooks::SessionHooks {
-    let (hooks, errors) =
-        hrns_core::hooks::Hooks::parse(&setting, &hrns_core::hooks::HookSource::User);
+    let (hooks, errors) = hrns_core::hooks::Hooks::parse(
+        &setting,
+        &hrns_core::hooks::HookSource::User("config.json".into()),
+    );
     assert!(errors.is_empty(), "{errors:?}");
     hrns_core::hooks::SessionHooks {
         hooks: Arc::new(hooks),

@@ -804,7 +804,7 @@ impl Acp {
         );
         // The same conversation goes on: its `SessionStart` hooks do not run again.
         let hooks = crate::setup::hooks::for_session(
-            &crate::setup::hooks::configured(&self.setup.file.config, &self.setup.workspace),
+            &crate::setup::hooks::configured(&self.setup.file, &self.setup.workspace),
             &self.setup.workspace,
             self.log.as_ref().map(|l| (l.id(), l.path())),
             hrns_core::hooks::StartSource::Continued,

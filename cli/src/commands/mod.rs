@@ -242,7 +242,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
     let sandbox = crate::sandbox::for_run(global.sandbox, &file.path, &file.config, &cwd, None)?;
     config.web_fetch = sandbox.fetch_policy.clone();
     if args.hooks {
-        let found = crate::setup::hooks::configured(&file.config, &cwd);
+        let found = crate::setup::hooks::configured(&file, &cwd);
         for line in &found.warnings {
             eprintln!("hrns: warning: {}", crate::term::safe_text::safe(line));
         }

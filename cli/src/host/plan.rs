@@ -52,7 +52,7 @@ impl Found {
     pub(crate) fn read(setup: &Setup) -> Found {
         Found {
             mcp: crate::setup::mcp::configured(&setup.file, &setup.workspace),
-            hooks: crate::setup::hooks::configured(&setup.file.config, &setup.workspace),
+            hooks: crate::setup::hooks::configured(&setup.file, &setup.workspace),
         }
     }
 

@@ -12,7 +12,6 @@ use crate::args::{Global, HooksCommand};
 use crate::setup::approvals;
 use crate::setup::{CliError, ConfigFile};
 use crate::term::safe_text::safe;
-use hrns_core::config::Config;
 use hrns_core::file_refusal::MCP_CONFIG_CAP;
 use hrns_core::hooks::{HookSource, Hooks};
 use serde_json::Value;
@@ -45,10 +44,12 @@ pub(crate) struct Found {
 
 /// Reads the hooks for `workspace`: `hooks` of the config, then those of the longest
 /// `projects` entry that holds the workspace, then an approved `.hrns/hooks.json`.
-pub(crate) fn configured(config: &Config, workspace: &Path) -> Found {
+pub(crate) fn configured(file: &ConfigFile, workspace: &Path) -> Found {
+    let config = &file.config;
+    let name = file.path.display().to_string();
     let mut found = Found::default();
     if let Some(value) = config.extra.get("hooks") {
-        let (hooks, errors) = Hooks::parse(value, &HookSource::User);
+        let (hooks, errors) = Hooks::parse(value, &HookSource::User(name.clone()));
         found.hooks.extend(hooks);
         found.warnings.extend(errors);
     }
@@ -63,7 +64,13 @@ pub(crate) fn configured(config: &Config, workspace: &Path) -> Found {
                 .max_by_key(|(dir, _)| dir.len())
         });
     if let Some((dir, value)) = project.and_then(|(d, e)| e.get("hooks").map(|h| (d, h))) {
-        let (hooks, errors) = Hooks::parse(value, &HookSource::UserProject(dir.clone()));
+        let (hooks, errors) = Hooks::parse(
+            value,
+            &HookSource::UserProject {
+                file: name,
+                dir: dir.clone(),
+            },
+        );
         found.hooks.extend(hooks);
         found.warnings.extend(errors);
     }
@@ -118,7 +125,7 @@ pub(crate) fn command(global: &Global, command: &HooksCommand) -> Result<u8, Cli
     match command {
         HooksCommand::List { json, .. } => {
             let file = ConfigFile::load(global.config.as_deref())?;
-            list(&file.config, &workspace, *json)
+            list(&file, &workspace, *json)
         }
         HooksCommand::Approve => approve(&workspace),
     }
@@ -126,8 +133,8 @@ pub(crate) fn command(global: &Global, command: &HooksCommand) -> Result<u8, Cli
 
 /// One line (or JSON object) per hook command: event, matcher, command, timeout, where it
 /// comes from, and whether it runs.
-fn list(config: &Config, workspace: &Path, json: bool) -> Result<u8, CliError> {
-    let found = configured(config, workspace);
+fn list(file: &ConfigFile, workspace: &Path, json: bool) -> Result<u8, CliError> {
+    let found = configured(file, workspace);
     for w in &found.warnings {
         eprintln!("hrns: warning: {}", safe(w));
     }
@@ -145,7 +152,7 @@ fn list(config: &Config, workspace: &Path, json: bool) -> Result<u8, CliError> {
         .chain(found.skipped.entries().iter().map(|e| (e, false)));
     for (entry, runs) in all {
         let approved = match &entry.source {
-            HookSource::User | HookSource::UserProject(_) => "yours",
+            HookSource::User(_) | HookSource::UserProject { .. } => "yours",
             HookSource::ProjectFile(_) if runs => "approved",
             HookSource::ProjectFile(_) => "not approved",
         };

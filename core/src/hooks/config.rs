@@ -109,10 +109,16 @@ pub struct HookCommand {
 /// user's approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HookSource {
-    /// `hooks` at the top of the user's config.json.
-    User,
-    /// `projects.<dir>.hooks` in the user's config.json.
-    UserProject(String),
+    /// `hooks` at the top of the user's config file (config.json, or `--config`), named by its
+    /// path as the user gave or would recognise it.
+    User(String),
+    /// `projects.<dir>.hooks` in the user's config file.
+    UserProject {
+        /// The config file, as in [`HookSource::User`].
+        file: String,
+        /// The project directory the entry is for.
+        dir: String,
+    },
     /// A project's `.hrns/hooks.json`, approved by the user with this content.
     ProjectFile(String),
 }
@@ -120,8 +126,8 @@ pub enum HookSource {
 impl std::fmt::Display for HookSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            HookSource::User => f.write_str("config.json"),
-            HookSource::UserProject(dir) => write!(f, "config.json projects.{dir}"),
+            HookSource::User(file) => f.write_str(file),
+            HookSource::UserProject { file, dir } => write!(f, "{file} projects.{dir}"),
             HookSource::ProjectFile(path) => f.write_str(path),
         }
     }

@@ -50,7 +50,7 @@ fn the_configuration_is_read_in_claude_codes_shape() {
         ]}],
         "Stop": [{"hooks": [{"type": "command", "command": "tests-pass"}]}]
     });
-    let (hooks, errors) = Hooks::parse(&value, &HookSource::User);
+    let (hooks, errors) = Hooks::parse(&value, &HookSource::User("config.json".into()));
     assert!(errors.is_empty(), "{errors:?}");
     let entries = hooks.entries();
     assert_eq!(entries.len(), 3);
@@ -104,7 +104,7 @@ fn bad_entries_are_left_out_with_an_error_naming_them() {
     ] {
         assert!(all.contains(needle), "{needle:?} missing in {all}");
     }
-    let (_, errors) = Hooks::parse(&json!([]), &HookSource::User);
+    let (_, errors) = Hooks::parse(&json!([]), &HookSource::User("config.json".into()));
     assert!(errors[0].contains("must be an object of events"));
 }
 
@@ -141,7 +141,7 @@ fn a_command_configured_twice_runs_once() {
         {"matcher": "Bash", "hooks": [{"type": "command", "command": "same"}]},
         {"matcher": "run_command", "hooks": [{"type": "command", "command": "same"}]}
     ]});
-    let (hooks, _) = Hooks::parse(&value, &HookSource::User);
+    let (hooks, _) = Hooks::parse(&value, &HookSource::User("config.json".into()));
     assert_eq!(
         hooks.due(HookEvent::PreToolUse, Some("run_command")).len(),
         1

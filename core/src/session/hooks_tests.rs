@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 fn with_hooks(policy: ApprovalPolicy, hooks: Value) -> H {
     let mut c = config(policy);
-    let (parsed, errors) = Hooks::parse(&hooks, &HookSource::User);
+    let (parsed, errors) = Hooks::parse(&hooks, &HookSource::User("config.json".into()));
     assert!(errors.is_empty(), "{errors:?}");
     c.hooks.hooks = Arc::new(parsed);
     c.hooks.context.session_id = "s-1".into();
@@ -315,7 +315,10 @@ fn a_stop_hook_keeps_a_turn_going_at_most_eight_times_in_a_row() {
 #[test]
 fn a_subagents_stop_is_subagent_stop() {
     let mut c = config(ApprovalPolicy::Auto);
-    let (hooks, _) = Hooks::parse(&one("SubagentStop", ""), &HookSource::User);
+    let (hooks, _) = Hooks::parse(
+        &one("SubagentStop", ""),
+        &HookSource::User("config.json".into()),
+    );
     c.hooks.hooks = Arc::new(hooks);
     c.hooks.role = AgentRole::Subagent;
     let mut h = H::new(c);
@@ -528,7 +531,7 @@ fn post_tool_use_hooks_and_the_snapshot_after_a_call_are_both_awaited_in_either_
     for snapshot_first in [true, false] {
         let hooks = json!({"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "h"}]}]});
         let mut c = config(ApprovalPolicy::Auto);
-        c.hooks.hooks = Arc::new(Hooks::parse(&hooks, &HookSource::User).0);
+        c.hooks.hooks = Arc::new(Hooks::parse(&hooks, &HookSource::User("config.json".into())).0);
         c.checkpoints = crate::checkpoint::Checkpoints::On;
         let mut h = H::new(c);
         h.submit("write");

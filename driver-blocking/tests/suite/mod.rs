@@ -519,8 +519,10 @@ pub fn a_call_waits_for_its_checkpoints_and_its_hooks(h: &mut impl Harness) {
         "PostToolUse": [{"matcher": "echo", "hooks": [{"type": "command",
             "command": r#"printf '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"seen"}}'"#}]}],
     });
-    let (parsed, errors) =
-        hrns_core::hooks::Hooks::parse(&hooks, &hrns_core::hooks::HookSource::User);
+    let (parsed, errors) = hrns_core::hooks::Hooks::parse(
+        &hooks,
+        &hrns_core::hooks::HookSource::User("config.json".into()),
+    );
     assert!(errors.is_empty(), "{errors:?}");
     let s = session(&mock);
     let mut s = with_config(&s, |c| {
@@ -818,8 +820,10 @@ pub fn hooks_block_add_context_and_keep_the_turn_going(h: &mut impl Harness) {
         "Stop": [{"hooks": [{"type": "command",
             "command": r#"grep -q '"stop_hook_active":false' && { echo 'not yet' >&2; exit 2; }; exit 0"#}]}]
     });
-    let (parsed, errors) =
-        hrns_core::hooks::Hooks::parse(&hooks, &hrns_core::hooks::HookSource::User);
+    let (parsed, errors) = hrns_core::hooks::Hooks::parse(
+        &hooks,
+        &hrns_core::hooks::HookSource::User("config.json".into()),
+    );
     assert!(errors.is_empty(), "{errors:?}");
     let mut s = with_config(&session(&mock), |c| {
         c.hooks.hooks = std::sync::Arc::new(parsed);
