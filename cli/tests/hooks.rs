@@ -505,10 +505,7 @@ fn hooks_of_a_config_file_given_are_named_by_it() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let (listing, err) = (stdout(&out), stderr(&out));
-    assert!(
-        listing.contains(&format!("team-stop (timeout")),
-        "{listing}"
-    );
+    assert!(listing.contains("team-stop (timeout"), "{listing}");
     assert!(listing.contains(&format!("— {file}, yours")), "{listing}");
     assert!(
         err.contains(&format!("{file}: unknown hook event `PreToolUze`")),
