@@ -912,8 +912,9 @@ fn ask_on_terminal(run: &ToolRun, agent: Option<&str>, offer_unsandboxed: bool) 
             format!(" {}", s.harness(&format!("(agent {name})")))
         })
         .unwrap_or_default();
-    let _ = write!(
-        err,
+    // One write: stderr is unbuffered, and a `write!` of the parts would reach the terminal
+    // in pieces, between which a subagent's lines on stdout could land.
+    let question = format!(
         "{} {} {}{}\n{} ",
         s.harness("allow"),
         s.tool(&shown(&crate::exec::output::tool_label(&run.name))),
@@ -925,6 +926,7 @@ fn ask_on_terminal(run: &ToolRun, agent: Option<&str>, offer_unsandboxed: bool) 
             "[y]es / [a]lways for this tool / [n]o (optionally: n <reason>):"
         })
     );
+    let _ = err.write_all(question.as_bytes());
     let _ = err.flush();
     let mut line = String::new();
     if std::io::stdin().read_line(&mut line).unwrap_or(0) == 0 {
