@@ -9,7 +9,7 @@
 mod common;
 
 use common::Env;
-use hrns_blocking::mock::{MockProvider, Reply};
+use hrns_blocking::mock::{MockProvider, Reply, chunk};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -46,7 +46,13 @@ fn the_python_sdk_sees_ordered_updates_a_diff_fs_delegation_and_cancelled() {
         Reply::tool_calls(&[("call_0", "read_file", &read)]),
         Reply::tool_calls(&[("call_1", "write_file", &args)]),
         Reply::text_answer("written"),
-        Reply::hang(),
+        // The prompt to cancel: one word, then nothing but empty chunks until it is cancelled,
+        // so the client cancels once it has seen the word (not after a guessed wait).
+        Reply::endless_sse(
+            [chunk::role_chunk(), chunk::text_chunk("waiting")],
+            r#"{"choices":[]}"#,
+        )
+        .delay(std::time::Duration::from_millis(50)),
     ])
     .unwrap();
     let env = Env::new();

@@ -112,12 +112,20 @@ async def main(binary, workspace):
         check(diffs[0].old_text == "old\n" and diffs[0].new_text == "new\n", "diff texts")
         check(diffs[0].path.endswith("/a.txt"), "diff path")
 
-        # The second prompt hangs at the provider until cancelled.
+        # The second prompt streams one word, then nothing until cancelled: cancel once the
+        # word is seen, so the turn is surely running (a fixed wait can be outlasted by a
+        # loaded machine, and a cancel before the turn starts cancels nothing).
         client.updates.clear()
         prompt = asyncio.ensure_future(
             conn.prompt(session_id=session.session_id, prompt=[text_block("wait")])
         )
-        await asyncio.sleep(0.5)
+        for _ in range(3000):
+            if any(u.session_update == "agent_message_chunk" for u in client.updates):
+                break
+            check(not prompt.done(), "the waiting prompt ended before it was cancelled")
+            await asyncio.sleep(0.01)
+        else:
+            check(False, "the waiting prompt's first word never came (30 s)")
         await conn.cancel(session_id=session.session_id)
         cancelled = await prompt
         check(cancelled.stop_reason == "cancelled", f"cancelled, got {cancelled.stop_reason}")
