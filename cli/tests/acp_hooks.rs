@@ -209,3 +209,59 @@ fn a_permission_request_is_a_notification() {
         "{all:?}"
     );
 }
+
+/// After "reject always" for a tool, its later calls are denied without asking the editor and
+/// without a `permission_prompt` notification; another tool is still asked (and notified).
+#[test]
+fn reject_always_asks_and_notifies_once_per_tool() {
+    let write = |content: &str| json!({"path": "a.txt", "content": content}).to_string();
+    let command = json!({"command": "true"}).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("call_w1", "write_file", &write("1"))]),
+        Reply::tool_calls(&[("call_w2", "write_file", &write("2"))]),
+        Reply::tool_calls(&[("call_r", "run_command", &command)]),
+        Reply::text_answer("done"),
+    ])
+    .unwrap();
+    let env = Env::new();
+    let (hooks, seen) = recording_hooks(&env, &["Notification"]);
+    let mut agent = Agent::start(&env, &mock, &hooks);
+    let sid = agent.new_session(&env);
+    let mut asked = Vec::new();
+    let answer = agent.call_with(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}),
+        |request| {
+            let id = request["params"]["toolCall"]["toolCallId"].clone();
+            asked.push(id.as_str().unwrap_or_default().to_owned());
+            let option = if asked.len() == 1 {
+                "reject_always"
+            } else {
+                "reject_once"
+            };
+            json!({"outcome": {"outcome": "selected", "optionId": option}})
+        },
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(asked, ["call_w1", "call_r"]);
+    assert!(!env.work().join("a.txt").exists());
+    // What the model was told about the second write.
+    let sent = mock.chat_requests()[2].json().to_string();
+    assert!(sent.contains("rest of this session"), "{sent}");
+    assert!(agent.finish().success());
+    // The run_command question's notification is launched a model request after any for
+    // call_w2 would have been, so once it is here, one for call_w2 would be too.
+    let all = wait_for_inputs(&seen, 2);
+    let messages: Vec<&str> = all.iter().filter_map(|i| i["message"].as_str()).collect();
+    assert_eq!(messages.len(), 2, "{all:?}");
+    assert_eq!(
+        messages.iter().filter(|m| m.contains("Write")).count(),
+        1,
+        "{messages:?}"
+    );
+    assert_eq!(
+        messages.iter().filter(|m| m.contains("Bash")).count(),
+        1,
+        "{messages:?}"
+    );
+}

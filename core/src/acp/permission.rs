@@ -1,7 +1,9 @@
 //! The answers to `session/request_permission`, as approvals the session understands.
 //!
-//! `allow_always` is the session's own [`Approval::AlwaysThisTool`]; `reject_always` is kept
-//! here, per session, and answers later questions about the tool without asking. A cancelled
+//! `allow_always` is the session's own [`Approval::AlwaysThisTool`] and `reject_always` its
+//! [`Approval::NeverThisTool`]. `reject_always` is also kept here, per ACP session, so that
+//! the same tool's calls in the session's subagents (sessions of their own) are answered
+//! without asking too. A cancelled
 //! request, an error answer or an option hrns did not offer denies the call.
 
 use super::rpc::RpcError;
@@ -25,11 +27,9 @@ impl Permissions {
     /// The answer already given for every call of `tool` (`reject_always`), if any: then the
     /// client is not asked.
     pub fn standing(&self, tool: &str) -> Option<Approval> {
-        self.rejected.contains(tool).then(|| Approval::Deny {
-            reason: Some(format!(
-                "the user rejected every call of {tool} in this session"
-            )),
-        })
+        self.rejected
+            .contains(tool)
+            .then_some(Approval::NeverThisTool)
     }
 
     /// The approval for the client's answer about a call of `tool`.
@@ -54,7 +54,7 @@ impl Permissions {
             (Some("selected"), Some(REJECT_ONCE)) => Approval::Deny { reason: None },
             (Some("selected"), Some(REJECT_ALWAYS)) => {
                 self.rejected.insert(tool.to_owned());
-                Approval::Deny { reason: None }
+                Approval::NeverThisTool
             }
             (Some("cancelled"), _) => Approval::Deny {
                 reason: Some("the permission request was cancelled".into()),

@@ -526,8 +526,11 @@ fn permission_answers_map_to_approvals() {
         p.answer("t", Err(&rpc::RpcError::new(-1, "gone"))),
         Approval::Deny { reason: Some(_) }
     ));
-    p.answer("t", Ok(&selected("reject_always")));
-    assert!(matches!(p.standing("t"), Some(Approval::Deny { .. })));
+    assert_eq!(
+        p.answer("t", Ok(&selected("reject_always"))),
+        Approval::NeverThisTool
+    );
+    assert_eq!(p.standing("t"), Some(Approval::NeverThisTool));
     assert_eq!(p.standing("other"), None);
 }
 

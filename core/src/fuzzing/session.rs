@@ -138,9 +138,10 @@ pub fn session(data: &[u8]) {
                     .get(arg % asks.len().max(1))
                     .map(|r| r.call_id.clone())
                     .unwrap_or_default();
-                let approval = match arg % 3 {
+                let approval = match arg % 4 {
                     0 => Approval::Once,
                     1 => Approval::AlwaysThisTool,
+                    2 => Approval::NeverThisTool,
                     _ => Approval::Deny {
                         reason: Some("no".into()),
                     },

@@ -321,6 +321,18 @@ impl Calls {
                     call.allow();
                 }
             }
+            Approval::NeverThisTool => {
+                let name = self.calls[pos].name.clone();
+                s.denied_tools.insert(name.clone());
+                let text = format!(
+                    "The user denied this `{name}` call and every later one in this session. Do not call it again; ask the user how to proceed if it is needed."
+                );
+                for call in self.calls.iter_mut().filter(|c| c.name == name) {
+                    if let CallState::AwaitingApproval { .. } = call.state {
+                        call.finish(s, ToolStatus::Denied, ToolOutput::error(text.clone()));
+                    }
+                }
+            }
             Approval::Deny { reason } => {
                 let call = &mut self.calls[pos];
                 let mut text = format!("The user denied this `{}` call.", call.name);

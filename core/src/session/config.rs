@@ -120,6 +120,9 @@ pub enum Approval {
     OnceUnsandboxed,
     /// Run this call and every later call of the same tool in this session.
     AlwaysThisTool,
+    /// Do not run this call, nor any later call of the same tool in this session: those are
+    /// denied without asking (and without a `permission_prompt` notification).
+    NeverThisTool,
     /// Do not run it; the optional reason is passed to the model.
     Deny {
         /// Why, in the user's words.

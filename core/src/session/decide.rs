@@ -115,6 +115,14 @@ pub(super) fn decide(s: &mut Shared, id: &str, name: &str, arguments: &str) -> C
         effect: order,
         confinement: super::Confinement::Sandboxed,
     };
+    if s.denied_tools.contains(name) {
+        return done(
+            ToolStatus::Denied,
+            format!(
+                "The user denied every `{name}` call for the rest of this session. Do not call it again; ask the user how to proceed if it is needed."
+            ),
+        );
+    }
     let decision = if s.approved_tools.contains(name) {
         PolicyDecision::Run
     } else if name == WEB_FETCH {

@@ -577,3 +577,53 @@ fn post_tool_use_hooks_and_the_snapshot_after_a_call_are_both_awaited_in_either_
         assert_eq!(h.sent.len(), 2, "snapshot first: {snapshot_first}");
     }
 }
+
+/// "Never for this tool" denies the call, the same tool's other waiting calls and its later
+/// calls without asking again, so `Notification` hooks hear of one question only; other
+/// tools are still asked.
+#[test]
+fn never_this_tool_denies_its_later_calls_without_asking_or_notifying() {
+    let mut h = with_hooks(
+        ApprovalPolicy::Ask,
+        one("Notification", "permission_prompt"),
+    );
+    h.submit("go");
+    h.sse(&tool_answer(&[
+        ("c1", "run_command", r#"{"command":"a"}"#),
+        ("c2", "run_command", r#"{"command":"b"}"#),
+        ("c3", "write_file", r#"{"path":"p","content":""}"#),
+    ]));
+    assert_eq!(h.asks.len(), 1);
+    assert_eq!(h.due().event, HookEvent::Notification);
+    h.s.handle_approval(h.now, "c1", Approval::NeverThisTool)
+        .unwrap();
+    h.drain();
+    // c2 is denied with c1; the next question is about the other tool.
+    let asked: Vec<_> = h.asks.iter().map(|r| r.call_id.as_str()).collect();
+    assert_eq!(asked, ["c1", "c3"]);
+    assert_eq!(h.due().event, HookEvent::Notification, "asked about c3");
+    h.s.handle_approval(h.now, "c3", Approval::Deny { reason: None })
+        .unwrap();
+    h.drain();
+    let r = h.results();
+    assert_eq!(r.len(), 3);
+    for (id, status, text) in &r[..2] {
+        assert_eq!(*status, ToolStatus::Denied, "{id}");
+        assert!(text.contains("every later one"), "{id}: {text}");
+    }
+    assert!(h.runs.is_empty());
+    // A later step's call of the tool is denied at once: no question, no notification.
+    h.sse(&tool_answer(&[("c4", "run_command", r#"{"command":"c"}"#)]));
+    assert_eq!(h.asks.len(), 2);
+    assert!(h.hooks.is_empty(), "no permission_prompt for c4");
+    assert!(
+        !h.events
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequested { id, .. } if id == "c4"))
+    );
+    let r = h.results();
+    let (_, status, text) = r.iter().find(|(id, ..)| id == "c4").unwrap();
+    assert_eq!(*status, ToolStatus::Denied);
+    assert!(text.contains("rest of this session"), "{text}");
+    assert!(h.runs.is_empty());
+}

@@ -28,6 +28,8 @@ pub(super) struct Shared {
     pub(super) jitter: retry::Jitter,
     /// Tools the user allowed for the rest of the session.
     pub(super) approved_tools: HashSet<String>,
+    /// Tools the user denied for the rest of the session ([`Approval::NeverThisTool`](super::Approval::NeverThisTool)).
+    pub(super) denied_tools: HashSet<String>,
     /// The provider quirks requests obey: the configured ones plus what this session learned
     /// from rejections.
     pub(super) quirks: ProviderQuirks,
@@ -71,6 +73,7 @@ impl Shared {
             turns: 0,
             next_request: 0,
             approved_tools: HashSet::new(),
+            denied_tools: HashSet::new(),
             totals: TokenTotals::default(),
             last_call: None,
             issued_calls: HashSet::new(),

@@ -131,6 +131,10 @@ impl App {
                             "allowed {} for this session",
                             ask.run.name
                         ))),
+                        Approval::NeverThisTool => Some(view::info_line(&format!(
+                            "denied {} for this session",
+                            ask.run.name
+                        ))),
                         // The result line that follows says "denied"; once is enough.
                         Approval::Deny { .. } | Approval::Unattended => None,
                     };
