@@ -36,7 +36,10 @@ fn cpu() -> (Duration, Duration) {
         };
         tv(u.user_time()) + tv(u.system_time())
     };
-    (total(UsageWho::RUSAGE_SELF), total(UsageWho::RUSAGE_CHILDREN))
+    (
+        total(UsageWho::RUSAGE_SELF),
+        total(UsageWho::RUSAGE_CHILDREN),
+    )
 }
 
 /// Wall and CPU times of one kind of operation, over its runs.

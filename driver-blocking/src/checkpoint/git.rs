@@ -5,7 +5,7 @@ use super::CheckpointError;
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// The settings every call passes on the command line, so that nothing of the user's (hooks,
@@ -14,8 +14,11 @@ use std::time::{Duration, Instant};
 /// The untracked cache is on: `git status` then re-reads only the directories whose `stat`
 /// changed since the last snapshot, so a step costs what changed plus one `lstat` per file.
 /// The index is split: each of the step's index writes (`status`, `add`, `write-tree`) writes
-/// only the entries that changed, not the whole index again.
-const ISOLATION: [&str; 14] = [
+/// only the entries that changed, not the whole index again. When git does write a new shared
+/// index (once a fifth of the entries changed, and after each batch of a first snapshot), the
+/// one it replaces is removed at once rather than kept for two weeks: every `git` call that
+/// reads the shadow index runs under the store's lock, so none can be reading the old one.
+const ISOLATION: [&str; 15] = [
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
     "core.untrackedCache=true",
@@ -25,6 +28,7 @@ const ISOLATION: [&str; 14] = [
     "core.fileMode=true",
     "core.quotePath=false",
     "core.splitIndex=true",
+    "splitIndex.sharedIndexExpire=now",
     "gc.auto=0",
     // No reflog: HEAD moves with every snapshot, and a log would keep pruned ones alive.
     "core.logAllRefUpdates=false",
@@ -137,25 +141,18 @@ impl Git {
             }
             _ => None,
         };
-        let mut pause = Duration::from_micros(200);
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() >= deadline => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(CheckpointError::TimedOut { command: what() });
-                }
-                Ok(None) => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(10));
-                }
-                Err(e) => {
-                    return Err(CheckpointError::Io {
-                        path: self.program.clone(),
-                        source: e,
-                    });
-                }
+        let status = match wait_until(&mut child, deadline) {
+            Ok(Some(status)) => status,
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(CheckpointError::TimedOut { command: what() });
+            }
+            Err(e) => {
+                return Err(CheckpointError::Io {
+                    path: self.program.clone(),
+                    source: e,
+                });
             }
         };
         if let Some(feeder) = feeder {
@@ -172,6 +169,48 @@ impl Git {
             });
         }
         Ok(out)
+    }
+}
+
+/// Waits for `child` to exit, until `deadline` (`None` then: the caller kills it).
+///
+/// The exit is seen the moment it happens: the wait sleeps in `poll` on a pidfd of the child,
+/// which becomes readable when it exits. A step runs several short `git` calls one after the
+/// other, and a poll of `try_wait` with growing pauses noticed each exit up to several
+/// milliseconds late, a latency that added up on every step. Where pidfds are not available
+/// (Linux before 5.3), it falls back to that poll.
+fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use rustix::process::{Pid, PidfdFlags, pidfd_open};
+    let mut pidfd = pidfd_open(Pid::from_child(child), PidfdFlags::empty()).ok();
+    let mut pause = Duration::from_micros(200);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(None);
+        }
+        match &pidfd {
+            Some(fd) => {
+                let timeout = Timespec::try_from(left).unwrap_or(Timespec {
+                    tv_sec: i64::MAX,
+                    tv_nsec: 0,
+                });
+                let mut fds = [PollFd::new(fd, PollFlags::IN)];
+                match poll(&mut fds, Some(&timeout)) {
+                    // Readable (exited), timed out, or interrupted: the exit and the deadline
+                    // are checked again first.
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => pidfd = None,
+                }
+            }
+            None => {
+                std::thread::sleep(pause.min(left));
+                pause = (pause * 2).min(Duration::from_millis(10));
+            }
+        }
     }
 }
 

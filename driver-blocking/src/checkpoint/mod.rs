@@ -456,10 +456,28 @@ impl CheckpointStore {
                 skipped,
             });
         }
-        self.add(&to_add, deadline)?;
+        // The index is the session's last checkpoint (HEAD is it, and no record says the
+        // index differs from HEAD): what changes now is exactly what is staged now.
+        let index_is_parent = head_is_parent && !scan.staged;
+        if index_is_parent && to_add.is_empty() {
+            // Only skipped paths or nested repositories differ: the tree is the parent's.
+            return Ok(Snapshot {
+                id: CheckpointId(parent.unwrap_or_default()),
+                changed: Vec::new(),
+                skipped,
+            });
+        }
+        let staged = match index_is_parent {
+            true => self.stage_files(&to_add, &scan.untracked, deadline)?,
+            false => None,
+        };
+        if staged.is_none() {
+            self.add(&to_add, deadline)?;
+        }
         let tree = text(self.git.run(&[OsStr::new("write-tree")], None, deadline)?);
-        let raw = match &parent {
-            Some(parent) => {
+        let changed: Vec<String> = match (staged, &parent) {
+            (Some(changed), _) => changed,
+            (None, Some(parent)) => {
                 let raw = self.diff_raw(parent, &tree, deadline)?;
                 if raw.is_empty() {
                     return Ok(Snapshot {
@@ -468,9 +486,12 @@ impl CheckpointStore {
                         skipped,
                     });
                 }
-                raw
+                paths::parse_raw_diff(&raw)
+                    .into_iter()
+                    .map(|c| c.path)
+                    .collect()
             }
-            None => Vec::new(),
+            (None, None) => Vec::new(),
         };
         let mut args = vec!["commit-tree".to_owned(), tree, "-m".into(), message.into()];
         if let Some(parent) = &parent {
@@ -487,10 +508,6 @@ impl CheckpointStore {
             Some(updates.as_bytes()),
             deadline,
         )?;
-        let changed: Vec<String> = paths::parse_raw_diff(&raw)
-            .into_iter()
-            .map(|c| c.path)
-            .collect();
         self.keep_within_cap(&session_ref, parent.is_none(), &changed, deadline)?;
         self.roll_up_packs(deadline);
         Ok(Snapshot {
@@ -607,6 +624,66 @@ impl CheckpointStore {
             Err(CheckpointError::Git { .. }) => whole().map(|_| ()),
             Err(e) => Err(e),
         }
+    }
+
+    /// Stages a step's few changed files, when the index is the session's last checkpoint,
+    /// with one `git update-index --add --remove` (no pathspecs, no walk), and returns them:
+    /// they are then exactly what differs from the last checkpoint, so no `git diff-tree` is
+    /// needed.
+    ///
+    /// `None` (nothing staged, or only part of it; the caller stages with `git add` and diffs)
+    /// when that cannot be known so cheaply: many paths, an untracked directory (its files
+    /// are not listed), a tracked file that became a directory, a path `update-index`
+    /// refuses (an unreadable file), or an untracked file that vanished before it could be staged
+    /// (`update-index` passes over it without a word).
+    fn stage_files(
+        &self,
+        to_add: &[&[u8]],
+        untracked: &[Vec<u8>],
+        deadline: Instant,
+    ) -> Result<Option<Vec<String>>, CheckpointError> {
+        const FEW: usize = 100;
+        let is_dir = |p: &[u8]| {
+            fs::symlink_metadata(self.git.work_tree.join(OsStr::from_bytes(p)))
+                .is_ok_and(|m| m.is_dir())
+        };
+        // A tracked file that became a directory is listed by its old name alone, and
+        // `update-index --remove` would drop it without adding the files now inside.
+        if to_add.len() > FEW || to_add.iter().any(|p| p.ends_with(b"/") || is_dir(p)) {
+            return Ok(None);
+        }
+        let mut input = Vec::new();
+        for path in to_add {
+            input.extend_from_slice(path);
+            input.push(0);
+        }
+        let staged = self.git.run(
+            &["update-index", "--add", "--remove", "-z", "--stdin"].map(OsStr::new),
+            Some(&input),
+            deadline,
+        );
+        match staged {
+            Ok(_) => {}
+            Err(CheckpointError::Git { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let vanished = to_add.iter().any(|p| {
+            untracked.iter().any(|u| u == p)
+                && fs::symlink_metadata(self.git.work_tree.join(OsStr::from_bytes(p))).is_err()
+        });
+        if vanished {
+            return Ok(None);
+        }
+        // In git's order of paths, as `git diff-tree` would give them.
+        let mut changed: Vec<&[u8]> = to_add.to_vec();
+        changed.sort_unstable();
+        changed.dedup();
+        Ok(Some(
+            changed
+                .into_iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect(),
+        ))
     }
 
     /// Stages many paths (a first snapshot) through `git update-index --add --remove

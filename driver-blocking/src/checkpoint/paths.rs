@@ -314,6 +314,9 @@ pub(super) struct Scan {
     pub(super) head: Option<String>,
     /// No record at all: the work tree matches the index and the index matches HEAD.
     pub(super) nothing: bool,
+    /// Some record says the index differs from HEAD (its index side is not `.`), or could
+    /// not be read: the index is then not known to be HEAD's tree.
+    pub(super) staged: bool,
 }
 
 /// Parses `git status --porcelain=v2 -z` output. Only the work-tree side of each record
@@ -351,7 +354,11 @@ pub(super) fn parse_status(out: &[u8]) -> Scan {
         };
         let mut parts = record.splitn(fields + 1, |b| *b == b' ');
         let xy = parts.nth(1);
+        if renamed || fields == 10 || xy.is_none_or(|xy| xy.len() != 2 || xy[0] != b'.') {
+            scan.staged = true;
+        }
         let Some(path) = parts.nth(fields - 2) else {
+            scan.staged = true;
             continue;
         };
         let original = if renamed { records.next() } else { None };

@@ -235,8 +235,16 @@ proptest::proptest! {
             for op in ops {
                 apply(&f.ws, op);
             }
-            let id = store.snapshot("s", "step").unwrap().id;
-            checkpoints.push((id, read_tree(&f.ws, &["build.log"])));
+            let snapshot = store.snapshot("s", "step").unwrap();
+            // The paths a step reports (taken from what it staged, when the index was the
+            // last checkpoint) are exactly those git finds between the two trees.
+            let previous = &checkpoints.last().unwrap().0;
+            let between: Vec<String> = match snapshot.id == *previous {
+                true => Vec::new(),
+                false => store.changes(previous, &snapshot.id).unwrap().into_iter().map(|c| c.path).collect(),
+            };
+            proptest::prop_assert_eq!(&snapshot.changed, &between);
+            checkpoints.push((snapshot.id, read_tree(&f.ws, &["build.log"])));
         }
         let ignored_before = fs::read(f.ws.join("build.log")).ok();
         let (target, expected) = &checkpoints[pick.index(checkpoints.len())];
@@ -840,4 +848,161 @@ fn a_first_snapshot_of_many_files_keeps_ignores_links_modes_and_nested_repositor
             "nested {nested}"
         );
     }
+}
+
+/// The paths a step's snapshot reports, checked against git's own diff of the two trees.
+fn changed_between(store: &CheckpointStore, from: &CheckpointId, to: &CheckpointId) -> Vec<String> {
+    let mut paths: Vec<String> = store
+        .changes(from, to)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.path)
+        .collect();
+    paths.sort();
+    paths
+}
+
+#[test]
+fn hostile_file_names_are_staged_reported_and_restored_exactly() {
+    let f = fixture();
+    // Names that a line-based, quoted or pathspec-reading path would misread.
+    let names = [
+        "new\nline",
+        "tab\there",
+        "quote\"d",
+        "back\\slash",
+        "-n",
+        "--all",
+        ":(glob)**",
+        ":!magic",
+        "*star",
+        "[br]acket",
+        "sp ace ",
+        "ünïcödé",
+        " lead",
+    ];
+    for name in &names[..6] {
+        fs::write(f.ws.join(name), "start").unwrap();
+    }
+    let store = store(&f);
+    let start = store.snapshot("s", "start").unwrap();
+    let before = read_tree(&f.ws, &[]);
+    // A step: the tracked ones edited, the others new.
+    for name in &names {
+        fs::write(f.ws.join(name), format!("step {name}")).unwrap();
+    }
+    let step = store.snapshot("s", "step").unwrap();
+    let mut expected: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    expected.sort();
+    assert_eq!(step.changed, expected);
+    assert_eq!(changed_between(&store, &start.id, &step.id), expected);
+    let after = read_tree(&f.ws, &[]);
+    store
+        .restore("s", &start.id, &step.id, Overwrite::Never)
+        .unwrap();
+    assert_eq!(read_tree(&f.ws, &[]), before);
+    // And a step that only deletes them.
+    let undone = store.snapshot("s", "undone").unwrap();
+    store
+        .restore("s", &step.id, &undone.id, Overwrite::Never)
+        .unwrap();
+    assert_eq!(read_tree(&f.ws, &[]), after);
+    let redone = store.snapshot("s", "redone").unwrap();
+    for name in &names {
+        fs::remove_file(f.ws.join(name)).unwrap();
+    }
+    let gone = store.snapshot("s", "gone").unwrap();
+    assert_eq!(gone.changed, expected);
+    assert_eq!(changed_between(&store, &redone.id, &gone.id), expected);
+}
+
+#[test]
+fn a_nested_repository_made_in_a_step_is_left_out_and_the_step_reports_the_rest() {
+    let f = fixture();
+    fs::write(f.ws.join("a.txt"), "a").unwrap();
+    let store = store(&f);
+    let start = store.snapshot("s", "start").unwrap();
+    let inner = f.ws.join("inner");
+    fs::create_dir_all(&inner).unwrap();
+    user_git(&inner, &["init", "-q"]);
+    fs::write(inner.join("x"), "inside").unwrap();
+    fs::write(f.ws.join("a.txt"), "changed").unwrap();
+    let step = store.snapshot("s", "step").unwrap();
+    assert_eq!(step.changed, ["a.txt"]);
+    assert_eq!(changed_between(&store, &start.id, &step.id), ["a.txt"]);
+    // The nested repository alone changing is no change at all.
+    fs::write(inner.join("x"), "inside, changed").unwrap();
+    let again = store.snapshot("s", "again").unwrap();
+    assert_eq!(again.id, step.id);
+    assert!(again.changed.is_empty());
+}
+
+#[test]
+fn an_untracked_file_that_vanishes_before_it_is_staged_is_not_reported() {
+    let f = fixture();
+    fs::write(f.ws.join("a.txt"), "a").unwrap();
+    let store = store(&f);
+    let start = store.snapshot("s", "start").unwrap();
+    // `git status` listed `gone.txt` and `a.txt`; `gone.txt` vanished before it was staged.
+    fs::write(f.ws.join("a.txt"), "changed").unwrap();
+    let deadline = store.deadline();
+    let staged = store
+        .stage_files(
+            &[b"a.txt".as_slice(), b"gone.txt".as_slice()],
+            &[b"gone.txt".to_vec()],
+            deadline,
+        )
+        .unwrap();
+    assert_eq!(
+        staged, None,
+        "a vanished path must send the step to git's diff"
+    );
+    let step = store.snapshot("s", "step").unwrap();
+    assert_eq!(step.changed, ["a.txt"]);
+    assert_eq!(changed_between(&store, &start.id, &step.id), ["a.txt"]);
+}
+
+#[test]
+fn a_file_that_became_a_directory_is_snapshotted_with_the_files_inside() {
+    let f = fixture();
+    fs::write(f.ws.join("a"), "a file").unwrap();
+    fs::write(f.ws.join("b"), "b").unwrap();
+    let store = store(&f);
+    let start = store.snapshot("s", "start").unwrap();
+    fs::remove_file(f.ws.join("a")).unwrap();
+    fs::create_dir(f.ws.join("a")).unwrap();
+    fs::write(f.ws.join("a/inside"), "now a directory").unwrap();
+    fs::write(f.ws.join("b"), "b changed").unwrap();
+    let step = store.snapshot("s", "step").unwrap();
+    assert_eq!(step.changed, ["a", "a/inside", "b"]);
+    assert_eq!(
+        changed_between(&store, &start.id, &step.id),
+        ["a", "a/inside", "b"]
+    );
+}
+
+#[test]
+fn a_new_shared_index_replaces_the_old_one_at_once() {
+    let f = fixture();
+    for i in 0..20 {
+        fs::write(f.ws.join(format!("f{i}")), "start").unwrap();
+    }
+    let store = store(&f);
+    store.snapshot("s", "start").unwrap();
+    // Over a fifth of the entries are new, twice: git writes a new shared index each time.
+    for i in 20..35 {
+        fs::write(f.ws.join(format!("f{i}")), "new").unwrap();
+    }
+    store.snapshot("s", "step").unwrap();
+    for i in 35..60 {
+        fs::write(f.ws.join(format!("f{i}")), "new").unwrap();
+    }
+    store.snapshot("s", "step").unwrap();
+    let shared: Vec<String> = fs::read_dir(store.git_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("sharedindex."))
+        .collect();
+    assert_eq!(shared.len(), 1, "{shared:?}");
 }
