@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 ///
 /// The untracked cache is on: `git status` then re-reads only the directories whose `stat`
 /// changed since the last snapshot, so a step costs what changed plus one `lstat` per file.
-/// The index is split: each of the step's index writes (`status`, `add`, `write-tree`) writes
-/// only the entries that changed, not the whole index again. When git does write a new shared
-/// index (once a fifth of the entries changed, and after each batch of a first snapshot), the
+/// The index is split: each of the step's index writes (`status`, `update-index` or `add`,
+/// `write-tree`) writes only the entries that changed, not the whole index again. When git does
+/// write a new shared index (once over a fifth of the entries are new to it, as after each
+/// batch of a first snapshot), the
 /// one it replaces is removed at once rather than kept for two weeks: every `git` call that
 /// reads the shadow index runs under the store's lock, so none can be reading the old one.
 const ISOLATION: [&str; 15] = [
@@ -235,4 +236,38 @@ pub(super) fn find_program() -> Option<PathBuf> {
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wait_until;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_wait_gives_the_exit_or_stops_at_the_deadline() {
+        let mut quick = Command::new("sh")
+            .args(["-c", "exit 3"])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let far = Instant::now() + Duration::from_secs(600);
+        let status = wait_until(&mut quick, far).unwrap().expect("it exited");
+        assert_eq!(status.code(), Some(3));
+        // A call still running at its deadline: no status, and the caller kills it.
+        let mut slow = Command::new("sleep")
+            .arg("600")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let soon = Instant::now() + Duration::from_millis(50);
+        assert_eq!(wait_until(&mut slow, soon).unwrap(), None);
+        slow.kill().unwrap();
+        slow.wait().unwrap();
+        // A deadline already past still reports a child that has exited.
+        let mut done = Command::new("true").stdin(Stdio::null()).spawn().unwrap();
+        done.wait().unwrap();
+        let past = Instant::now();
+        assert!(wait_until(&mut done, past).unwrap().is_some());
+    }
 }

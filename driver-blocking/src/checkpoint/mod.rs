@@ -408,7 +408,9 @@ impl CheckpointStore {
     ///
     /// The shadow index is kept between snapshots, so a step costs one `lstat` per file (in
     /// `git status`, whose untracked cache re-reads only directories that changed) plus work
-    /// in proportion to what changed: only those paths are handed to `git add`.
+    /// in proportion to what changed: only those paths are staged (by `git update-index`
+    /// when the index is the session's last checkpoint, which then also gives the changed
+    /// paths without a `git diff-tree`; by `git add` otherwise).
     pub fn snapshot(&self, session: &str, message: &str) -> Result<Snapshot, CheckpointError> {
         self.init()?;
         let deadline = self.deadline();
