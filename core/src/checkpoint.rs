@@ -132,7 +132,9 @@ pub enum Current {
     Missing,
     /// A file, executable or link, with its content's id.
     Entry(Entry),
-    /// Something a checkpoint does not hold (a directory, a socket, an unreadable file).
+    /// A directory (a checkpoint holds the files in it, not the directory).
+    Directory,
+    /// Something else a checkpoint does not hold (a socket, an unreadable file).
     Other,
 }
 
@@ -217,6 +219,18 @@ pub fn plan_restore(
     current: impl Fn(&str) -> Current,
     overwrite: Overwrite,
 ) -> RestorePlan {
+    // The directories the latest snapshot implies: a step that replaced a file by a directory
+    // left one there, which is no change by anyone else.
+    let mut latest_dirs = std::collections::HashSet::new();
+    for change in changes.iter().filter(|c| c.at_latest.is_some()) {
+        let mut path = change.path.as_str();
+        while let Some((parent, _)) = path.rsplit_once('/') {
+            if !latest_dirs.insert(parent) {
+                break;
+            }
+            path = parent;
+        }
+    }
     let mut removals = Vec::new();
     let mut writes = Vec::new();
     let mut kept = Vec::new();
@@ -233,7 +247,11 @@ pub fn plan_restore(
             Some(entry) => Current::Entry(entry.clone()),
             None => Current::Missing,
         };
-        if now != latest && overwrite == Overwrite::Never {
+        let as_latest = now == latest
+            || (now == Current::Directory
+                && change.at_latest.is_none()
+                && latest_dirs.contains(change.path.as_str()));
+        if !as_latest && overwrite == Overwrite::Never {
             kept.push(Kept {
                 path: change.path.clone(),
                 reason: KeptReason::ChangedSince,
@@ -348,6 +366,40 @@ mod tests {
         // Something that is no longer a file (a directory in its place) is not overwritten.
         let other = plan_restore(&changes, |_: &str| Current::Other, Overwrite::Never);
         assert_eq!(other.kept.len(), 1);
+        let dir = plan_restore(&changes, |_: &str| Current::Directory, Overwrite::Never);
+        assert_eq!(dir.kept.len(), 1);
+    }
+
+    #[test]
+    fn a_directory_the_steps_made_in_place_of_a_file_is_theirs_not_a_later_change() {
+        // The steps deleted file `d` and made `d/e/f`: `d` is a directory now, as the latest
+        // snapshot implies, so the file is written back once `d/e/f` is removed.
+        let changes = [
+            change("d", file("x"), None),
+            change("d/e/f", None, file("y")),
+        ];
+        let current = |p: &str| match p {
+            "d" => Current::Directory,
+            _ => Current::Entry(file("y").unwrap()),
+        };
+        let plan = plan_restore(&changes, current, Overwrite::Never);
+        assert!(plan.kept.is_empty(), "{:?}", plan.kept);
+        assert_eq!(
+            plan.actions,
+            [
+                RestoreAction::Remove {
+                    path: "d/e/f".into()
+                },
+                RestoreAction::Write {
+                    path: "d".into(),
+                    entry: file("x").unwrap()
+                },
+            ]
+        );
+        // A directory the latest snapshot does not imply was made by someone else: kept.
+        let alone = [change("d", file("x"), None)];
+        let plan = plan_restore(&alone, |_: &str| Current::Directory, Overwrite::Never);
+        assert_eq!(plan.kept.len(), 1);
     }
 
     #[test]

@@ -100,6 +100,9 @@ pub(super) fn current(workspace: &Path, path: &str) -> Current {
     let Ok(meta) = fs::symlink_metadata(&full) else {
         return Current::Missing;
     };
+    if meta.is_dir() {
+        return Current::Directory;
+    }
     let Some(kind) = kind_of(&meta) else {
         return Current::Other;
     };
@@ -182,6 +185,12 @@ pub(super) fn write(
     let full = workspace.join(path);
     let parent = full.parent().unwrap_or(workspace);
     fs::create_dir_all(parent).map_err(io(parent))?;
+    // A directory the undone steps made where a file was: the removals before emptied it
+    // and, once empty, it goes. One that still holds files (someone else's) is not deleted:
+    // the restore fails on it, naming it.
+    if fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
+        fs::remove_dir(&full).map_err(io(&full))?;
+    }
     match kind {
         EntryKind::Symlink => {
             use std::os::unix::ffi::OsStrExt as _;

@@ -981,6 +981,41 @@ fn a_file_that_became_a_directory_is_snapshotted_with_the_files_inside() {
     );
 }
 
+/// Undoing a step that replaced a file by a directory puts the file back and the directory
+/// goes; had someone put a file of their own in that directory since, the restore fails on
+/// it, naming it, and their file is still there.
+#[test]
+fn a_file_that_became_a_directory_is_restored_as_the_file() {
+    let f = fixture();
+    fs::write(f.ws.join("a"), "a file").unwrap();
+    let store = store(&f);
+    let start = store.snapshot("s", "start").unwrap();
+    fs::remove_file(f.ws.join("a")).unwrap();
+    fs::create_dir(f.ws.join("a")).unwrap();
+    fs::write(f.ws.join("a/inside"), "now a directory").unwrap();
+    let step = store.snapshot("s", "step").unwrap();
+    let restored = store
+        .restore("s", &start.id, &step.id, Overwrite::Never)
+        .unwrap();
+    assert!(restored.kept.is_empty(), "{:?}", restored.kept);
+    assert_eq!(fs::read_to_string(f.ws.join("a")).unwrap(), "a file");
+
+    // Again, but with a file of someone else's in the directory after the step.
+    let redo = store
+        .restore("s", &restored.before, &start.id, Overwrite::Never)
+        .unwrap();
+    assert!(redo.kept.is_empty(), "{:?}", redo.kept);
+    assert!(f.ws.join("a/inside").is_file());
+    let latest = store.snapshot("s", "after redo").unwrap();
+    fs::write(f.ws.join("a/theirs"), "mine").unwrap();
+    let err = store
+        .restore("s", &start.id, &latest.id, Overwrite::Never)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("/a"), "{err}");
+    assert_eq!(fs::read_to_string(f.ws.join("a/theirs")).unwrap(), "mine");
+}
+
 #[test]
 fn a_new_shared_index_replaces_the_old_one_at_once() {
     let f = fixture();
