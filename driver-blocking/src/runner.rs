@@ -152,7 +152,7 @@ impl<'a> Runner<'a> {
     /// A runner sending with `transport` (a [`crate::Client`]), running `tools` in `ctx`.
     /// [`Runner::run`] answers approval requests with [`Approval::Unattended`] until
     /// [`Runner::approve_with`] sets a callback.
-    pub fn new(transport: Arc<dyn Transport>, tools: &'a Toolbox, mut ctx: ToolContext) -> Self {
+    pub fn new(transport: Arc<dyn Transport>, tools: &Toolbox, mut ctx: ToolContext) -> Self {
         let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
         let ledger = Ledger::default();
         // A subagent's events (its tokens among them) come back on the runner's channel, and

@@ -299,6 +299,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         .print(&mut std::io::stdout().lock());
     }
     let message = crate::exec::with_attachments(&header.prompt, &cwd, &sandbox.protected, &[])?;
+    let policy_of_sandbox = sandbox.policy.clone();
     let ctx = ToolContext {
         workspace: cwd,
         cancel: Default::default(),
@@ -306,10 +307,12 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         files: Default::default(),
         children: Default::default(),
     };
+    // A replay starts no servers, nor takes checkpoints: it has no session to undo from.
+    let (runner, diffs) = crate::host::blocking::runner(transport, toolbox, ctx, None, None);
     let outcome = run_turn(
-        transport,
-        &toolbox,
-        ctx,
+        runner,
+        diffs,
+        &policy_of_sandbox,
         &mut session,
         message,
         args.json,
@@ -317,9 +320,7 @@ pub(crate) fn replay(global: &Global, args: &ReplayArgs) -> Result<u8, CliError>
         None,
         None,
         None,
-        None, // a replay starts no servers
         crate::exec::Answer::Text,
-        None, // nor takes checkpoints: it has no session to undo from
         None, // a replay's costs are the recording's, not this config's
     );
     let mut ended = outcome;

@@ -8,14 +8,14 @@ pub(crate) mod schema;
 use crate::args::{ExecArgs, Global};
 use crate::exec::json_lines::JsonPrinter;
 use crate::exec::output::HumanPrinter;
+use crate::host::blocking::{self, BuildError};
+use crate::host::opening::{self, How, Note, NotSaved};
 use crate::host::plan::{self, Found, Keep};
 use crate::host::record::{Header, Recorder};
-use crate::host::sessions::{self, SessionHeader, SessionLog};
+use crate::host::sessions::{self, SessionLog};
 use crate::setup::learned::{QuirkStore, Saved};
 use crate::setup::{CliError, ConfigFile, approval};
-use hrns_blocking::{
-    CancelFlag, Client, ClientConfig, Runner, ToolContext, Transport, TurnOutcome,
-};
+use hrns_blocking::{CancelFlag, Client, ClientConfig, Runner, Transport, TurnOutcome};
 use hrns_core::session::{
     Approval, ApprovalPolicy, Event, Session, ToolRun, ToolStatus, TurnError,
 };
@@ -49,13 +49,6 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         ));
     }
     let prompt = crate::setup::custom_commands::invoke(&prompt, &mut setup)?.unwrap_or(prompt);
-    let client = Client::new(
-        setup.provider.to_provider(),
-        &ClientConfig {
-            skip_verify: setup.provider.skip_verify,
-            ..ClientConfig::default()
-        },
-    );
     if setup.needs_window_lookup() {
         // Best effort: a provider without /models (or without a window in it) leaves the
         // window unknown, and an overflow answer teaches it.
@@ -82,27 +75,23 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     };
     let (mcp_servers, mcp_failures) =
         crate::setup::mcp::start(&found.mcp, &setup.workspace, &setup.sandbox, mcp_logs);
-    let mcp_servers = Arc::new(mcp_servers);
     for line in found.mcp.warnings.iter().chain(&mcp_failures) {
         eprintln!("hrns: warning: {}", crate::term::safe_text::safe(line));
     }
     for line in &found.hooks.warnings {
         eprintln!("hrns: warning: {}", crate::term::safe_text::safe(line));
     }
-    let mut toolbox = setup.toolbox();
-    let live_tools = crate::setup::mcp::LiveTools::add(
-        &mcp_servers,
-        &mut toolbox,
-        &setup.agent,
-        policy,
-        &Default::default(),
-    );
-    let mut config = plan::session_config(&setup, toolbox.specs(), policy, &found.mcp_secrets());
-    config.subagents = crate::host::subagents::subagents(&setup, &mcp_servers);
-    crate::host::redact::remember(&hrns_core::secrets::Secrets::of_provider(&config.provider));
-    config.max_steps = args.max_steps.max(1);
-    config.output = output_schema;
-    let structured = match config.output {
+    let shared = blocking::Shared {
+        mcp: Arc::new(mcp_servers),
+        mcp_secrets: found.mcp_secrets(),
+    };
+    let mut prepared = blocking::prepare(&setup, policy, &shared);
+    crate::host::redact::remember(&hrns_core::secrets::Secrets::of_provider(
+        &prepared.config.provider,
+    ));
+    prepared.config.max_steps = args.max_steps.max(1);
+    prepared.config.output = output_schema;
+    let structured = match prepared.config.output {
         Some(_) => Answer::Structured,
         None => Answer::Text,
     };
@@ -115,112 +104,103 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         &args.image,
     )?;
 
-    let state = crate::setup::paths::state_dir().ok();
-    let sessions_dir = state.as_ref().map(|s| s.join("sessions"));
     let keep = match args.ephemeral {
         true => Keep::Nothing,
         false => Keep::Session,
     };
     let cwd = setup.workspace.display().to_string();
-    let resumed = match (&args.resume, args.continue_, &sessions_dir) {
-        (Some(id), _, Some(dir)) => Some(sessions::find(dir, id).map_err(CliError::usage)?),
-        (None, true, Some(dir)) => Some(sessions::latest_in(dir, &cwd).ok_or_else(|| {
-            CliError::usage(format!(
-                "no saved session in {cwd} to continue; start one without --continue"
-            ))
-        })?),
-        (Some(_), _, None) | (None, true, None) => {
-            return Err(CliError::usage(
-                "cannot find the state directory for saved sessions; set HOME or XDG_STATE_HOME",
-            ));
-        }
-        (None, false, _) => None,
-    };
-    // One writer per session: a session another hrns is writing is waited for, then left to it.
-    let resumed = match resumed {
-        Some(path) => sessions::claim_on_stderr(&path)
-            .map_err(CliError::usage)?
-            .map(|claimed| (path, claimed)),
-        None => None,
-    };
-    let (mut session, mut log, checkpointer) = match resumed {
-        Some((path, claimed)) => {
-            let loaded =
-                sessions::load_history(&path).map_err(|e| CliError::usage(e.to_string()))?;
-            for w in &loaded.warnings {
-                eprintln!("hrns: warning: {w}");
-            }
-            let log = SessionLog::append_to(claimed, &loaded.header.id)
-                .map_err(|e| eprintln!("hrns: warning: the session is not saved: {e}"))
-                .ok();
-            let checkpointer = checkpointer_for(&setup, log.as_ref(), &mut config);
-            config.hooks = crate::setup::hooks::for_session(
-                &found.hooks,
-                &setup.workspace,
-                Some((&loaded.header.id, &path)),
-                hrns_core::hooks::StartSource::Resume,
-            );
-            let session = Session::with_history(config.clone(), loaded.messages)
-                .map_err(|e| CliError::usage(format!("cannot resume {}: {e}", path.display())))?;
-            (session, log, checkpointer)
-        }
-        None => {
-            let dir = sessions_dir.as_ref().filter(|_| keep == Keep::Session);
-            let log = dir.and_then(|dir| {
-                SessionLog::create(
-                    dir,
-                    SessionHeader {
-                        hrns_session: sessions::SESSION_VERSION,
-                        id: String::new(),
-                        started: String::new(),
-                        cwd: cwd.clone(),
-                        provider: setup.provider.name.clone(),
-                        model: setup.provider.model.clone(),
-                        agent: setup.agent.name.clone(),
-                    },
-                )
-                .map_err(|e| eprintln!("hrns: warning: the session is not saved: {e}"))
-                .ok()
-            });
-            let checkpointer = checkpointer_for(&setup, log.as_ref(), &mut config);
-            // Subagents get the same hooks (their calls are watched; their end is
-            // `SubagentStop`): they are made from this config.
-            config.hooks = crate::setup::hooks::for_session(
-                &found.hooks,
-                &setup.workspace,
-                log.as_ref().map(|l| (l.id(), l.path())),
-                hrns_core::hooks::StartSource::Startup,
-            );
-            (Session::new(config.clone()), log, checkpointer)
-        }
-    };
-
-    let transport: Arc<dyn Transport> = match &args.record {
-        Some(path) => {
-            let header = Header {
-                hrns_record: crate::host::record::RECORD_VERSION,
-                prompt: prompt.clone(),
-                model: config.model.clone(),
-                system_prompt: config.system_prompt.clone(),
-                tools: config.tools.iter().map(|t| t.name.clone()).collect(),
-                approval: policy_name(policy).to_owned(),
-                agent: setup.agent.name.clone(),
-                secrets: crate::host::record::SecretSources::of(
-                    &setup.file.config,
-                    &setup.provider,
-                ),
-            };
-            Arc::new(
-                Recorder::create(path, &header, Arc::new(client)).map_err(|e| {
+    let resumed = match (&args.resume, args.continue_) {
+        (None, false) => None,
+        (resume, _) => {
+            let dir = crate::setup::paths::state_dir()
+                .map_err(|_| {
+                    CliError::usage(
+                        "cannot find the state directory for saved sessions; set HOME or XDG_STATE_HOME",
+                    )
+                })?
+                .join("sessions");
+            Some(match resume {
+                Some(id) => sessions::find(&dir, id).map_err(CliError::usage)?,
+                None => sessions::latest_in(&dir, &cwd).ok_or_else(|| {
                     CliError::usage(format!(
-                        "cannot create the recording {}: {e}",
-                        path.display()
+                        "no saved session in {cwd} to continue; start one without --continue"
                     ))
                 })?,
-            )
+            })
         }
-        None => Arc::new(client),
     };
+    // One writer per session: a session another hrns is writing is waited for, then left to it.
+    let how = match resumed {
+        Some(path) => match sessions::claim_on_stderr(&path).map_err(CliError::usage)? {
+            Some(claimed) => How::Continue(claimed),
+            None => How::New,
+        },
+        None => How::New,
+    };
+    let resumed_path = match &how {
+        How::Continue(claimed) => Some(claimed.path().to_owned()),
+        How::New => None,
+    };
+    let opened = opening::open(&setup, how, keep).map_err(|e| CliError::usage(e.to_string()))?;
+    for note in &opened.notes {
+        show_note(note);
+    }
+    let hooks = opened.saved.hooks(&found.hooks, &setup, opened.start);
+    let mut log = opened.log;
+
+    let record = |config: &hrns_core::session::SessionConfig, client: Client| {
+        let Some(path) = &args.record else {
+            return Ok(Arc::new(client) as Arc<dyn Transport>);
+        };
+        let header = Header {
+            hrns_record: crate::host::record::RECORD_VERSION,
+            prompt: prompt.clone(),
+            model: config.model.clone(),
+            system_prompt: config.system_prompt.clone(),
+            tools: config.tools.iter().map(|t| t.name.clone()).collect(),
+            approval: policy_name(policy).to_owned(),
+            agent: setup.agent.name.clone(),
+            secrets: crate::host::record::SecretSources::of(&setup.file.config, &setup.provider),
+        };
+        Recorder::create(path, &header, Arc::new(client))
+            .map(|r| Arc::new(r) as Arc<dyn Transport>)
+            .map_err(|e| {
+                CliError::usage(format!(
+                    "cannot create the recording {}: {e}",
+                    path.display()
+                ))
+            })
+    };
+    let subagents = blocking::Subagents {
+        ask: (policy == ApprovalPolicy::Ask).then(|| {
+            Arc::new(|agent: &str, run: &ToolRun| ask_on_terminal(run, Some(agent), false))
+                as Arc<dyn Fn(&str, &ToolRun) -> Approval + Send + Sync>
+        }),
+    };
+    let cancel = CancelFlag::new();
+    let built = prepared
+        .build(
+            &setup,
+            record,
+            subagents,
+            opened.saved.checkpointer.clone(),
+            hooks,
+            opened.history,
+            cancel.clone(),
+        )
+        .map_err(|e| match e {
+            BuildError::History(e) => CliError::usage(format!(
+                "cannot resume {}: {e}",
+                resumed_path.as_deref().unwrap_or(std::path::Path::new("")).display()
+            )),
+            BuildError::Transport(e) => e,
+        })?;
+    let blocking::Built {
+        mut session,
+        runner,
+        diffs,
+        children,
+    } = built;
 
     if args.json {
         crate::exec::output::SessionStarted::new(
@@ -232,36 +212,11 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         )
         .print(&mut std::io::stdout().lock());
     }
-    let mut children = None;
-    if crate::host::subagents::enabled(&setup) {
-        let mut task = crate::host::subagents::task_tool(
-            &setup.discovered,
-            &setup.workspace,
-            Some(&setup.agent),
-            &config,
-            setup.stated_images(),
-            &mcp_servers,
-            Arc::clone(&transport),
-        );
-        if policy == ApprovalPolicy::Ask {
-            task = task.approve_with(|agent, run| ask_on_terminal(run, Some(agent), false));
-        }
-        children = Some(task.running());
-        toolbox.add(task);
-    }
-    let cancel = CancelFlag::new();
     crate::term::signals::install(&cancel);
-    let ctx = ToolContext {
-        workspace: setup.workspace.clone(),
-        cancel,
-        sandbox: setup.sandbox.clone(),
-        files: Default::default(),
-        children: Default::default(),
-    };
     let ended = run_turn(
-        transport,
-        &toolbox,
-        ctx,
+        runner,
+        diffs,
+        &setup.sandbox.policy,
         &mut session,
         message,
         args.json,
@@ -269,9 +224,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         log.as_mut(),
         plan::quirk_store(&setup, keep).as_ref(),
         children,
-        Some(live_tools),
         structured,
-        checkpointer,
         setup.pricing(),
     );
     session_end(&mut session, &setup, args.json);
@@ -302,28 +255,22 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     Ok(code)
 }
 
-/// The checkpoints of the session `log` saves, with `config` asking for them; none without a
-/// session file (`--ephemeral`: nothing to undo from), with `"checkpoints": false`, or without
-/// `git` (said once on stderr).
-fn checkpointer_for(
-    setup: &crate::setup::Setup,
-    log: Option<&SessionLog>,
-    config: &mut hrns_core::session::SessionConfig,
-) -> Option<Arc<hrns_blocking::Checkpointer>> {
-    let log = log?;
-    let (checkpointer, warning) =
-        crate::host::checkpoints::checkpointer(&setup.file.config, &setup.workspace, log.id());
-    if let Some(warning) = warning {
-        eprintln!(
+/// Says on stderr what opening the session found: a line of a continued session that could
+/// not be read, a session that is not saved (nothing to say when there is no state directory:
+/// the run keeps nothing, as with `--ephemeral`), checkpoints that cannot be taken.
+fn show_note(note: &Note) {
+    match note {
+        Note::History(w) => eprintln!("hrns: warning: {w}"),
+        Note::NotSaved(NotSaved::File(e)) => {
+            eprintln!("hrns: warning: the session is not saved: {e}");
+        }
+        Note::NotSaved(NotSaved::NoStateDir(_)) => {}
+        Note::CheckpointsOff(warning) => eprintln!(
             "{} {}",
             crate::term::style::Style::stderr().harness("hrns: warning:"),
-            crate::term::safe_text::safe(&warning)
-        );
+            crate::term::safe_text::safe(warning)
+        ),
     }
-    if checkpointer.is_some() {
-        config.checkpoints = hrns_core::checkpoint::Checkpoints::On;
-    }
-    checkpointer
 }
 
 /// Runs the `SessionEnd` hooks (`reason: other`), if any, and shows what became of them as
@@ -479,12 +426,13 @@ pub(crate) fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Re
     Ok(())
 }
 
-/// Runs one turn with the printers of `exec`; shared with `replay`.
+/// Runs one turn with the printers of `exec` on `runner` (made by [`crate::host::blocking`]),
+/// whose writes take `diffs`, in a workspace confined by `sandbox`; shared with `replay`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_turn(
-    transport: Arc<dyn Transport>,
-    toolbox: &hrns_blocking::Toolbox,
-    ctx: ToolContext,
+    mut runner: Runner<'_>,
+    diffs: crate::host::diff::WriteDiffs,
+    sandbox: &hrns_core::sandbox::SandboxPolicy,
     session: &mut Session,
     message: Message,
     json: bool,
@@ -492,23 +440,11 @@ pub(crate) fn run_turn(
     log: Option<&mut SessionLog>,
     learn: Option<&QuirkStore>,
     children: Option<hrns_blocking::tools::Running>,
-    live_tools: Option<crate::setup::mcp::LiveTools>,
     answer: Answer,
-    checkpoints: Option<Arc<hrns_blocking::Checkpointer>>,
     pricing: Option<hrns_core::pricing::Pricing>,
 ) -> Ended {
     // Under ask, a confined run_command may be let out of the sandbox once (`u`).
-    let can_escalate = crate::sandbox::escalate::possible(policy, &ctx.sandbox.policy);
-    let mut toolbox = toolbox.clone();
-    let diffs = crate::host::diff::WriteDiffs::new(crate::host::diff::wrap_writes(&mut toolbox));
-    let mut runner = Runner::new(transport, &toolbox, ctx);
-    if let Some(checkpointer) = checkpoints {
-        runner = runner.checkpoints(checkpointer);
-    }
-    if let Some(mut live) = live_tools {
-        // A server that stopped or changed its tools: the next request offers them as they are.
-        runner = runner.update_tools_with(move |toolbox| live.update(toolbox));
-    }
+    let can_escalate = crate::sandbox::escalate::possible(policy, sandbox);
     runner.update_tools(session);
     session
         .submit_message(message)

@@ -46,10 +46,12 @@
 //!    [`diff::WriteDiffs::on_event_whole`] gives a write's old and new text with its result.
 //! 5. **The net.** Everything written goes through [`redact::redact`] last.
 
+pub(crate) mod blocking;
 pub(crate) mod checkpoints;
 pub(crate) mod conversation;
 pub(crate) mod diff;
 pub(crate) mod hooks;
+pub(crate) mod opening;
 pub(crate) mod plan;
 pub(crate) mod record;
 pub(crate) mod redact;

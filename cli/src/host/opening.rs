@@ -1,0 +1,171 @@
+//! Opening a conversation's session, once for every front end: its session log (a new file,
+//! a saved session continued, or none under `--ephemeral`), its checkpoints and the facts its
+//! hooks are told. `exec`, the TUI and `hrns acp` all open here, so the same config gives the
+//! same session file, the same checkpoints and the same hooks whichever front end runs it;
+//! each front end only says what it shows of the [`Note`]s, or refuses to go on without a file.
+//!
+//! A conversation is opened before it is built (by [`super::conversation::build`] on the
+//! tokio driver, [`super::blocking::build`] on the blocking one): the checkpoints are named
+//! after the session's id, and the hooks read its id and path.
+
+use crate::host::plan::Keep;
+use crate::host::sessions::{self, Claimed, LoadError, SessionHeader, SessionLog};
+use crate::setup::Setup;
+use hrns_core::hooks::{SessionHooks, StartSource};
+use hrns_core::wire::Message;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Which session a conversation writes.
+#[derive(Debug)]
+pub(crate) enum How {
+    /// A new session: a new file in the state directory (none when the run keeps nothing).
+    New,
+    /// A saved session this run continues, claimed by it ([`sessions::claim`]).
+    Continue(Claimed),
+}
+
+/// Why a conversation's session is not saved.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotSaved {
+    /// No state directory to save it in (no `HOME`, no `XDG_STATE_HOME`).
+    #[error("{0}")]
+    NoStateDir(String),
+    /// Its file could not be made, or a continued one could not be written.
+    #[error(transparent)]
+    File(std::io::Error),
+}
+
+/// Something the front end tells the user about an opened session, each in its own way.
+#[derive(Debug)]
+pub(crate) enum Note {
+    /// A line of the continued session's file could not be read (the rest was).
+    History(String),
+    /// The session is not saved: the conversation runs, and nothing of it is kept.
+    NotSaved(NotSaved),
+    /// Checkpoints are on but cannot be taken (no `git`): the text says so, once.
+    CheckpointsOff(String),
+}
+
+/// A session opened for a conversation: what its builds are made with.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    /// Where its events are saved; `None` when the run keeps nothing or it cannot be saved.
+    pub(crate) log: Option<SessionLog>,
+    /// What every build of a conversation on it takes: its checkpoints and its hooks' facts.
+    pub(crate) saved: Saved,
+    /// The history to continue (empty for a new session).
+    pub(crate) history: Vec<Message>,
+    /// How its first conversation starts, for `SessionStart` hooks.
+    pub(crate) start: StartSource,
+    /// What the user should hear of the opening, in order.
+    pub(crate) notes: Vec<Note>,
+}
+
+/// What every build of a conversation on an opened session takes from it (a front end keeps
+/// it across rebuilds: `/model`, a mode switch): where its checkpoints go, and what its hooks
+/// are told of it. The default is a session that is not saved.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Saved {
+    /// Where its checkpoints go; `None` without a log (nothing to undo from), with
+    /// `"checkpoints": false`, or without `git`.
+    pub(crate) checkpointer: Option<Arc<hrns_blocking::Checkpointer>>,
+    /// The session file's id and path, told to hooks: a continued session's even when it
+    /// could not be written this time.
+    named: Option<(String, PathBuf)>,
+}
+
+/// The header of a new session file for `setup`: the same for every front end, so a session
+/// moves between them (`hrns --resume`, `hrns exec --resume`, an editor's `session/load`).
+pub(crate) fn header(setup: &Setup) -> SessionHeader {
+    SessionHeader {
+        hrns_session: sessions::SESSION_VERSION,
+        id: String::new(),
+        started: String::new(),
+        cwd: setup.workspace.display().to_string(),
+        provider: setup.provider.name.clone(),
+        model: setup.provider.model.clone(),
+        agent: setup.agent.name.clone(),
+    }
+}
+
+/// Opens the session `how` says for `setup`'s conversation, keeping its file as `keep` says
+/// (`Keep::Nothing` makes none for a new session), with its checkpoints as the config says.
+/// Errors are those of reading a continued session; a file that cannot be written is a
+/// [`Note::NotSaved`], for the front end to warn of or refuse.
+pub(crate) fn open(setup: &Setup, how: How, keep: Keep) -> Result<Opened, LoadError> {
+    let mut notes = Vec::new();
+    let (log, history, start, named) = match how {
+        How::New => {
+            let log = match keep {
+                Keep::Session => create_log(setup)
+                    .map_err(|e| notes.push(Note::NotSaved(e)))
+                    .ok(),
+                Keep::Nothing => None,
+            };
+            let named = log.as_ref().map(|l| (l.id().to_owned(), l.path().to_owned()));
+            (log, Vec::new(), StartSource::Startup, named)
+        }
+        How::Continue(claimed) => {
+            let path = claimed.path().to_owned();
+            let loaded = sessions::load_history(&path)?;
+            notes.extend(loaded.warnings.into_iter().map(Note::History));
+            let log = SessionLog::append_to(claimed, &loaded.header.id)
+                .map_err(|e| notes.push(Note::NotSaved(NotSaved::File(e))))
+                .ok();
+            let named = Some((loaded.header.id, path));
+            (log, loaded.messages, StartSource::Resume, named)
+        }
+    };
+    let checkpointer = log.as_ref().and_then(|log| {
+        let (checkpointer, warning) =
+            crate::host::checkpoints::checkpointer(&setup.file.config, &setup.workspace, log.id());
+        notes.extend(warning.map(Note::CheckpointsOff));
+        checkpointer
+    });
+    Ok(Opened {
+        log,
+        saved: Saved {
+            checkpointer,
+            named,
+        },
+        history,
+        start,
+        notes,
+    })
+}
+
+/// A new session's file in the state directory's `sessions/`.
+fn create_log(setup: &Setup) -> Result<SessionLog, NotSaved> {
+    let state = crate::setup::paths::state_dir().map_err(NotSaved::NoStateDir)?;
+    SessionLog::create(&state.join("sessions"), header(setup)).map_err(NotSaved::File)
+}
+
+impl Saved {
+    /// The hooks of a conversation on this session, starting as `start` says (its first
+    /// conversation as [`Opened::start`]; a rebuild of the same conversation as
+    /// [`StartSource::Continued`]): `found`'s, told the session's id and file.
+    pub(crate) fn hooks(
+        &self,
+        found: &crate::setup::hooks::Found,
+        setup: &Setup,
+        start: StartSource,
+    ) -> SessionHooks {
+        crate::setup::hooks::for_session(
+            found,
+            &setup.workspace,
+            self.named.as_ref().map(|(id, path)| (id.as_str(), path.as_path())),
+            start,
+        )
+    }
+}
+
+impl Opened {
+    /// Why the session is not saved, if it is not.
+    pub(crate) fn not_saved(&self) -> Option<&NotSaved> {
+        self.notes.iter().find_map(|n| match n {
+            Note::NotSaved(why) => Some(why),
+            Note::History(_) | Note::CheckpointsOff(_) => None,
+        })
+    }
+}
