@@ -7,7 +7,9 @@
 
 use super::{Outbound, Server, unknown_session};
 use crate::host::conversation::{self, Built, Shared, Subagents};
-use crate::host::sessions::{self, Claim, SessionHeader, SessionLog};
+use crate::host::opening::{Note, Opened, Saved};
+use crate::host::plan::Keep;
+use crate::host::sessions::{self, Claim, SessionLog};
 use crate::setup::{CliError, ConfigFile, Setup};
 use hrns_core::acp::methods::{
     ClientCall, HttpKind, ListSessionsParams, McpServer, NewSessionParams, OpenSessionParams,
@@ -138,8 +140,8 @@ struct Acp {
     secrets: Secrets,
     /// The prompt running, by its request id.
     prompt: Option<Value>,
-    /// Where the session's checkpoints go, when they are on.
-    checkpointer: Option<Arc<hrns_blocking::Checkpointer>>,
+    /// Where the session's checkpoints go, and what its hooks are told of it.
+    saved: Saved,
     /// The models the provider listed (empty until `/models` answers, or when it cannot).
     listed: Vec<String>,
     tx: mpsc::UnboundedSender<Command>,
@@ -200,26 +202,14 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         mcp_told: Default::default(),
         files: hrns_tokio::Files::Local,
     };
-    let state = crate::setup::paths::state_dir()
-        .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e))?
-        .join("sessions");
-    let (history, log, replay_of) = match how {
-        Open::New(_) => {
-            let header = SessionHeader {
-                hrns_session: sessions::SESSION_VERSION,
-                id: String::new(),
-                started: String::new(),
-                cwd: setup.workspace.display().to_string(),
-                provider: setup.provider.name.clone(),
-                model: setup.provider.model.clone(),
-                agent: setup.agent.name.clone(),
-            };
-            let log = SessionLog::create(&state, header).map_err(|e| {
-                RpcError::new(rpc::INTERNAL_ERROR, format!("cannot save the session: {e}"))
-            })?;
-            (Vec::new(), log, false)
-        }
+    // The session is opened as every front end opens it (`host::opening`); an editor's
+    // session that cannot be saved is refused (it could not be loaded again).
+    let (opened, replay_of) = match how {
+        Open::New(_) => (crate::host::opening::open_new(&setup, Keep::Session), false),
         Open::Load(p) | Open::Resume(p) => {
+            let state = crate::setup::paths::state_dir()
+                .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e))?
+                .join("sessions");
             let path = sessions::find(&state, &p.session_id)
                 .map_err(|e| RpcError::new(rpc::RESOURCE_NOT_FOUND, e))?;
             let claimed = match sessions::claim(&path, std::time::Duration::ZERO, || {}) {
@@ -232,13 +222,34 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
                 }
                 Ok(Claim::Removed) | Err(_) => return Err(unknown_session(&p.session_id)),
             };
-            let loaded = sessions::load(&path)
+            let opened = crate::host::opening::open_saved(&setup, claimed)
                 .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e.to_string()))?;
-            let log = SessionLog::append_to(claimed, &loaded.header.id).map_err(|e| {
-                RpcError::new(rpc::INTERNAL_ERROR, format!("cannot save the session: {e}"))
-            })?;
-            (loaded.messages, log, matches!(how, Open::Load(_)))
+            (opened, matches!(how, Open::Load(_)))
         }
+    };
+    let Opened {
+        log,
+        saved,
+        history,
+        start,
+        notes,
+    } = opened;
+    let mut not_saved = None;
+    for note in notes {
+        match note {
+            Note::History(w) => eprintln!("hrns acp: warning: {w}"),
+            // Checkpoints as in the UI (`hrns undo` takes an editor's session's changes back
+            // too); without `git`, said once.
+            Note::CheckpointsOff(w) => eprintln!("hrns acp: warning: {w}"),
+            Note::NotSaved(why) => not_saved = Some(why),
+        }
+    }
+    let Some(log) = log else {
+        let why = not_saved.map(|w| w.to_string()).unwrap_or_default();
+        return Err(RpcError::new(
+            rpc::INTERNAL_ERROR,
+            format!("cannot save the session: {why}"),
+        ));
     };
     let delegates = server
         .client
@@ -253,34 +264,18 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
     }
     let (tx, rx) = mpsc::unbounded_channel();
     let cwd_shown = setup.workspace.display().to_string();
-    // Checkpoints as in the UI: `hrns undo` takes an editor's session's changes back too.
-    let (checkpointer, warning) =
-        crate::host::checkpoints::checkpointer(&setup.file.config, &setup.workspace, log.id());
-    if let Some(warning) = warning {
-        eprintln!("hrns acp: warning: {warning}");
-    }
     // Hooks as in the UI; an unapproved project file is skipped with its warning (an editor
     // has no terminal to ask in).
     for warning in &found.hooks.warnings {
         eprintln!("hrns acp: {warning}");
     }
-    let start = if history.is_empty() {
-        hrns_core::hooks::StartSource::Startup
-    } else {
-        hrns_core::hooks::StartSource::Resume
-    };
-    let hooks = crate::setup::hooks::for_session(
-        &found.hooks,
-        &setup.workspace,
-        Some((log.id(), log.path())),
-        start,
-    );
+    let hooks = saved.hooks(&found.hooks, &setup, start);
     let built = conversation::build(
         &setup,
         policy,
         &shared,
         subagents(&server.out, log.id(), &cwd_shown),
-        checkpointer.clone(),
+        saved.checkpointer.clone(),
         hooks,
         history,
     );
@@ -319,7 +314,7 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         permissions: Permissions::new(),
         secrets,
         prompt: None,
-        checkpointer,
+        saved,
         listed: Vec::new(),
         tx: tx.clone(),
     };
@@ -803,10 +798,9 @@ impl Acp {
             &self.setup.workspace.display().to_string(),
         );
         // The same conversation goes on: its `SessionStart` hooks do not run again.
-        let hooks = crate::setup::hooks::for_session(
+        let hooks = self.saved.hooks(
             &crate::setup::hooks::configured(&self.setup.file, &self.setup.workspace),
-            &self.setup.workspace,
-            self.log.as_ref().map(|l| (l.id(), l.path())),
+            &self.setup,
             hrns_core::hooks::StartSource::Continued,
         );
         let built = conversation::build(
@@ -814,7 +808,7 @@ impl Acp {
             self.policy,
             &self.shared,
             subagents,
-            self.checkpointer.clone(),
+            self.saved.checkpointer.clone(),
             hooks,
             history,
         );

@@ -9,7 +9,7 @@ use crate::args::{ExecArgs, Global};
 use crate::exec::json_lines::JsonPrinter;
 use crate::exec::output::HumanPrinter;
 use crate::host::blocking::{self, BuildError};
-use crate::host::opening::{self, How, Note, NotSaved};
+use crate::host::opening::{self, Note, NotSaved};
 use crate::host::plan::{self, Found, Keep};
 use crate::host::record::{Header, Recorder};
 use crate::host::sessions::{self, SessionLog};
@@ -130,18 +130,17 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         }
     };
     // One writer per session: a session another hrns is writing is waited for, then left to it.
-    let how = match resumed {
-        Some(path) => match sessions::claim_on_stderr(&path).map_err(CliError::usage)? {
-            Some(claimed) => How::Continue(claimed),
-            None => How::New,
-        },
-        None => How::New,
+    let claimed = match resumed {
+        Some(path) => sessions::claim_on_stderr(&path).map_err(CliError::usage)?,
+        None => None,
     };
-    let resumed_path = match &how {
-        How::Continue(claimed) => Some(claimed.path().to_owned()),
-        How::New => None,
+    let resumed_path = claimed.as_ref().map(|c| c.path().to_owned());
+    let opened = match claimed {
+        Some(claimed) => {
+            opening::open_saved(&setup, claimed).map_err(|e| CliError::usage(e.to_string()))?
+        }
+        None => opening::open_new(&setup, keep),
     };
-    let opened = opening::open(&setup, how, keep).map_err(|e| CliError::usage(e.to_string()))?;
     for note in &opened.notes {
         show_note(note);
     }

@@ -16,15 +16,6 @@ use hrns_core::wire::Message;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Which session a conversation writes.
-#[derive(Debug)]
-pub(crate) enum How {
-    /// A new session: a new file in the state directory (none when the run keeps nothing).
-    New,
-    /// A saved session this run continues, claimed by it ([`sessions::claim`]).
-    Continue(Claimed),
-}
-
 /// Why a conversation's session is not saved.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum NotSaved {
@@ -89,41 +80,59 @@ pub(crate) fn header(setup: &Setup) -> SessionHeader {
     }
 }
 
-/// Opens the session `how` says for `setup`'s conversation, keeping its file as `keep` says
-/// (`Keep::Nothing` makes none for a new session), with its checkpoints as the config says.
-/// Errors are those of reading a continued session; a file that cannot be written is a
-/// [`Note::NotSaved`], for the front end to warn of or refuse.
-pub(crate) fn open(setup: &Setup, how: How, keep: Keep) -> Result<Opened, LoadError> {
+/// Opens a new session for `setup`'s conversation: a new file in the state directory, none
+/// when the run keeps nothing (`--ephemeral`); checkpoints as the config says. A file that
+/// cannot be made is a [`Note::NotSaved`], for the front end to warn of or refuse.
+pub(crate) fn open_new(setup: &Setup, keep: Keep) -> Opened {
     let mut notes = Vec::new();
-    let (log, history, start, named) = match how {
-        How::New => {
-            let log = match keep {
-                Keep::Session => create_log(setup)
-                    .map_err(|e| notes.push(Note::NotSaved(e)))
-                    .ok(),
-                Keep::Nothing => None,
-            };
-            let named = log.as_ref().map(|l| (l.id().to_owned(), l.path().to_owned()));
-            (log, Vec::new(), StartSource::Startup, named)
-        }
-        How::Continue(claimed) => {
-            let path = claimed.path().to_owned();
-            let loaded = sessions::load_history(&path)?;
-            notes.extend(loaded.warnings.into_iter().map(Note::History));
-            let log = SessionLog::append_to(claimed, &loaded.header.id)
-                .map_err(|e| notes.push(Note::NotSaved(NotSaved::File(e))))
-                .ok();
-            let named = Some((loaded.header.id, path));
-            (log, loaded.messages, StartSource::Resume, named)
-        }
+    let log = match keep {
+        Keep::Session => create_log(setup)
+            .map_err(|e| notes.push(Note::NotSaved(e)))
+            .ok(),
+        Keep::Nothing => None,
     };
+    let named = log.as_ref().map(|l| (l.id().to_owned(), l.path().to_owned()));
+    finish(setup, log, named, Vec::new(), StartSource::Startup, notes)
+}
+
+/// Opens the saved session `claimed` (this run is its only writer, [`sessions::claim`]) to
+/// continue it: its history, its file to append to, its checkpoints. Errors are those of
+/// reading it; a file that cannot be written is a [`Note::NotSaved`].
+pub(crate) fn open_saved(setup: &Setup, claimed: Claimed) -> Result<Opened, LoadError> {
+    let path = claimed.path().to_owned();
+    let loaded = sessions::load_history(&path)?;
+    let mut notes: Vec<Note> = loaded.warnings.into_iter().map(Note::History).collect();
+    let log = SessionLog::append_to(claimed, &loaded.header.id)
+        .map_err(|e| notes.push(Note::NotSaved(NotSaved::File(e))))
+        .ok();
+    let named = Some((loaded.header.id, path));
+    Ok(finish(
+        setup,
+        log,
+        named,
+        loaded.messages,
+        StartSource::Resume,
+        notes,
+    ))
+}
+
+/// An opened session with its checkpoints: they are named after its log, and there are none
+/// without one (nothing to undo from).
+fn finish(
+    setup: &Setup,
+    log: Option<SessionLog>,
+    named: Option<(String, PathBuf)>,
+    history: Vec<Message>,
+    start: StartSource,
+    mut notes: Vec<Note>,
+) -> Opened {
     let checkpointer = log.as_ref().and_then(|log| {
         let (checkpointer, warning) =
             crate::host::checkpoints::checkpointer(&setup.file.config, &setup.workspace, log.id());
         notes.extend(warning.map(Note::CheckpointsOff));
         checkpointer
     });
-    Ok(Opened {
+    Opened {
         log,
         saved: Saved {
             checkpointer,
@@ -132,7 +141,7 @@ pub(crate) fn open(setup: &Setup, how: How, keep: Keep) -> Result<Opened, LoadEr
         history,
         start,
         notes,
-    })
+    }
 }
 
 /// A new session's file in the state directory's `sessions/`.
@@ -142,6 +151,11 @@ fn create_log(setup: &Setup) -> Result<SessionLog, NotSaved> {
 }
 
 impl Saved {
+    /// The session's id; `None` when it has no file.
+    pub(crate) fn id(&self) -> Option<&str> {
+        self.named.as_ref().map(|(id, _)| id.as_str())
+    }
+
     /// The hooks of a conversation on this session, starting as `start` says (its first
     /// conversation as [`Opened::start`]; a rebuild of the same conversation as
     /// [`StartSource::Continued`]): `found`'s, told the session's id and file.
@@ -157,15 +171,5 @@ impl Saved {
             self.named.as_ref().map(|(id, path)| (id.as_str(), path.as_path())),
             start,
         )
-    }
-}
-
-impl Opened {
-    /// Why the session is not saved, if it is not.
-    pub(crate) fn not_saved(&self) -> Option<&NotSaved> {
-        self.notes.iter().find_map(|n| match n {
-            Note::NotSaved(why) => Some(why),
-            Note::History(_) | Note::CheckpointsOff(_) => None,
-        })
     }
 }

@@ -2,7 +2,9 @@
 //! the session log, and resuming a saved session.
 
 use super::{App, ChildAsk, Msg};
-use crate::host::sessions::{self, SessionHeader, SessionLog};
+use crate::host::opening::{Note, NotSaved, Opened};
+use crate::host::plan::Keep;
+use crate::host::sessions;
 use crate::tui::markdown::MarkdownRenderer;
 use crate::tui::text::{Line, SpanStyle};
 use crate::tui::view;
@@ -23,23 +25,17 @@ impl App {
                 Box::pin(async move { answer.await.unwrap_or(Approval::Unattended) })
             }),
         };
-        let checkpointer = self.checkpointer();
         let start = std::mem::replace(
             &mut self.hook_start,
             hrns_core::hooks::StartSource::Continued,
         );
-        let hooks = crate::setup::hooks::for_session(
-            &self.hooks,
-            &self.setup.workspace,
-            self.log.as_ref().map(|l| (l.id(), l.path())),
-            start,
-        );
+        let hooks = self.saved.hooks(&self.hooks, &self.setup, start);
         let built = crate::host::conversation::build(
             &self.setup,
             self.policy,
             &self.shared,
             subagents,
-            checkpointer,
+            self.saved.checkpointer.clone(),
             hooks,
             history,
         );
@@ -55,23 +51,6 @@ impl App {
         self.sessions_built += 1;
         self.runner = Some(built.runner);
         self.look_up_window();
-    }
-
-    /// The checkpoints of the current session's log (none without a log, with
-    /// `"checkpoints": false`, or without `git`: said once).
-    fn checkpointer(&mut self) -> Option<std::sync::Arc<hrns_blocking::Checkpointer>> {
-        let id = self.log.as_ref()?.id().to_owned();
-        let (checkpointer, warning) = crate::host::checkpoints::checkpointer(
-            &self.setup.file.config,
-            &self.setup.workspace,
-            &id,
-        );
-        if let Some(warning) = warning {
-            if !std::mem::replace(&mut self.checkpoints_warned, true) {
-                self.error(&format!("warning: {warning}"));
-            }
-        }
-        checkpointer
     }
 
     /// Asks the provider's `/models` for the window in the background when nothing else
@@ -103,26 +82,38 @@ impl App {
             .unwrap_or_default()
     }
 
+    /// Starts a new session's log (see [`crate::host::opening`]), for the next rebuild.
     pub(super) fn new_log(&mut self) {
-        let Ok(state) = crate::setup::paths::state_dir() else {
-            return;
-        };
-        let header = SessionHeader {
-            hrns_session: sessions::SESSION_VERSION,
-            id: String::new(),
-            started: String::new(),
-            cwd: self.setup.workspace.display().to_string(),
-            provider: self.setup.provider.name.clone(),
-            model: self.setup.provider.model.clone(),
-            agent: self.setup.agent.name.clone(),
-        };
-        match SessionLog::create(&state.join("sessions"), header) {
-            Ok(log) => self.log = Some(log),
-            Err(e) => self.error(&format!("this session is not saved: {e}")),
-        }
+        let opened = crate::host::opening::open_new(&self.setup, Keep::Session);
+        self.opened(opened);
     }
 
-    /// Closes the current session's log (see [`SessionLog::keep_if_answered`]): a conversation
+    /// Takes the log and the checkpoints of `opened` for the builds to come, and says what
+    /// the opening found after the lines of a continued session it read; returns the history
+    /// to continue.
+    fn opened(&mut self, opened: Opened) -> Vec<Message> {
+        for note in &opened.notes {
+            match note {
+                // Shown before the conversation, by `resume`.
+                Note::History(_) => {}
+                Note::NotSaved(NotSaved::File(e)) => {
+                    self.error(&format!("this session is not saved: {e}"));
+                }
+                // Without a state directory nothing is saved, and nothing said.
+                Note::NotSaved(NotSaved::NoStateDir(_)) => {}
+                Note::CheckpointsOff(warning) => {
+                    if !std::mem::replace(&mut self.checkpoints_warned, true) {
+                        self.error(&format!("warning: {warning}"));
+                    }
+                }
+            }
+        }
+        self.log = opened.log;
+        self.saved = opened.saved;
+        opened.history
+    }
+
+    /// Closes the current session's log (see [`sessions::SessionLog::keep_if_answered`]): a conversation
     /// begun in this run that got no answer is not saved. Returns whether a file stays.
     pub(super) fn close_log(&mut self) -> bool {
         let history = self.history();
@@ -138,9 +129,8 @@ impl App {
         // The conversation on screen ends (none yet when the UI starts with `--resume`).
         self.end_session(hrns_core::hooks::EndReason::Other);
         self.close_log();
-        let path = claimed.path().to_owned();
-        let loaded = match sessions::load(&path) {
-            Ok(l) => l,
+        let opened = match crate::host::opening::open_saved(&self.setup, claimed) {
+            Ok(opened) => opened,
             Err(e) => {
                 self.error(&e.to_string());
                 self.new_log();
@@ -148,11 +138,13 @@ impl App {
                 return;
             }
         };
-        for w in &loaded.warnings {
-            self.error(w);
+        for note in &opened.notes {
+            if let Note::History(w) = note {
+                self.error(w);
+            }
         }
         let width = self.screen.wrap_width();
-        for m in &loaded.messages {
+        for m in &opened.history {
             let lines = match m.role {
                 Role::User => match hrns_core::session::tool_images(m) {
                     Some(calls) => vec![Line::styled(
@@ -188,14 +180,11 @@ impl App {
         }
         self.info(&format!(
             "resumed session {} ({})",
-            loaded.header.id,
-            crate::exec::output::count(loaded.messages.len(), "message")
+            opened.saved.id().unwrap_or_default(),
+            crate::exec::output::count(opened.history.len(), "message")
         ));
-        match SessionLog::append_to(claimed, &loaded.header.id) {
-            Ok(log) => self.log = Some(log),
-            Err(e) => self.error(&format!("this session is not saved: {e}")),
-        }
+        let history = self.opened(opened);
         self.hook_start = hrns_core::hooks::StartSource::Resume;
-        self.rebuild(loaded.messages);
+        self.rebuild(history);
     }
 }

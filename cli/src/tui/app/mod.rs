@@ -138,6 +138,9 @@ pub(crate) struct App {
     /// `/model` without a name asked for the list: number it and say how to pick.
     picking_model: bool,
     log: Option<SessionLog>,
+    /// The checkpoints of the session `log` writes, and what its hooks are told of it
+    /// ([`crate::host::opening`]).
+    saved: crate::host::opening::Saved,
     /// A `/rewind` or `/undo` question waiting for its answer.
     checkpoint_ask: Option<undo::CheckpointAsk>,
     /// Whether the user was told that checkpoints are off (once a run).
@@ -280,6 +283,7 @@ impl App {
             reads: Vec::new(),
             picking_model: false,
             log: None,
+            saved: Default::default(),
             checkpoint_ask: None,
             checkpoints_warned: false,
             shared: crate::host::conversation::Shared {
