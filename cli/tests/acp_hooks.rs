@@ -265,3 +265,83 @@ fn reject_always_asks_and_notifies_once_per_tool() {
         "{messages:?}"
     );
 }
+
+/// The session file named by a hook's input: its header, and its checkpoints as
+/// `(moment, turn, step, changed)`.
+fn saved_session(input: &Value) -> (Value, Vec<Value>) {
+    let path = input["transcript_path"]
+        .as_str()
+        .expect("a transcript path");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap());
+    let header = lines.next().expect("a header");
+    assert_eq!(header["id"], input["session_id"], "{header}");
+    let checkpoints = lines
+        .map(|line| line["event"].clone())
+        .filter(|e| e["type"] == "checkpoint")
+        .map(|e| json!([e["moment"], e["turn"], e["step"], e["changed"]]))
+        .collect();
+    (header, checkpoints)
+}
+
+#[test]
+fn exec_and_acp_open_the_same_session_file_checkpoints_and_hooks_for_the_same_config() {
+    // One host opens every front end's session: the same header, the same checkpoints around
+    // the same turn, and `SessionStart` hooks told the same facts of the file.
+    let args = json!({"path": "a.txt", "content": "written\n"}).to_string();
+    let turn = || {
+        [
+            Reply::tool_calls(&[("call_w", "write_file", &args)]),
+            Reply::text_answer("written"),
+        ]
+    };
+    let mock = MockProvider::start(turn().into_iter().chain(turn())).unwrap();
+    let env = Env::new();
+    env.write("work/a.txt", "before\n");
+    let (hooks, seen) = recording_hooks(&env, &["SessionStart"]);
+    // Exec, then the editor, over the same workspace as it was.
+    let mut agent = Agent::start(&env, &mock, &hooks);
+    let out = env.run(Some(&mock), &["exec", "--json", "write it"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(env.path("work/a.txt")).unwrap(),
+        "written\n"
+    );
+    env.write("work/a.txt", "before\n");
+    let sid = agent.new_session(&env);
+    let answer = agent.call_with(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "write it"}]}),
+        |_| json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}),
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert!(agent.finish().success());
+    let started = inputs(&seen);
+    assert_eq!(started.len(), 2, "{started:?}");
+    let (exec, acp) = (&started[0], &started[1]);
+    assert_eq!(acp["session_id"], sid.as_str());
+    assert_ne!(exec["session_id"], acp["session_id"]);
+    for input in [exec, acp] {
+        assert_eq!(input["hook_event_name"], "SessionStart", "{input}");
+        assert_eq!(input["source"], "startup", "{input}");
+        assert_eq!(input["cwd"], exec["cwd"], "{input}");
+    }
+    let (exec_header, exec_checkpoints) = saved_session(exec);
+    let (acp_header, acp_checkpoints) = saved_session(acp);
+    let without_id = |mut h: Value| {
+        let o = h.as_object_mut().unwrap();
+        assert!(o.remove("id").is_some() && o.remove("started").is_some());
+        h
+    };
+    assert_eq!(without_id(exec_header.clone()), without_id(acp_header));
+    assert_eq!(exec_header["agent"], "Builder", "{exec_header}");
+    assert_eq!(
+        exec_checkpoints, acp_checkpoints,
+        "the same checkpoints for the same turn"
+    );
+    // Before the turn, and after the write that changed the file.
+    assert_eq!(exec_checkpoints.len(), 2, "{exec_checkpoints:?}");
+    assert_eq!(exec_checkpoints[1][3], json!(["a.txt"]));
+}

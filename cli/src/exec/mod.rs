@@ -9,7 +9,7 @@ use crate::args::{ExecArgs, Global};
 use crate::exec::json_lines::JsonPrinter;
 use crate::exec::output::HumanPrinter;
 use crate::host::blocking::{self, BuildError};
-use crate::host::opening::{self, Note, NotSaved};
+use crate::host::opening::{self, NotSaved, Note};
 use crate::host::plan::{self, Found, Keep};
 use crate::host::record::{Header, Recorder};
 use crate::host::sessions::{self, SessionLog};
@@ -190,7 +190,10 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         .map_err(|e| match e {
             BuildError::History(e) => CliError::usage(format!(
                 "cannot resume {}: {e}",
-                resumed_path.as_deref().unwrap_or(std::path::Path::new("")).display()
+                resumed_path
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(""))
+                    .display()
             )),
             BuildError::Transport(e) => e,
         })?;

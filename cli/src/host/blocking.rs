@@ -19,9 +19,7 @@ use hrns_blocking::tools::Running;
 use hrns_blocking::{CancelFlag, Client, ClientConfig, Runner, ToolContext, Toolbox, Transport};
 use hrns_core::hooks::SessionHooks;
 use hrns_core::secrets::Secrets;
-use hrns_core::session::{
-    Approval, ApprovalPolicy, Session, SessionConfig, SessionError, ToolRun,
-};
+use hrns_core::session::{Approval, ApprovalPolicy, Session, SessionConfig, SessionError, ToolRun};
 use hrns_core::wire::Message;
 use std::sync::Arc;
 
@@ -96,8 +94,13 @@ pub(crate) fn client_for(setup: &Setup) -> Client {
 /// configuration for `setup`'s provider and agent under `policy`.
 pub(crate) fn prepare(setup: &Setup, policy: ApprovalPolicy, shared: &Shared) -> Prepared {
     let mut toolbox = setup.toolbox();
-    let live_tools =
-        LiveTools::add(&shared.mcp, &mut toolbox, &setup.agent, policy, &Default::default());
+    let live_tools = LiveTools::add(
+        &shared.mcp,
+        &mut toolbox,
+        &setup.agent,
+        policy,
+        &Default::default(),
+    );
     let mut config =
         crate::host::plan::session_config(setup, toolbox.specs(), policy, &shared.mcp_secrets);
     config.subagents = crate::host::subagents::subagents(setup, &shared.mcp);
@@ -199,4 +202,100 @@ pub(crate) fn runner(
         runner = runner.update_tools_with(move |toolbox| live.update(toolbox));
     }
     (runner, diffs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    fn provider_config() -> serde_json::Value {
+        serde_json::json!({
+            "providers": {"p": {"url": "http://127.0.0.1:1/v1", "key": "sk-x", "model": "m"}},
+            "currentProvider": "p",
+        })
+    }
+
+    fn shared() -> Shared {
+        Shared {
+            mcp: Arc::new(McpServers::default()),
+            mcp_secrets: Secrets::new(),
+        }
+    }
+
+    fn hooks(setup: &Setup, id: &str) -> SessionHooks {
+        crate::setup::hooks::for_session(
+            &crate::setup::hooks::Found::default(),
+            &setup.workspace,
+            Some((id, std::path::Path::new("/s.jsonl"))),
+            hrns_core::hooks::StartSource::Resume,
+        )
+    }
+
+    fn no_subagents() -> Subagents {
+        Subagents { ask: None }
+    }
+
+    #[test]
+    fn a_history_the_session_refuses_is_an_error_before_the_transport_is_made() {
+        let (_dir, setup) = crate::host::plan::tests::setup(&provider_config(), "Builder");
+        let made = AtomicBool::new(false);
+        let history = vec![Message::user("a"), Message::system("in the middle")];
+        let built = prepare(&setup, ApprovalPolicy::Auto, &shared()).build(
+            &setup,
+            |_: &SessionConfig, client: Client| {
+                // `--record` would create its file here.
+                made.store(true, Ordering::SeqCst);
+                Ok::<_, std::convert::Infallible>(Arc::new(client) as Arc<dyn Transport>)
+            },
+            no_subagents(),
+            None,
+            hooks(&setup, "s1"),
+            history,
+            CancelFlag::new(),
+        );
+        assert!(matches!(built, Err(BuildError::History(_))));
+        assert!(
+            !made.load(Ordering::SeqCst),
+            "no transport for a refused history"
+        );
+    }
+
+    #[test]
+    fn the_session_gets_the_hooks_the_front_ends_settings_and_the_task_tool() {
+        let (_dir, setup) = crate::host::plan::tests::setup(&provider_config(), "Builder");
+        let mut prepared = prepare(&setup, ApprovalPolicy::Auto, &shared());
+        prepared.config.max_steps = 3;
+        let seen = std::sync::Mutex::new(None);
+        let built = prepared
+            .build(
+                &setup,
+                |config: &SessionConfig, client: Client| {
+                    // The transport sees the configuration the session has.
+                    *seen.lock().unwrap() = Some(config.clone());
+                    Ok::<_, std::convert::Infallible>(Arc::new(client) as Arc<dyn Transport>)
+                },
+                no_subagents(),
+                None,
+                hooks(&setup, "s1"),
+                vec![Message::user("a"), Message::assistant("b")],
+                CancelFlag::new(),
+            )
+            .unwrap();
+        let config = built.session.config();
+        assert_eq!(config.max_steps, 3);
+        assert_eq!(config.hooks.context.session_id, "s1");
+        assert_eq!(built.session.messages().len(), 2);
+        // No checkpointer: the session takes none.
+        assert_eq!(config.checkpoints, hrns_core::checkpoint::Checkpoints::Off);
+        let names: Vec<&str> = config.tools.iter().map(|t| t.name.as_str()).collect();
+        assert!(
+            names.contains(&"task") && names.contains(&"update_plan"),
+            "{names:?}"
+        );
+        assert!(built.children.is_some(), "Builder may use task");
+        let seen = seen.lock().unwrap().take().unwrap();
+        assert_eq!(seen.max_steps, 3);
+        assert_eq!(seen.hooks.context.session_id, "s1");
+    }
 }

@@ -91,7 +91,9 @@ pub(crate) fn open_new(setup: &Setup, keep: Keep) -> Opened {
             .ok(),
         Keep::Nothing => None,
     };
-    let named = log.as_ref().map(|l| (l.id().to_owned(), l.path().to_owned()));
+    let named = log
+        .as_ref()
+        .map(|l| (l.id().to_owned(), l.path().to_owned()));
     finish(setup, log, named, Vec::new(), StartSource::Startup, notes)
 }
 
@@ -168,8 +170,130 @@ impl Saved {
         crate::setup::hooks::for_session(
             found,
             &setup.workspace,
-            self.named.as_ref().map(|(id, path)| (id.as_str(), path.as_path())),
+            self.named
+                .as_ref()
+                .map(|(id, path)| (id.as_str(), path.as_path())),
             start,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hrns_core::session::Event;
+
+    /// A config whose checkpoints are off, so nothing here reaches the state directory.
+    fn config() -> serde_json::Value {
+        serde_json::json!({
+            "providers": {"p": {"url": "http://127.0.0.1:1/v1", "key": "sk-x", "model": "m"}},
+            "currentProvider": "p",
+            "checkpoints": false
+        })
+    }
+
+    /// A saved session of `setup`'s in `dir` with a question and its answer, and `tail`
+    /// appended raw; claimed for this run.
+    fn saved(setup: &Setup, dir: &std::path::Path, tail: &str) -> (String, PathBuf, Claimed) {
+        let mut log = SessionLog::create(dir, header(setup)).unwrap();
+        for message in [Message::user("hi"), Message::assistant("hello")] {
+            let event = Event::Message {
+                message: Box::new(message),
+            };
+            log.record(&event).unwrap();
+        }
+        let (id, path) = (log.id().to_owned(), log.path().to_owned());
+        drop(log);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut file, tail.as_bytes()).unwrap();
+        let Ok(sessions::Claim::Claimed(claimed)) =
+            sessions::claim(&path, std::time::Duration::ZERO, || {})
+        else {
+            panic!("not claimed");
+        };
+        (id, path, claimed)
+    }
+
+    #[test]
+    fn a_continued_session_gives_its_history_and_tells_its_hooks_the_file() {
+        let (dir, setup) = crate::host::plan::tests::setup(&config(), "Builder");
+        let (id, path, claimed) = saved(&setup, dir.path(), "");
+        let opened = open_saved(&setup, claimed).unwrap();
+        assert!(opened.notes.is_empty(), "{:?}", opened.notes);
+        assert_eq!(opened.history.len(), 2);
+        assert_eq!(opened.start, StartSource::Resume);
+        assert_eq!(opened.log.as_ref().map(SessionLog::id), Some(id.as_str()));
+        // `"checkpoints": false`: none, and nothing to warn of.
+        assert!(opened.saved.checkpointer.is_none());
+        let hooks = opened.saved.hooks(
+            &crate::setup::hooks::Found::default(),
+            &setup,
+            StartSource::Continued,
+        );
+        assert_eq!(hooks.context.session_id, id);
+        assert_eq!(hooks.context.transcript_path, path.display().to_string());
+        assert_eq!(hooks.context.cwd, setup.workspace.display().to_string());
+        assert_eq!(hooks.start, StartSource::Continued);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_a_note_and_the_history_before_it_is_kept() {
+        let (dir, setup) = crate::host::plan::tests::setup(&config(), "Builder");
+        let (_, _, claimed) = saved(&setup, dir.path(), "{\"event\": {\"type\": \"mess");
+        let opened = open_saved(&setup, claimed).unwrap();
+        assert_eq!(opened.history.len(), 2);
+        assert!(
+            matches!(opened.notes.as_slice(), [Note::History(_)]),
+            "{:?}",
+            opened.notes
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_session_is_an_error() {
+        let (dir, setup) = crate::host::plan::tests::setup(&config(), "Builder");
+        let path = dir.path().join("x.jsonl");
+        std::fs::write(&path, "not json at all\n").unwrap();
+        let Ok(sessions::Claim::Claimed(claimed)) =
+            sessions::claim(&path, std::time::Duration::ZERO, || {})
+        else {
+            panic!("not claimed");
+        };
+        assert!(open_saved(&setup, claimed).is_err());
+    }
+
+    #[test]
+    fn a_run_that_keeps_nothing_has_no_file_no_checkpoints_and_tells_hooks_of_none() {
+        let (_dir, setup) = crate::host::plan::tests::setup(&config(), "Builder");
+        let opened = open_new(&setup, Keep::Nothing);
+        assert!(opened.log.is_none());
+        assert!(opened.notes.is_empty(), "{:?}", opened.notes);
+        assert!(opened.history.is_empty());
+        assert_eq!(opened.start, StartSource::Startup);
+        assert!(opened.saved.checkpointer.is_none());
+        assert_eq!(opened.saved.id(), None);
+        let hooks =
+            opened
+                .saved
+                .hooks(&crate::setup::hooks::Found::default(), &setup, opened.start);
+        assert_eq!(hooks.context.session_id, "");
+        assert_eq!(hooks.context.transcript_path, "");
+    }
+
+    #[test]
+    fn every_front_end_writes_the_same_header_for_the_same_setup() {
+        let (_dir, setup) = crate::host::plan::tests::setup(&config(), "Explorer");
+        let h = header(&setup);
+        assert_eq!(h.hrns_session, sessions::SESSION_VERSION);
+        assert_eq!(
+            (h.provider.as_str(), h.model.as_str(), h.agent.as_str()),
+            ("p", "m", "Explorer")
+        );
+        assert_eq!(h.cwd, setup.workspace.display().to_string());
+        // The id and the time are the file's, given when it is made.
+        assert!(h.id.is_empty() && h.started.is_empty());
     }
 }

@@ -100,7 +100,7 @@ pub(crate) fn quirk_store(setup: &Setup, keep: Keep) -> Option<QuirkStore> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::args::Global;
     use crate::setup::ConfigFile;
@@ -117,7 +117,7 @@ mod tests {
 
     /// A setup resolved from `config` for a workspace of its own, as every front end resolves
     /// it, with `agent` chosen by flag.
-    fn setup(config: &serde_json::Value, agent: &str) -> (tempfile::TempDir, Setup) {
+    pub(crate) fn setup(config: &serde_json::Value, agent: &str) -> (tempfile::TempDir, Setup) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.json");
         std::fs::write(&path, config.to_string()).unwrap();

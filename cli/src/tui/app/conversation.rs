@@ -2,7 +2,7 @@
 //! the session log, and resuming a saved session.
 
 use super::{App, ChildAsk, Msg};
-use crate::host::opening::{Note, NotSaved, Opened};
+use crate::host::opening::{NotSaved, Note, Opened};
 use crate::host::plan::Keep;
 use crate::host::sessions;
 use crate::tui::markdown::MarkdownRenderer;
