@@ -5,8 +5,8 @@
 //! each front end only says what it shows of the [`Note`]s, or refuses to go on without a file.
 //!
 //! A conversation is opened before it is built (by [`super::conversation::build`] on the
-//! tokio driver, [`super::blocking::Prepared::build`] on the blocking one): the checkpoints are named
-//! after the session's id, and the hooks read its id and path.
+//! tokio driver, [`super::blocking::Prepared::build`] on the blocking one): the checkpoints
+//! are named after the session's id, and the hooks read its id and path.
 
 use crate::host::plan::Keep;
 use crate::host::sessions::{self, Claimed, LoadError, SessionHeader, SessionLog};

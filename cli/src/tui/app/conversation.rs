@@ -113,8 +113,9 @@ impl App {
         opened.history
     }
 
-    /// Closes the current session's log (see [`sessions::SessionLog::keep_if_answered`]): a conversation
-    /// begun in this run that got no answer is not saved. Returns whether a file stays.
+    /// Closes the current session's log (see [`sessions::SessionLog::keep_if_answered`]): a
+    /// conversation begun in this run that got no answer is not saved. Returns whether a file
+    /// stays.
     pub(super) fn close_log(&mut self) -> bool {
         let history = self.history();
         self.log = self
