@@ -173,13 +173,12 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     let subagents = blocking::Subagents {
         ask: (policy == ApprovalPolicy::Ask).then(|| {
             Arc::new(|agent: &str, run: &ToolRun| ask_on_terminal(run, Some(agent), false))
-                as Arc<dyn Fn(&str, &ToolRun) -> Approval + Send + Sync>
+                as blocking::AskChild
         }),
     };
     let cancel = CancelFlag::new();
     let built = prepared
         .build(
-            &setup,
             record,
             subagents,
             opened.saved.checkpointer.clone(),

@@ -27,8 +27,11 @@ use std::sync::Arc;
 /// policy asks; `None` leaves them unattended (`auto` and `read-only` never ask). Their events
 /// come out of the parent session's poll ([`hrns_core::session::Event::Child`]).
 pub(crate) struct Subagents {
-    pub(crate) ask: Option<Arc<dyn Fn(&str, &ToolRun) -> Approval + Send + Sync>>,
+    pub(crate) ask: Option<AskChild>,
 }
+
+/// Answers a subagent's approval question: its agent's name and the call.
+pub(crate) type AskChild = Arc<dyn Fn(&str, &ToolRun) -> Approval + Send + Sync>;
 
 /// The run's MCP servers, started once, and their secrets.
 #[derive(Debug)]
@@ -41,9 +44,10 @@ pub(crate) struct Shared {
 
 /// A conversation's parts before its session and runner are made: the front end may add its
 /// own settings to [`Prepared::config`].
-pub(crate) struct Prepared {
+pub(crate) struct Prepared<'s> {
     /// The session's configuration as [`super::plan::session_config`] decides it.
     pub(crate) config: SessionConfig,
+    setup: &'s Setup,
     toolbox: Toolbox,
     live_tools: LiveTools,
     client: Client,
@@ -92,7 +96,11 @@ pub(crate) fn client_for(setup: &Setup) -> Client {
 
 /// The first step: the client, the toolbox with the MCP servers' tools and the session's
 /// configuration for `setup`'s provider and agent under `policy`.
-pub(crate) fn prepare(setup: &Setup, policy: ApprovalPolicy, shared: &Shared) -> Prepared {
+pub(crate) fn prepare<'s>(
+    setup: &'s Setup,
+    policy: ApprovalPolicy,
+    shared: &Shared,
+) -> Prepared<'s> {
     let mut toolbox = setup.toolbox();
     let live_tools = LiveTools::add(
         &shared.mcp,
@@ -106,6 +114,7 @@ pub(crate) fn prepare(setup: &Setup, policy: ApprovalPolicy, shared: &Shared) ->
     config.subagents = crate::host::subagents::subagents(setup, &shared.mcp);
     Prepared {
         config,
+        setup,
         toolbox,
         live_tools,
         client: client_for(setup),
@@ -117,14 +126,13 @@ pub(crate) fn prepare(setup: &Setup, policy: ApprovalPolicy, shared: &Shared) ->
     }
 }
 
-impl Prepared {
+impl Prepared<'_> {
     /// The second step: the session (with `hooks`, and checkpoints when there is a
     /// `checkpointer`) continuing `history`, the transport `transport` makes of the
     /// configuration and the client (the client itself, or a recorder around it), the `task`
     /// tool on that transport, and the runner, whose tools stop when `cancel` is set.
     pub(crate) fn build<E>(
         self,
-        setup: &Setup,
         transport: impl FnOnce(&SessionConfig, Client) -> Result<Arc<dyn Transport>, E>,
         subagents: Subagents,
         checkpointer: Option<Arc<hrns_blocking::Checkpointer>>,
@@ -134,6 +142,7 @@ impl Prepared {
     ) -> Result<Built, BuildError<E>> {
         let Prepared {
             mut config,
+            setup,
             mut toolbox,
             live_tools,
             client,
@@ -242,7 +251,6 @@ mod tests {
         let made = AtomicBool::new(false);
         let history = vec![Message::user("a"), Message::system("in the middle")];
         let built = prepare(&setup, ApprovalPolicy::Auto, &shared()).build(
-            &setup,
             |_: &SessionConfig, client: Client| {
                 // `--record` would create its file here.
                 made.store(true, Ordering::SeqCst);
@@ -269,7 +277,6 @@ mod tests {
         let seen = std::sync::Mutex::new(None);
         let built = prepared
             .build(
-                &setup,
                 |config: &SessionConfig, client: Client| {
                     // The transport sees the configuration the session has.
                     *seen.lock().unwrap() = Some(config.clone());

@@ -122,6 +122,10 @@ impl App {
             .log
             .take()
             .and_then(|log| log.keep_if_answered(&history));
+        if self.log.is_none() {
+            // No file left to name the checkpoints after or tell the hooks of.
+            self.saved = Default::default();
+        }
         self.log.is_some()
     }
 
