@@ -188,8 +188,9 @@ impl App {
             opened.saved.id().unwrap_or_default(),
             crate::exec::output::count(opened.history.len(), "message")
         ));
+        // A continued session starts as `resume` for its `SessionStart` hooks.
+        self.hook_start = opened.start;
         let history = self.opened(opened);
-        self.hook_start = hrns_core::hooks::StartSource::Resume;
         self.rebuild(history);
     }
 }
