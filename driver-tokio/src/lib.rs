@@ -25,9 +25,11 @@
 //!
 //! The std tools are written once, in hrns-blocking, because they are blocking IO: the file
 //! tools, `run_command`, `grep`, `list_files` and the sandbox launcher ([`Launcher`]) (MCP's
-//! stdio transport lives there too). This crate runs those tools on tokio's blocking threads
-//! and takes nothing else from hrns-blocking but the plain [`ClientConfig`] settings; its
-//! client, runner and `web_fetch` are its own.
+//! stdio transport lives there too). This crate runs those tools on tokio's blocking threads.
+//! The other blocking work a step can hold is taken from there the same way, for the same
+//! reason: a hook's commands ([`hrns_blocking::hooks::run_hooks`]) and a checkpoint's `git`
+//! calls ([`hrns_blocking::Checkpointer`]), each on a blocking thread. Beside those it takes
+//! only the plain [`ClientConfig`] settings; its client, runner and `web_fetch` are its own.
 //!
 //! # One step
 //!
