@@ -100,6 +100,7 @@
 //!         Action::AbortTool { .. } => {} // no tool here runs long enough to be stopped
 //!         Action::TakeCheckpoint(_) => {} // checkpoints are off unless the config turns them on
 //!         Action::RunHooks(_) => {} // no hooks are configured here
+//!         Action::AnswerChild { .. } => {} // no subagents run here
 //!         Action::AskApproval(run) => {
 //!             let yes = hrns_core::session::Approval::Once;
 //!             session.handle_approval(Instant::now(), &run.call_id, yes)?

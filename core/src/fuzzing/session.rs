@@ -208,6 +208,7 @@ pub fn session(data: &[u8]) {
                 Action::RunTool(r) => runs.push(r),
                 Action::AskApproval(r) => asks.push(r),
                 Action::AbortTool { .. } => {}
+                Action::AnswerChild { .. } => unreachable!("the fuzzed session has no subagents"),
                 Action::TakeCheckpoint(c) => checkpoints.push(c),
                 Action::RunHooks(_) => unreachable!("the fuzzed session has no hooks"),
                 Action::Emit(e) => {

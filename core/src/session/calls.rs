@@ -208,6 +208,13 @@ impl Calls {
         })
     }
 
+    /// Whether the call `call_id` runs now.
+    pub(super) fn runs(&self, call_id: &str) -> bool {
+        self.calls
+            .iter()
+            .any(|c| c.id == call_id && matches!(c.state, CallState::Running { .. }))
+    }
+
     /// The earliest deadline of a running call.
     pub(super) fn deadline(&self) -> Option<Instant> {
         self.calls

@@ -119,6 +119,7 @@ impl Sim {
                 }
                 Action::AskApproval(_) => panic!("auto policy never asks"),
                 Action::AbortTool { .. } => panic!("no call outlives its deadline here"),
+                Action::AnswerChild { .. } => panic!("no subagents here"),
                 Action::TakeCheckpoint(_) => panic!("checkpoints are off here"),
                 Action::RunHooks(_) => panic!("no hooks here"),
                 Action::Emit(e) => self.events.push(e),

@@ -6,7 +6,9 @@
 //! keeps only its own handles (a thread's stop flag, a task, a connection) keyed by what the
 //! ledger hands out.
 
-use super::{Action, Approval, Event, Session, SessionError, ToolRun, ToolsReason, TurnOutcome};
+use super::{
+    Action, Approval, Event, Question, Session, SessionError, ToolRun, ToolsReason, TurnOutcome,
+};
 use crate::checkpoint::{CheckpointDue, CheckpointOutcome};
 use crate::http::{HttpRequest, RequestId};
 use crate::tool::{ToolOutput, ToolSpec};
@@ -33,6 +35,16 @@ pub enum Work {
     Stop {
         /// The call id of an earlier [`Work::Start`].
         call_id: String,
+    },
+    /// Hand this answer to the waiting subagent of the running `task` call `parent_call_id`
+    /// (the driver's link to its children); drop it when that child is gone.
+    AnswerChild {
+        /// The parent's `task` call.
+        parent_call_id: String,
+        /// The child's call.
+        call_id: String,
+        /// The answer.
+        approval: Approval,
     },
     /// Carry out this wait for something outside the loop, off the turn loop's thread, and
     /// report what it came to with [`Ledger::waited`]. Meanwhile a cancel must be seen.
@@ -207,6 +219,15 @@ impl Ledger {
                 // The owner learns of it from `Event::ApprovalRequested`, and the turn loop
                 // from `Ledger::waiting`.
                 Action::AskApproval(_) => {}
+                Action::AnswerChild {
+                    parent_call_id,
+                    call_id,
+                    approval,
+                } => work.push(Work::AnswerChild {
+                    parent_call_id,
+                    call_id,
+                    approval,
+                }),
                 Action::TakeCheckpoint(due) => self.wait(Wait::Snapshot(due), work),
                 Action::RunHooks(due) => self.wait(Wait::Hooks(due), work),
                 Action::Emit(event) => events.push(event),
@@ -316,6 +337,20 @@ impl Ledger {
     ) -> Result<(), SessionError> {
         self.handle_tools(session, tools);
         session.handle_approval(now, call_id, approval)
+    }
+
+    /// [`Ledger::handle_approval`] for any question, the session's own or a subagent's
+    /// ([`Session::handle_answer`]): the one path a front end answers on.
+    pub fn handle_answer(
+        &mut self,
+        session: &mut Session,
+        now: Instant,
+        tools: Option<ToolsChange>,
+        question: &Question,
+        approval: Approval,
+    ) -> Result<(), SessionError> {
+        self.handle_tools(session, tools);
+        session.handle_answer(now, question, approval)
     }
 
     /// Hands the session a change of its tools, if there is one

@@ -44,6 +44,7 @@ mod outbox;
 #[cfg(test)]
 mod outbox_tests;
 mod output;
+mod questions;
 mod request;
 mod response;
 mod retry;
@@ -67,6 +68,7 @@ pub use images::{ToolImages, is_tool_images, tool_images};
 pub use ledger::{
     DEFAULT_MAX_PARALLEL_TOOLS, Ledger, ToolEnd, ToolsChange, Wait, Waited, Waiting, Work,
 };
+pub use questions::{ChildQuestion, PARENT_STOPPED, Question};
 pub use output::{MAX_ERRORS_TOLD, OutputCheck, OutputSchema, SCHEMA_NAME};
 pub(crate) use retry::retry_after;
 pub use tools_reason::{ToolsReason, WhenUnchanged};
@@ -106,6 +108,17 @@ pub enum Action {
     /// ([`HookWait::Background`](crate::hooks::HookWait)), something waits on them: the turn,
     /// or a tool call.
     RunHooks(crate::hooks::HookDue),
+    /// Hand this answer to the subagent of the running `task` call `parent_call_id`, which
+    /// waits for it ([`Session::handle_answer`] on a [`Question::Child`]; or the session's
+    /// own denial when that call stopped first). A child that is gone needs no answer.
+    AnswerChild {
+        /// The parent's `task` call.
+        parent_call_id: String,
+        /// The child's call the answer is about.
+        call_id: String,
+        /// The answer, for the child's session's `handle_approval`.
+        approval: Approval,
+    },
     /// Show, log or print this event.
     Emit(Event),
 }
@@ -159,6 +172,17 @@ pub enum SessionError {
     /// A tool output or approval for a call id this session never issued.
     #[error("tool call `{0}` was never issued by this session")]
     UnknownCall(String),
+    /// An answer to a subagent's question that is not pending: the child never asked it,
+    /// it was answered already, or its parent call stopped (the session then denied it).
+    #[error(
+        "subagent call `{call_id}` of task call `{parent_call_id}` is not waiting for an answer (never asked, already answered, or its task was stopped)"
+    )]
+    UnknownChildQuestion {
+        /// The parent's `task` call.
+        parent_call_id: String,
+        /// The child's call.
+        call_id: String,
+    },
     /// Response data before the response head.
     #[error("response data for {0} arrived before its head")]
     DataBeforeHead(RequestId),
@@ -246,6 +270,8 @@ impl TokenTotals {
 pub struct Session {
     shared: Shared,
     turn: Option<Turn>,
+    /// Subagents' questions waiting for the owner's answer.
+    child_questions: questions::ChildQuestions,
 }
 
 impl Session {
@@ -254,6 +280,7 @@ impl Session {
         Session {
             shared: Shared::new(config),
             turn: None,
+            child_questions: Default::default(),
         }
     }
 
@@ -322,6 +349,12 @@ impl Session {
         self.turn.as_ref().and_then(Turn::asked)
     }
 
+    /// The subagents' calls waiting for the owner's answer, in the order they were asked
+    /// ([`Session::handle_answer`]).
+    pub fn child_questions(&self) -> &[ChildQuestion] {
+        self.child_questions.all()
+    }
+
     /// The secrets this session redacts: the provider's key and secret header values, and
     /// [`SessionConfig::secrets`]. Front ends use the same set for what they print and save.
     pub fn secrets(&self) -> &crate::secrets::Secrets {
@@ -366,6 +399,7 @@ impl Session {
         if let Some(mut turn) = self.turn.take() {
             turn.cancel(&mut self.shared);
         }
+        self.settle_child_questions();
     }
 
     /// Replaces the tools offered to the model, at any moment (mid-turn too): every request
@@ -451,11 +485,87 @@ impl Session {
     /// counted as [`Session::add_child_usage`] counts it, before the event goes out. Late
     /// events (the turn ended, a stopped child still finishing) still come out, at the next
     /// poll: a child's final event belongs in the record.
+    ///
+    /// A child's [`Event::ApprovalRequested`] is a question to this session's owner: the
+    /// child waits until the answer comes back as [`Action::AnswerChild`]. It is pending
+    /// ([`Session::child_questions`]) while its parent call runs; one whose parent call does
+    /// not run (any more) is denied at once, so the child never waits in vain.
     pub fn handle_child_event(&mut self, child: crate::task::ChildEvent) {
-        if let Event::Usage { usage } = &child.event {
-            self.add_child_usage(usage);
+        match &child.event {
+            Event::Usage { usage } => self.add_child_usage(usage),
+            Event::ApprovalRequested {
+                id,
+                name,
+                arguments,
+            } => self.child_questions.push(ChildQuestion {
+                parent_call_id: child.parent_call_id.clone(),
+                agent: child.agent.clone(),
+                call_id: id.clone(),
+                name: name.clone(),
+                arguments: arguments.clone(),
+            }),
+            Event::TurnStarted { .. }
+            | Event::RequestStarted { .. }
+            | Event::TextDelta { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::RefusalDelta { .. }
+            | Event::ToolCallStreaming { .. }
+            | Event::ToolCall { .. }
+            | Event::ToolResult { .. }
+            | Event::Retry { .. }
+            | Event::OptionDropped { .. }
+            | Event::ToolsChanged { .. }
+            | Event::ContextCompacted { .. }
+            | Event::PlanUpdated { .. }
+            | Event::Message { .. }
+            | Event::Checkpoint { .. }
+            | Event::CheckpointFailed { .. }
+            | Event::Hook { .. }
+            | Event::TurnFinished { .. }
+            | Event::TurnFailed { .. }
+            | Event::TurnCancelled
+            | Event::Child(_) => {}
         }
         self.shared.emit(Event::Child(Box::new(child)));
+        self.settle_child_questions();
+    }
+
+    /// The owner's answer to `question`, the session's own call's or a subagent's: one path
+    /// for both. A subagent's answer goes out as [`Action::AnswerChild`] and keeps the
+    /// meaning it has for the child's own session ("always" is for the child's later calls
+    /// of that tool). Fails with [`SessionError::UnknownChildQuestion`] for a child's
+    /// question that is not pending (late, or never asked), as [`Session::handle_approval`]
+    /// fails for an unknown call.
+    pub fn handle_answer(
+        &mut self,
+        now: Instant,
+        question: &Question,
+        approval: Approval,
+    ) -> Result<(), SessionError> {
+        match question {
+            Question::Call(run) => self.handle_approval(now, &run.call_id, approval),
+            Question::Child(q) => self.handle_child_approval(&q.parent_call_id, &q.call_id, approval),
+        }
+    }
+
+    /// The owner's answer about the call `call_id` of the subagent of the `task` call
+    /// `parent_call_id` ([`Session::handle_answer`]).
+    pub fn handle_child_approval(
+        &mut self,
+        parent_call_id: &str,
+        call_id: &str,
+        approval: Approval,
+    ) -> Result<(), SessionError> {
+        self.settle_child_questions();
+        let Some(q) = self.child_questions.take(parent_call_id, call_id) else {
+            return Err(SessionError::child_question(parent_call_id, call_id));
+        };
+        self.shared.outbox.push(Action::AnswerChild {
+            parent_call_id: q.parent_call_id,
+            call_id: q.call_id,
+            approval,
+        });
+        Ok(())
     }
 
     // ----- inputs -----
@@ -668,6 +778,7 @@ impl Session {
             turn.on_timeout(&mut self.shared, now);
             self.end_if_over();
         }
+        self.settle_child_questions();
     }
 
     // ----- output -----
@@ -696,6 +807,19 @@ impl Session {
         if self.turn.as_ref().is_some_and(Turn::is_over) {
             self.turn = None;
         }
+        self.settle_child_questions();
+    }
+
+    /// Denies and forgets the children's questions whose parent call stopped (timed out,
+    /// cancelled, ended): their children are stopped and must not wait. Nothing to do (one
+    /// test) on the stream path, where no child asks.
+    fn settle_child_questions(&mut self) {
+        let turn = self.turn.as_ref();
+        let outbox = &mut self.shared.outbox;
+        self.child_questions.settle(
+            |call_id| turn.is_some_and(|t| t.runs(call_id)),
+            |answer| outbox.push(answer),
+        );
     }
 }
 

@@ -38,6 +38,8 @@ pub(super) struct H {
     pub(super) runs: Vec<ToolRun>,
     pub(super) asks: Vec<ToolRun>,
     pub(super) aborts: Vec<String>,
+    /// The answers to children's questions: (parent call, child call, answer).
+    pub(super) child_answers: Vec<(String, String, super::Approval)>,
     pub(super) checkpoints: Vec<crate::checkpoint::CheckpointDue>,
     pub(super) hooks: Vec<crate::hooks::HookDue>,
 }
@@ -53,6 +55,7 @@ impl H {
             runs: Vec::new(),
             asks: Vec::new(),
             aborts: Vec::new(),
+            child_answers: Vec::new(),
             checkpoints: Vec::new(),
             hooks: Vec::new(),
         }
@@ -65,6 +68,11 @@ impl H {
                 Action::RunTool(r) => self.runs.push(r),
                 Action::AskApproval(r) => self.asks.push(r),
                 Action::AbortTool { call_id } => self.aborts.push(call_id),
+                Action::AnswerChild {
+                    parent_call_id,
+                    call_id,
+                    approval,
+                } => self.child_answers.push((parent_call_id, call_id, approval)),
                 Action::TakeCheckpoint(c) => self.checkpoints.push(c),
                 Action::RunHooks(h) => self.hooks.push(h),
                 Action::Emit(e) => self.events.push(e),

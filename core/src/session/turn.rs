@@ -281,6 +281,17 @@ impl Turn {
         }
     }
 
+    /// Whether the call `call_id` runs now (a `task` call whose child may ask).
+    pub(super) fn runs(&self, call_id: &str) -> bool {
+        match &self.phase {
+            Phase::Tools(calls) => calls.runs(call_id),
+            Phase::Requesting { .. }
+            | Phase::RetryWait { .. }
+            | Phase::Hooks { .. }
+            | Phase::Over => false,
+        }
+    }
+
     pub(super) fn is_over(&self) -> bool {
         matches!(self.phase, Phase::Over)
     }
