@@ -109,4 +109,6 @@ pub use hrns_core::session::TurnOutcome;
 pub use runner::{Runner, TurnFront};
 pub use safe_file::{SafeReadError, open_regular, read_capped, read_text};
 pub use sandbox::{Launch, Launcher, Sandbox, SandboxRefusal};
-pub use tool::{CancelFlag, ChildLink, Files, TextFiles, Tool, ToolContext, Toolbox};
+pub use tool::{
+    AnswerInbox, CancelFlag, ChildAnswer, ChildLink, Files, TextFiles, Tool, ToolContext, Toolbox,
+};

@@ -13,8 +13,8 @@ use crate::tool::{CancelFlag, ToolContext, Toolbox};
 use hrns_core::http::{HttpRequest, RequestId};
 use hrns_core::sandbox::SandboxPolicy;
 use hrns_core::session::{
-    Approval, Confinement, Event, Ledger, Session, SessionError, ToolEnd, ToolRun, ToolsChange,
-    ToolsReason, TransportError, TurnOutcome, Wait, Waited, Waiting, Work,
+    Approval, Confinement, Event, Ledger, Question, Session, SessionError, ToolEnd, ToolRun,
+    ToolsChange, ToolsReason, TransportError, TurnOutcome, Wait, Waited, Waiting, Work,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -76,7 +76,7 @@ pub struct Runner<'a> {
     /// Brings the toolbox up to date before each input; see [`Runner::update_tools_with`].
     update_tools: Option<ToolUpdate<'a>>,
     ctx: ToolContext,
-    approve: Box<dyn FnMut(&ToolRun) -> Approval + 'a>,
+    approve: Box<dyn FnMut(&Question) -> Approval + 'a>,
     /// The core's bookkeeping: the calls waiting for a slot, the request in flight, the
     /// turn's outcome.
     ledger: Ledger,
@@ -109,18 +109,20 @@ impl std::fmt::Debug for Runner<'_> {
 pub trait TurnFront {
     /// The events of one step of the turn (what one read, one tool output or one deadline
     /// brought), in order. A batch that asks for approval ends with the
-    /// [`Event::ApprovalRequested`]; [`TurnFront::approve`] is called next.
+    /// [`Event::ApprovalRequested`], or a subagent's inside an [`Event::Child`]
+    /// ([`Question::asked_by`]); [`TurnFront::approve`] is called next.
     fn events(&mut self, events: &[Event]);
 
-    /// The answer to the session's question about `run`, asked in the event that ended the
-    /// last batch.
-    fn approve(&mut self, run: &ToolRun) -> Approval;
+    /// The answer to the question asked in the event that ended the last batch: about one
+    /// of the session's calls, or one of a subagent's ([`Question::agent`] says whose). One
+    /// path for both.
+    fn approve(&mut self, question: &Question) -> Approval;
 }
 
 /// [`Runner::drive`]'s front end: a callback per event and the runner's approval callback.
 struct Callbacks<'c, F> {
     on_event: F,
-    approve: &'c mut dyn FnMut(&ToolRun) -> Approval,
+    approve: &'c mut dyn FnMut(&Question) -> Approval,
 }
 
 impl<F: FnMut(&Event)> TurnFront for Callbacks<'_, F> {
@@ -128,8 +130,8 @@ impl<F: FnMut(&Event)> TurnFront for Callbacks<'_, F> {
         events.iter().for_each(&mut self.on_event);
     }
 
-    fn approve(&mut self, run: &ToolRun) -> Approval {
-        (self.approve)(run)
+    fn approve(&mut self, question: &Question) -> Approval {
+        (self.approve)(question)
     }
 }
 
@@ -174,8 +176,9 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// Sets the callback with which [`Runner::run`] answers approval requests.
-    pub fn approve_with(mut self, approve: impl FnMut(&ToolRun) -> Approval + 'a) -> Self {
+    /// Sets the callback with which [`Runner::run`] answers approval requests: the session's
+    /// own and its subagents' ([`Question`]).
+    pub fn approve_with(mut self, approve: impl FnMut(&Question) -> Approval + 'a) -> Self {
         self.approve = Box::new(approve);
         self
     }
@@ -226,6 +229,20 @@ impl<'a> Runner<'a> {
         let change = self.tools_change();
         self.ledger
             .handle_approval(session, Instant::now(), change, call_id, approval)
+    }
+
+    /// [`Runner::handle_approval`] for any question, the session's own or a subagent's
+    /// ([`Session::handle_answer`]): a subagent's answer goes to the waiting child at the
+    /// next step. Fails for a question that is not pending.
+    pub fn handle_answer(
+        &mut self,
+        session: &mut Session,
+        question: &Question,
+        approval: Approval,
+    ) -> Result<(), SessionError> {
+        let change = self.tools_change();
+        self.ledger
+            .handle_answer(session, Instant::now(), change, question, approval)
     }
 
     /// Takes the session's checkpoints ([`Action::TakeCheckpoint`](hrns_core::session::Action::TakeCheckpoint)) with `checkpointer`. A
@@ -359,8 +376,9 @@ impl<'a> Runner<'a> {
                 Waiting::Idle => break,
                 Waiting::Io => {}
                 Waiting::Owner(run) => {
-                    let decision = front.approve(&run);
-                    self.handle_approval(session, &run.call_id, decision)
+                    let question = Question::Call(run);
+                    let decision = front.approve(&question);
+                    self.handle_answer(session, &question, decision)
                         .expect("the session asked about this call");
                 }
                 Waiting::Stuck => session.cancel(),
@@ -371,21 +389,19 @@ impl<'a> Runner<'a> {
             while !rest.is_empty() {
                 let end = rest
                     .iter()
-                    .position(|e| matches!(e, Event::ApprovalRequested { .. }))
+                    .position(Question::asked_by)
                     .map_or(rest.len(), |i| i + 1);
                 let (batch, after) = rest.split_at(end);
                 rest = after;
                 front.events(batch);
-                let Some(Event::ApprovalRequested { id, .. }) = batch.last() else {
-                    continue;
-                };
                 // Not asked any more (cancelled meanwhile): nothing to answer.
-                let Some(run) = session.asked().filter(|r| &r.call_id == id).cloned() else {
+                let Some(question) = batch.last().and_then(|e| Question::pending_in(session, e))
+                else {
                     continue;
                 };
-                let decision = front.approve(&run);
-                self.handle_approval(session, id, decision)
-                    .expect("the session asked about this call");
+                let decision = front.approve(&question);
+                self.handle_answer(session, &question, decision)
+                    .expect("the session asked this question");
             }
         }
         self.ledger.outcome().clone()
@@ -407,6 +423,11 @@ impl<'a> Runner<'a> {
                     }
                 }
                 Work::Wait(wait) => self.carry_out(session, wait),
+                Work::AnswerChild {
+                    parent_call_id,
+                    call_id,
+                    approval,
+                } => self.ctx.children.answer(&parent_call_id, call_id, approval),
             }
         }
         self.work = work;

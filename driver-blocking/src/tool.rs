@@ -1,13 +1,15 @@
 //! The `Tool` trait and the toolbox the runner dispatches calls to.
 
 use crate::sandbox::Sandbox;
+use hrns_core::session::Approval;
 use hrns_core::task::ChildEvent;
 use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 #[cfg(feature = "http")]
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// A cancellation flag shared between the caller and running work. Cheap to clone.
 #[derive(Debug, Clone, Default)]
@@ -93,28 +95,101 @@ pub trait TextFiles: Send + Sync {
 
 /// Where a tool that runs a child session (`task`) hands the child's events: the channel of
 /// the [`Runner`](crate::Runner) running the call, which feeds them to the parent session in
-/// the order they were sent and before the call's end. Cheap to clone; the default leads
-/// nowhere (events are dropped), and so does every link without the `http` feature, which
-/// has no runner.
+/// the order they were sent and before the call's end. The answers to a child's questions come
+/// back the other way: the runner hands the parent session's
+/// [`Work::AnswerChild`](hrns_core::session::Work::AnswerChild) to the call's
+/// [`ChildLink::listen`] inbox. Cheap to clone; the default leads nowhere (events are dropped,
+/// and no answer comes), and so does every link without the `http` feature, which has no
+/// runner.
 #[derive(Debug, Clone, Default)]
-pub struct ChildLink(#[cfg(feature = "http")] Option<mpsc::SyncSender<crate::runner::Io>>);
+pub struct ChildLink {
+    #[cfg(feature = "http")]
+    tx: Option<mpsc::SyncSender<crate::runner::Io>>,
+    /// The inboxes of the running `task` calls' children, by parent call id.
+    answers: Arc<Mutex<HashMap<String, std::sync::mpsc::Sender<ChildAnswer>>>>,
+}
+
+/// The answer to a child's question: the child's call id and the owner's answer.
+pub type ChildAnswer = (String, Approval);
+
+/// Where the answers to one `task` call's child come in ([`ChildLink::listen`]); stops
+/// listening when dropped.
+#[derive(Debug)]
+pub struct AnswerInbox {
+    rx: std::sync::mpsc::Receiver<ChildAnswer>,
+    parent_call_id: String,
+    answers: Arc<Mutex<HashMap<String, std::sync::mpsc::Sender<ChildAnswer>>>>,
+}
+
+impl AnswerInbox {
+    /// Waits up to `timeout` for the answer about the child's call `call_id` (answers about
+    /// other calls, which are not asked any more, are dropped). `Err` when nothing came.
+    pub fn wait(
+        &self,
+        call_id: &str,
+        timeout: std::time::Duration,
+    ) -> Result<Approval, std::sync::mpsc::RecvTimeoutError> {
+        loop {
+            let (id, approval) = self.rx.recv_timeout(timeout)?;
+            if id == call_id {
+                return Ok(approval);
+            }
+        }
+    }
+}
+
+impl Drop for AnswerInbox {
+    fn drop(&mut self) {
+        self.answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.parent_call_id);
+    }
+}
 
 impl ChildLink {
     /// A link to a runner's channel.
     #[cfg(feature = "http")]
     pub(crate) fn to(tx: mpsc::SyncSender<crate::runner::Io>) -> Self {
-        ChildLink(Some(tx))
+        ChildLink {
+            tx: Some(tx),
+            answers: Arc::default(),
+        }
     }
 
     /// Hands `child` to the runner; waits while the runner's channel is full. Dropped when
     /// the runner is gone.
     pub fn send(&self, child: ChildEvent) {
         #[cfg(feature = "http")]
-        if let Some(tx) = &self.0 {
+        if let Some(tx) = &self.tx {
             tx.send(crate::runner::Io::Child(Box::new(child))).ok();
         }
         #[cfg(not(feature = "http"))]
         drop(child);
+    }
+
+    /// Listens for the answers to the questions of the child of the `task` call
+    /// `parent_call_id`, until the inbox is dropped.
+    pub fn listen(&self, parent_call_id: &str) -> AnswerInbox {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(parent_call_id.to_owned(), tx);
+        AnswerInbox {
+            rx,
+            parent_call_id: parent_call_id.to_owned(),
+            answers: Arc::clone(&self.answers),
+        }
+    }
+
+    /// Hands `approval` about the child's call `call_id` to the child of `parent_call_id`;
+    /// dropped when that child is gone.
+    pub fn answer(&self, parent_call_id: &str, call_id: String, approval: Approval) {
+        let answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(tx) = answers.get(parent_call_id) {
+            tx.send((call_id, approval)).ok();
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 use hrns_blocking::mock::{MockProvider, Reply};
 use hrns_blocking::{Client, ClientConfig, Runner, Tool, ToolContext, Toolbox, TurnFront};
 use hrns_core::session::{
-    Approval, ApprovalPolicy, Event, Provider, Session, SessionConfig, ToolRun, TurnOutcome,
+    Approval, ApprovalPolicy, Event, Provider, Question, Session, SessionConfig, TurnOutcome,
 };
 use hrns_core::tool::{Effect, ToolOutput, ToolSpec};
 use serde_json::json;
@@ -41,7 +41,7 @@ impl TurnFront for Front {
         self.events.extend_from_slice(events);
     }
 
-    fn approve(&mut self, _run: &ToolRun) -> Approval {
+    fn approve(&mut self, _question: &Question) -> Approval {
         self.extra_left.store(true, Ordering::SeqCst);
         Approval::Deny {
             reason: Some("not now".into()),

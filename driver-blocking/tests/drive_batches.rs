@@ -4,7 +4,7 @@
 use hrns_blocking::mock::{MockProvider, Reply};
 use hrns_blocking::{Client, ClientConfig, Runner, ToolContext, TurnFront, TurnOutcome};
 use hrns_core::session::{
-    Approval, ApprovalPolicy, Event, Provider, Session, SessionConfig, ToolRun,
+    Approval, ApprovalPolicy, Event, Provider, Question, Session, SessionConfig,
 };
 
 /// What the front end saw, in order.
@@ -21,8 +21,9 @@ impl TurnFront for Seen {
         self.batches.push(events.to_vec());
     }
 
-    fn approve(&mut self, run: &ToolRun) -> Approval {
-        self.asked.push((run.call_id.clone(), self.batches.len()));
+    fn approve(&mut self, question: &Question) -> Approval {
+        self.asked
+            .push((question.call_id().to_owned(), self.batches.len()));
         Approval::Deny {
             reason: Some("not now".into()),
         }

@@ -124,4 +124,4 @@ pub use client::{ChatEvents, Client, ClientConfig, ClientError, HttpClient, Inco
 pub use hrns_blocking::{Files, Launch, Launcher, Sandbox, SandboxRefusal, TextFiles};
 pub use hrns_core::session::TurnOutcome;
 pub use runner::{ApprovalFuture, Runner};
-pub use tool::{ChildLink, Tool, ToolContext, ToolFuture, Toolbox};
+pub use tool::{AnswerInbox, ChildAnswer, ChildLink, Tool, ToolContext, ToolFuture, Toolbox};

@@ -13,8 +13,8 @@ use hrns_blocking::Checkpointer;
 use hrns_core::http::{HttpRequest, RequestId};
 use hrns_core::sandbox::SandboxPolicy;
 use hrns_core::session::{
-    Approval, Confinement, Event, Ledger, Session, SessionError, ToolEnd, ToolRun, ToolsChange,
-    ToolsReason, TransportError, TurnOutcome, Wait, Waited, Waiting, Work,
+    Approval, Confinement, Event, Ledger, Question, Session, SessionError, ToolEnd, ToolRun,
+    ToolsChange, ToolsReason, TransportError, TurnOutcome, Wait, Waited, Waiting, Work,
 };
 use hrns_core::task::ChildEvent;
 use hyper::body::Bytes;
@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 /// The future an approval callback returns.
 pub type ApprovalFuture = Pin<Box<dyn Future<Output = Approval> + Send>>;
 
-type Approver = Box<dyn FnMut(ToolRun) -> ApprovalFuture + Send>;
+type Approver = Box<dyn FnMut(Question) -> ApprovalFuture + Send>;
 
 /// Brings a toolbox up to date; returns why when it changed it.
 type ToolUpdate = Box<dyn FnMut(&mut Toolbox) -> Option<ToolsReason> + Send>;
@@ -117,7 +117,7 @@ impl Runner {
     /// instead, whenever it likes.
     pub fn approve_with<F, Fut>(mut self, mut approve: F) -> Self
     where
-        F: FnMut(ToolRun) -> Fut + Send + 'static,
+        F: FnMut(Question) -> Fut + Send + 'static,
         Fut: Future<Output = Approval> + Send + 'static,
     {
         self.approve = Box::new(move |run| Box::pin(approve(run)));
@@ -170,6 +170,21 @@ impl Runner {
         let change = self.tools_change();
         self.ledger
             .handle_approval(session, Instant::now(), change, call_id, approval)
+    }
+
+    /// [`Runner::handle_approval`] for any question, the session's own or a subagent's
+    /// ([`Session::handle_answer`]): the one path a front end answers on. A subagent's answer
+    /// goes to the waiting child at the next [`Runner::dispatch`]. Fails for a question that
+    /// is not pending (late, or never asked).
+    pub fn handle_answer(
+        &mut self,
+        session: &mut Session,
+        question: &Question,
+        approval: Approval,
+    ) -> Result<(), SessionError> {
+        let change = self.tools_change();
+        self.ledger
+            .handle_answer(session, Instant::now(), change, question, approval)
     }
 
     /// Takes the session's checkpoints ([`Action::TakeCheckpoint`](hrns_core::session::Action::TakeCheckpoint)) with `checkpointer`, on
@@ -282,18 +297,15 @@ impl Runner {
             match turn.runner.ledger.waiting(turn.session) {
                 Waiting::Idle => break,
                 Waiting::Io => {}
-                Waiting::Owner(run) => turn.ask(run).await,
+                Waiting::Owner(run) => turn.ask(Question::Call(run)).await,
                 Waiting::Stuck => turn.session.cancel(),
             }
             let events = turn.runner.complete_io(turn.session).await;
             for event in events {
                 turn.emit(&event);
-                if let Event::ApprovalRequested { id, .. } = &event {
-                    // Not asked any more (answered or cancelled meanwhile): nothing to answer.
-                    let asked = turn.session.asked().filter(|r| &r.call_id == id).cloned();
-                    if let Some(run) = asked {
-                        turn.ask(run).await;
-                    }
+                // Not asked any more (answered or cancelled meanwhile): nothing to answer.
+                if let Some(question) = Question::pending_in(turn.session, &event) {
+                    turn.ask(question).await;
                 }
             }
         }
@@ -353,6 +365,11 @@ impl Runner {
                 Work::Start(run) => self.spawn_tool(run),
                 Work::Stop { call_id } => self.running.abort(&call_id),
                 Work::Wait(wait) => self.carry_out(session, wait),
+                Work::AnswerChild {
+                    parent_call_id,
+                    call_id,
+                    approval,
+                } => self.ctx.children.answer(&parent_call_id, call_id, approval),
             }
         }
         self.work = work;
@@ -543,17 +560,18 @@ impl<F: FnMut(&Event)> Turn<'_, '_, F> {
         (self.on_event)(event);
     }
 
-    /// Asks the approval callback about `run`, which waits for an answer; a cancel
-    /// meanwhile wins.
-    async fn ask(&mut self, run: ToolRun) {
-        let id = run.call_id.clone();
-        let asking = (self.runner.approve)(run);
+    /// Asks the approval callback about `question` (the session's own call's or a
+    /// subagent's), which waits for an answer; a cancel meanwhile wins.
+    async fn ask(&mut self, question: Question) {
+        let asking = (self.runner.approve)(question.clone());
         let cancel = self.runner.ctx.cancel.clone();
         tokio::select! {
             approval = asking => {
-                self.runner
-                    .handle_approval(self.session, &id, approval)
-                    .expect("the session asked about this call");
+                // Late (the child's call stopped meanwhile): the session denied it already.
+                match self.runner.handle_answer(self.session, &question, approval) {
+                    Ok(()) | Err(SessionError::UnknownChildQuestion { .. }) => {}
+                    Err(e) => panic!("the session asked about this call: {e}"),
+                }
             }
             () = cancel.cancelled() => {} // `complete_io` cancels the session next
         }
@@ -577,7 +595,12 @@ impl<F: FnMut(&Event)> Drop for Turn<'_, '_, F> {
             match w {
                 Work::Stop { call_id } => self.runner.running.abort_now(&call_id),
                 // Nothing new starts in a cancelled turn; the stream is closed below.
-                Work::Close(_) | Work::Send(_) | Work::Start(_) | Work::Wait(_) => {}
+                // A stopped child needs no answer.
+                Work::Close(_)
+                | Work::Send(_)
+                | Work::Start(_)
+                | Work::Wait(_)
+                | Work::AnswerChild { .. } => {}
             }
         }
         self.runner.exchange = None;

@@ -1,12 +1,15 @@
 //! The async `Tool` trait and the toolbox the runner dispatches calls to.
 
 use hrns_blocking::{CancelFlag, Files, Sandbox};
+use hrns_core::session::Approval;
 use hrns_core::task::ChildEvent;
 use hrns_core::tool::render::tool_failed;
 use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
+use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -38,21 +41,91 @@ pub struct ToolContext {
 
 /// Where a tool that runs a child session (`task`) hands the child's events: the channel of
 /// the [`Runner`](crate::Runner) running the call, which feeds them to the parent session in
-/// the order they were sent and before the call's end. Cheap to clone; the default leads
-/// nowhere (events are dropped).
+/// the order they were sent and before the call's end. The answers to a child's questions come
+/// back the other way: the runner hands the parent session's
+/// [`Work::AnswerChild`](hrns_core::session::Work::AnswerChild) to the call's
+/// [`ChildLink::listen`] inbox. Cheap to clone; the default leads nowhere (events are dropped,
+/// and no answer comes).
 #[derive(Debug, Clone, Default)]
-pub struct ChildLink(Option<mpsc::UnboundedSender<ChildEvent>>);
+pub struct ChildLink {
+    tx: Option<mpsc::UnboundedSender<ChildEvent>>,
+    /// The inboxes of the running `task` calls' children, by parent call id.
+    answers: Inboxes,
+}
+
+type Inboxes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<ChildAnswer>>>>;
+
+/// The answer to a child's question: the child's call id and the owner's answer.
+pub type ChildAnswer = (String, Approval);
+
+/// Where the answers to one `task` call's child come in ([`ChildLink::listen`]); stops
+/// listening when dropped.
+#[derive(Debug)]
+pub struct AnswerInbox {
+    rx: mpsc::UnboundedReceiver<ChildAnswer>,
+    parent_call_id: String,
+    answers: Inboxes,
+}
+
+impl AnswerInbox {
+    /// The answer about the child's call `call_id` (answers about other calls, which are
+    /// not asked any more, are dropped); `None` when no answer can come any more.
+    pub async fn wait(&mut self, call_id: &str) -> Option<Approval> {
+        loop {
+            let (id, approval) = self.rx.recv().await?;
+            if id == call_id {
+                return Some(approval);
+            }
+        }
+    }
+}
+
+impl Drop for AnswerInbox {
+    fn drop(&mut self) {
+        self.answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.parent_call_id);
+    }
+}
 
 impl ChildLink {
     /// A link to a runner's channel.
     pub(crate) fn to(tx: mpsc::UnboundedSender<ChildEvent>) -> Self {
-        ChildLink(Some(tx))
+        ChildLink {
+            tx: Some(tx),
+            answers: Inboxes::default(),
+        }
     }
 
     /// Hands `child` to the runner; dropped when the runner is gone.
     pub fn send(&self, child: ChildEvent) {
-        if let Some(tx) = &self.0 {
+        if let Some(tx) = &self.tx {
             tx.send(child).ok();
+        }
+    }
+
+    /// Listens for the answers to the questions of the child of the `task` call
+    /// `parent_call_id`, until the inbox is dropped.
+    pub fn listen(&self, parent_call_id: &str) -> AnswerInbox {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(parent_call_id.to_owned(), tx);
+        AnswerInbox {
+            rx,
+            parent_call_id: parent_call_id.to_owned(),
+            answers: Arc::clone(&self.answers),
+        }
+    }
+
+    /// Hands `approval` about the child's call `call_id` to the child of `parent_call_id`;
+    /// dropped when that child is gone.
+    pub fn answer(&self, parent_call_id: &str, call_id: String, approval: Approval) {
+        let answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(tx) = answers.get(parent_call_id) {
+            tx.send((call_id, approval)).ok();
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use hrns_blocking::mock::{MockProvider, Reply};
 use hrns_core::session::{
-    Approval, ApprovalPolicy, Event, Provider, Session, SessionConfig, ToolRun, ToolStatus,
+    Approval, ApprovalPolicy, Event, Provider, Question, Session, SessionConfig, ToolStatus,
 };
 use hrns_core::tool::{Effect, ToolOutput, ToolSpec};
 use hrns_tokio::{
@@ -131,7 +131,7 @@ async fn a_tool_over_its_timeout_is_stopped_and_the_turn_goes_on() {
 async fn approvals_through_a_channel() {
     let mock = MockProvider::start([naps(10, 2), Reply::text_answer("ok")]).unwrap();
     let (mut session, runner) = setup(&mock, Effect::Exec, ApprovalPolicy::Ask);
-    let (ask_tx, mut ask_rx) = mpsc::channel::<(ToolRun, oneshot::Sender<Approval>)>(4);
+    let (ask_tx, mut ask_rx) = mpsc::channel::<(Question, oneshot::Sender<Approval>)>(4);
     let mut runner = runner.approve_with(move |run| {
         let ask_tx = ask_tx.clone();
         async move {
@@ -152,7 +152,7 @@ async fn approvals_through_a_channel() {
                     reason: Some("not twice".into()),
                 }
             };
-            asked.push(run.call_id);
+            asked.push(run.call_id().to_owned());
             let _ = reply.send(decision);
         }
         asked

@@ -68,8 +68,8 @@ pub use images::{ToolImages, is_tool_images, tool_images};
 pub use ledger::{
     DEFAULT_MAX_PARALLEL_TOOLS, Ledger, ToolEnd, ToolsChange, Wait, Waited, Waiting, Work,
 };
-pub use questions::{ChildQuestion, PARENT_STOPPED, Question};
 pub use output::{MAX_ERRORS_TOLD, OutputCheck, OutputSchema, SCHEMA_NAME};
+pub use questions::{ChildQuestion, PARENT_STOPPED, Question};
 pub(crate) use retry::retry_after;
 pub use tools_reason::{ToolsReason, WhenUnchanged};
 
@@ -544,7 +544,9 @@ impl Session {
     ) -> Result<(), SessionError> {
         match question {
             Question::Call(run) => self.handle_approval(now, &run.call_id, approval),
-            Question::Child(q) => self.handle_child_approval(&q.parent_call_id, &q.call_id, approval),
+            Question::Child(q) => {
+                self.handle_child_approval(&q.parent_call_id, &q.call_id, approval)
+            }
         }
     }
 

@@ -150,7 +150,8 @@ impl ChildQuestions {
 }
 
 /// Why a child's question is denied when its parent call stopped before it was answered.
-pub const PARENT_STOPPED: &str = "the task that ran this subagent was stopped before anyone answered";
+pub const PARENT_STOPPED: &str =
+    "the task that ran this subagent was stopped before anyone answered";
 
 impl SessionError {
     pub(super) fn child_question(parent_call_id: &str, call_id: &str) -> Self {

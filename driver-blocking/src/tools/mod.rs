@@ -74,7 +74,7 @@ pub use load_skill::{LoadSkill, Skill};
 pub use read_file::ReadFile;
 pub use run_command::RunCommand;
 #[cfg(feature = "http")]
-pub use task::{ApproveFn, CurrentTools, Running, TaskTool};
+pub use task::{CurrentTools, Running, TaskTool};
 #[cfg(feature = "http")]
 pub use web_fetch::WebFetch;
 pub use write_file::WriteFile;

@@ -3,17 +3,13 @@
 //! what the result says) are [`hrns_core::task`]'s; this is the IO around them.
 
 use crate::client::Transport;
-use crate::runner::Runner;
-use crate::tool::{Tool, ToolContext, Toolbox};
-use hrns_core::session::{Approval, Event, Session, ToolRun};
+use crate::runner::{Runner, TurnFront};
+use crate::tool::{AnswerInbox, CancelFlag, ChildLink, Tool, ToolContext, Toolbox};
+use hrns_core::session::{Approval, Event, PARENT_STOPPED, Question, Session};
 use hrns_core::task::{self, ChildEvent, Children};
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
-
-/// Answers a child's approval requests: it gets the child's agent (so the question can say
-/// who asks) and the call.
-pub type ApproveFn = Arc<dyn Fn(&str, &ToolRun) -> Approval + Send + Sync>;
 
 /// Gives the tools a child may get as they are now (see [`TaskTool::current_tools`]).
 pub type CurrentTools = Arc<dyn Fn() -> Toolbox + Send + Sync>;
@@ -29,7 +25,6 @@ pub struct TaskTool {
     tools: Toolbox,
     /// The tools as they are now, asked for when a child starts ([`TaskTool::current_tools`]).
     current: Option<CurrentTools>,
-    approve: Option<ApproveFn>,
     running: Running,
 }
 
@@ -77,15 +72,15 @@ impl std::fmt::Debug for TaskTool {
 impl TaskTool {
     /// A task tool whose children (what they are made of: see [`Children`]) talk to
     /// `transport` and run `tools`; their events go to the runner that runs the call
-    /// ([`ToolContext::children`]). Their approval requests are denied
-    /// until [`TaskTool::approve_with`].
+    /// ([`ToolContext::children`]), and so do their approval questions: they come out of the
+    /// parent session's poll, its owner answers them as it answers its own
+    /// ([`Runner::handle_answer`]), and the child waits for the answer meanwhile.
     pub fn new(transport: Arc<dyn Transport>, children: Children, tools: Toolbox) -> Self {
         TaskTool {
             transport,
             children,
             tools,
             current: None,
-            approve: None,
             running: Running::default(),
         }
     }
@@ -108,17 +103,6 @@ impl TaskTool {
     /// The children running now, to wait for after a cancel.
     pub fn running(&self) -> Running {
         self.running.clone()
-    }
-
-    /// Sets who answers the children's approval requests: `approve` gets the child's agent
-    /// and the call, as the async driver's does.
-    #[must_use]
-    pub fn approve_with(
-        mut self,
-        approve: impl Fn(&str, &ToolRun) -> Approval + Send + Sync + 'static,
-    ) -> Self {
-        self.approve = Some(Arc::new(approve));
-        self
     }
 }
 
@@ -144,18 +128,64 @@ impl Tool for TaskTool {
         let mut session = Session::new(child.config);
         let mut runner = Runner::new(Arc::clone(&self.transport), &tools, ctx.clone());
         let agent = &child.plan.agent.name;
-        if let Some(approve) = self.approve.clone() {
-            runner = runner.approve_with(move |run| approve(agent, run));
-        }
-        // The child's events (its tokens among them) go to the parent's runner, which hands
-        // them to the parent session: they come out of its poll, before this call's end.
-        let outcome = runner.run(&mut session, &child.plan.prompt, |event: &Event| {
-            ctx.children.send(ChildEvent {
-                parent_call_id: call_id.to_owned(),
-                agent: agent.clone(),
-                event: event.clone(),
-            });
-        });
+        // The child's events (its tokens and questions among them) go to the parent's runner,
+        // which hands them to the parent session: they come out of its poll, before this
+        // call's end. The answers come back to this inbox.
+        let mut front = ChildFront {
+            link: &ctx.children,
+            inbox: ctx.children.listen(call_id),
+            cancel: &ctx.cancel,
+            parent_call_id: call_id,
+            agent,
+        };
+        runner.update_tools(&mut session);
+        let outcome = session
+            .submit(&child.plan.prompt)
+            .map(|()| runner.drive_batches(&mut session, &mut front));
         self.children.result(agent, outcome, session.messages())
     }
 }
+
+/// The child's side of its turn: its events go to the parent's runner, and its questions wait
+/// for the parent's owner's answer (or for the call to be stopped).
+struct ChildFront<'c> {
+    link: &'c ChildLink,
+    inbox: AnswerInbox,
+    cancel: &'c CancelFlag,
+    parent_call_id: &'c str,
+    agent: &'c str,
+}
+
+impl TurnFront for ChildFront<'_> {
+    fn events(&mut self, events: &[Event]) {
+        for event in events {
+            self.link.send(ChildEvent {
+                parent_call_id: self.parent_call_id.to_owned(),
+                agent: self.agent.to_owned(),
+                event: event.clone(),
+            });
+        }
+    }
+
+    fn approve(&mut self, question: &Question) -> Approval {
+        // The question went out with the last batch; the parent session's owner answers it.
+        // A stopped call is not answered: its child is denied and then sees the cancel.
+        loop {
+            match self.inbox.wait(question.call_id(), CANCEL_POLL) {
+                Ok(approval) => return approval,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if !self.cancel.is_cancelled() => {}
+                Err(
+                    std::sync::mpsc::RecvTimeoutError::Timeout
+                    | std::sync::mpsc::RecvTimeoutError::Disconnected,
+                ) => {
+                    return Approval::Deny {
+                        reason: Some(PARENT_STOPPED.to_owned()),
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// How often a child waiting for an answer looks at its cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(20);

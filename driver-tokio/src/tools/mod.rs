@@ -47,7 +47,7 @@ mod web_fetch;
 pub use hrns_blocking::tools::{
     EditFile, ListFiles, LoadSkill, ReadFile, RunCommand, Skill, WriteFile,
 };
-pub use task::{ApproveFn, CurrentTools, TaskTool};
+pub use task::{CurrentTools, TaskTool};
 pub use web_fetch::WebFetch;
 
 use crate::client::HttpClient;

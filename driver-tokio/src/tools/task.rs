@@ -9,15 +9,12 @@
 //! with its own [`Event::TurnCancelled`] and its result says so.
 
 use crate::client::Client;
-use crate::runner::{ApprovalFuture, Runner};
+use crate::runner::Runner;
 use crate::tool::{Tool, ToolContext, ToolFuture, Toolbox};
-use hrns_core::session::{Event, Session, ToolRun};
+use hrns_core::session::{Approval, Event, PARENT_STOPPED, Question, Session};
 use hrns_core::task::{self, ChildEvent, Children, Subagents};
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::sync::Arc;
-
-/// Answers a child's approval requests, given the child's agent and its call.
-pub type ApproveFn = Arc<dyn Fn(String, ToolRun) -> ApprovalFuture + Send + Sync>;
 
 /// Gives the tools a child may get as they are now (see [`TaskTool::current_tools`]).
 pub type CurrentTools = Arc<dyn Fn() -> Toolbox + Send + Sync>;
@@ -33,7 +30,6 @@ pub struct TaskTool {
     tools: Toolbox,
     /// The tools as they are now, asked for when a child starts ([`TaskTool::current_tools`]).
     current: Option<CurrentTools>,
-    approve: Option<ApproveFn>,
 }
 
 impl std::fmt::Debug for TaskTool {
@@ -47,16 +43,15 @@ impl std::fmt::Debug for TaskTool {
 impl TaskTool {
     /// A task tool whose children (what they are made of: see [`Children`]) talk through
     /// `client` and run `tools`; their events go to the runner that runs the call
-    /// ([`ToolContext::children`]). Their approval requests are
-    /// answered [`Approval::Unattended`](hrns_core::session::Approval::Unattended) (denied)
-    /// until [`TaskTool::approve_with`].
+    /// ([`ToolContext::children`]), and so do their approval questions: they come out of the
+    /// parent session's poll, its owner answers them as it answers its own
+    /// ([`Runner::handle_answer`]), and the child awaits the answer meanwhile.
     pub fn new(client: Client, children: Children, tools: Toolbox) -> Self {
         TaskTool {
             client,
             children,
             tools,
             current: None,
-            approve: None,
         }
     }
 
@@ -75,18 +70,6 @@ impl TaskTool {
         self.children.subagents()
     }
 
-    /// Sets who answers the children's approval requests: `approve` gets the child's agent
-    /// and the call, and its answer goes to the child's session.
-    #[must_use]
-    pub fn approve_with<F, Fut>(mut self, approve: F) -> Self
-    where
-        F: Fn(String, ToolRun) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = hrns_core::session::Approval> + Send + 'static,
-    {
-        self.approve = Some(Arc::new(move |agent, run| Box::pin(approve(agent, run))));
-        self
-    }
-
     async fn run_child(&self, call_id: &str, arguments: &str, ctx: &ToolContext) -> ToolOutput {
         let current = self.current.as_ref().map(|current| current());
         let all = current.as_ref().unwrap_or(&self.tools);
@@ -99,12 +82,22 @@ impl TaskTool {
         // The child's cancel token is this call's: a cancelled parent turn or an aborted call
         // cancels the child. Its runner gives it its own usage sink (no task inside a task).
         let child_ctx = ctx.clone();
-        let mut runner = Runner::new(self.client.clone(), tools, child_ctx);
+        // Its questions went out with its events (through the parent's session); the answer
+        // comes back to this call's inbox. No answer can come once the call stopped: denied.
+        let inbox = Arc::new(tokio::sync::Mutex::new(ctx.children.listen(call_id)));
+        let runner = Runner::new(self.client.clone(), tools, child_ctx).approve_with(
+            move |question: Question| {
+                let inbox = Arc::clone(&inbox);
+                async move {
+                    let answer = inbox.lock().await.wait(question.call_id()).await;
+                    answer.unwrap_or(Approval::Deny {
+                        reason: Some(PARENT_STOPPED.to_owned()),
+                    })
+                }
+            },
+        );
+        let mut runner = runner;
         let agent = &child.plan.agent.name;
-        if let Some(approve) = self.approve.clone() {
-            let agent = agent.clone();
-            runner = runner.approve_with(move |run| approve(agent.clone(), run));
-        }
         let mut session = Session::new(child.config);
         // The child's events (its tokens among them) go to the parent's runner, which hands
         // them to the parent session: they come out of its poll, before this call's end.
