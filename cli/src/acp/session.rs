@@ -6,7 +6,7 @@
 //! answer comes back as a command, so a cancel is taken while the editor still asks.
 
 use super::{Outbound, Server, unknown_session};
-use crate::host::conversation::{self, Built, Shared, Subagents};
+use crate::host::conversation::{self, Built, Shared};
 use crate::host::opening::{Note, Opened, Saved};
 use crate::host::plan::Keep;
 use crate::host::sessions::{self, Claim, SessionLog};
@@ -18,7 +18,7 @@ use hrns_core::acp::permission::Permissions;
 use hrns_core::acp::rpc::{self, RpcError};
 use hrns_core::acp::update::{self, Updates};
 use hrns_core::secrets::Secrets;
-use hrns_core::session::{Approval, ApprovalPolicy, Event, Session};
+use hrns_core::session::{Approval, ApprovalPolicy, Event, Question, Session};
 use hrns_core::wire::Message;
 use hrns_tokio::Runner;
 use serde_json::{Value, json};
@@ -35,8 +35,7 @@ pub(crate) enum Command {
     Cancel,
     /// The editor's answer about call `call_id` of `tool`.
     Permission {
-        call_id: String,
-        tool: String,
+        question: Question,
         answer: Result<Value, RpcError>,
     },
     /// The client is gone: close the log and end.
@@ -263,7 +262,6 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         }));
     }
     let (tx, rx) = mpsc::unbounded_channel();
-    let cwd_shown = setup.workspace.display().to_string();
     // Hooks as in the UI; an unapproved project file is skipped with its warning (an editor
     // has no terminal to ask in).
     for warning in &found.hooks.warnings {
@@ -274,7 +272,6 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
         &setup,
         policy,
         &shared,
-        subagents(&server.out, log.id(), &cwd_shown),
         saved.checkpointer.clone(),
         hooks,
         history,
@@ -407,32 +404,6 @@ fn client_servers(
     (found, warnings)
 }
 
-/// Subagents under ACP: their events are not shown (the parent's `task` call carries the
-/// answer); their questions go to the editor like the session's own.
-fn subagents(out: &Outbound, session_id: &str, cwd: &str) -> Subagents {
-    let out = out.clone();
-    let (sid, cwd) = (session_id.to_owned(), cwd.to_owned());
-    Subagents {
-        ask: Arc::new(move |_agent: String, run| {
-            let out = out.clone();
-            let params = crate::host::redact::with_secrets(|secrets| {
-                update::permission_request(
-                    secrets,
-                    &cwd,
-                    &sid,
-                    &run.call_id,
-                    &run.name,
-                    &run.arguments,
-                )
-            });
-            Box::pin(async move {
-                let answer = out.request("session/request_permission", params).await;
-                Permissions::new().answer(&run.name, answer.as_ref())
-            })
-        }),
-    }
-}
-
 /// `session/list`: the saved sessions, newest first, of `cwd` when given.
 pub(crate) fn list(p: &ListSessionsParams) -> Result<Value, RpcError> {
     const PAGE: usize = 50;
@@ -518,19 +489,25 @@ impl Acp {
                     self.dispatch();
                 }
             }
-            Command::Permission {
-                call_id,
-                tool,
-                answer,
-            } => {
-                let asked = self
-                    .session
-                    .asked()
-                    .is_some_and(|run| run.call_id == call_id);
-                if asked {
-                    let approval = self.permissions.answer(&tool, answer.as_ref());
-                    self.answer(&call_id, approval);
+            Command::Permission { question, answer } => {
+                // Not asked any more (cancelled meanwhile): nothing to answer or remember.
+                let pending = match &question {
+                    Question::Call(run) => self
+                        .session
+                        .asked()
+                        .is_some_and(|asked| asked.call_id == run.call_id),
+                    Question::Child(q) => self.session.child_questions().contains(q),
+                };
+                if !pending {
+                    return false;
                 }
+                let approval = match &question {
+                    Question::Call(run) => self.permissions.answer(&run.name, answer.as_ref()),
+                    // "Reject always" stands in the child's own session, as "allow always"
+                    // does: the parent's standing answers are the parent's.
+                    Question::Child(q) => Permissions::new().answer(&q.name, answer.as_ref()),
+                };
+                self.answer(&question, approval);
             }
             Command::Close { .. } => {
                 self.close();
@@ -689,13 +666,9 @@ impl Acp {
             let change = self.diffs.on_event_whole(event).map(|t| t.change);
             self.updates
                 .on_event(&self.secrets, event, change.as_ref(), &mut out);
-            if let Event::ApprovalRequested {
-                id,
-                name,
-                arguments,
-            } = event
-            {
-                asks.push((id.clone(), name.clone(), arguments.clone()));
+            // The session's own questions and its subagents' take one path.
+            if let Some(question) = Question::pending_in(&self.session, event) {
+                asks.push(question);
             }
             if let Event::Usage { .. } = event {
                 let usage = self.session.context_usage();
@@ -711,8 +684,8 @@ impl Acp {
         }
         self.updates.end_batch(&mut out);
         self.send(&mut out);
-        for (call_id, tool, arguments) in asks {
-            self.ask(call_id, tool, arguments);
+        for question in asks {
+            self.ask(question);
         }
     }
 
@@ -742,40 +715,45 @@ impl Acp {
         }
     }
 
-    /// Asks the editor about a call, from a task of its own; a standing answer is given at once.
-    fn ask(&mut self, call_id: String, tool: String, arguments: String) {
-        if let Some(approval) = self.permissions.standing(&tool) {
-            self.answer(&call_id, approval);
+    /// Asks the editor about a call, the session's own or a subagent's, from a task of its
+    /// own; a standing answer about the session's own tools is given at once.
+    fn ask(&mut self, question: Question) {
+        let standing = match &question {
+            Question::Call(run) => self.permissions.standing(&run.name),
+            Question::Child(_) => None,
+        };
+        if let Some(approval) = standing {
+            self.answer(&question, approval);
             return;
         }
         let params = update::permission_request(
             &self.secrets,
             &self.setup.workspace.display().to_string(),
             &self.id,
-            &call_id,
-            &tool,
-            &arguments,
+            question.call_id(),
+            question.name(),
+            question.arguments(),
         );
         let (out, tx) = (self.out.clone(), self.tx.clone());
         tokio::spawn(async move {
             let answer = out.request("session/request_permission", params).await;
-            let _ = tx.send(Command::Permission {
-                call_id,
-                tool,
-                answer,
-            });
+            let _ = tx.send(Command::Permission { question, answer });
         });
     }
 
-    fn answer(&mut self, call_id: &str, approval: Approval) {
-        if let Approval::Once | Approval::AlwaysThisTool = approval {
+    /// The one path of answers: a question that is no longer pending (the turn was
+    /// cancelled, the subagent's task stopped) is dropped.
+    fn answer(&mut self, question: &Question, approval: Approval) {
+        if let (Question::Call(run), Approval::Once | Approval::AlwaysThisTool) =
+            (question, &approval)
+        {
             let mut out = Vec::new();
-            self.updates.allowed(call_id, &mut out);
+            self.updates.allowed(&run.call_id, &mut out);
             self.send(&mut out);
         }
         if self
             .runner
-            .handle_approval(&mut self.session, call_id, approval)
+            .handle_answer(&mut self.session, question, approval)
             .is_ok()
         {
             self.dispatch();
@@ -792,11 +770,6 @@ impl Acp {
     /// Builds the conversation again (another agent, model or policy), keeping its history.
     fn rebuild(&mut self) {
         let history = self.session.messages().to_vec();
-        let subagents = subagents(
-            &self.out,
-            &self.id,
-            &self.setup.workspace.display().to_string(),
-        );
         // The same conversation goes on: its `SessionStart` hooks do not run again.
         let hooks = self.saved.hooks(
             &crate::setup::hooks::configured(&self.setup.file, &self.setup.workspace),
@@ -807,7 +780,6 @@ impl Acp {
             &self.setup,
             self.policy,
             &self.shared,
-            subagents,
             self.saved.checkpointer.clone(),
             hooks,
             history,

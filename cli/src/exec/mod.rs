@@ -17,7 +17,7 @@ use crate::setup::learned::{QuirkStore, Saved};
 use crate::setup::{CliError, ConfigFile, approval};
 use hrns_blocking::{CancelFlag, Client, ClientConfig, Runner, Transport, TurnOutcome};
 use hrns_core::session::{
-    Approval, ApprovalPolicy, Event, Session, ToolRun, ToolStatus, TurnError,
+    Approval, ApprovalPolicy, Event, Question, Session, ToolRun, ToolStatus, TurnError,
 };
 use hrns_core::wire::{Message, Role};
 use std::io::{IsTerminal, Read, Write};
@@ -170,17 +170,10 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
                 ))
             })
     };
-    let subagents = blocking::Subagents {
-        ask: (policy == ApprovalPolicy::Ask).then(|| {
-            Arc::new(|agent: &str, run: &ToolRun| ask_on_terminal(run, Some(agent), false))
-                as blocking::AskChild
-        }),
-    };
     let cancel = CancelFlag::new();
     let built = prepared
         .build(
             record,
-            subagents,
             opened.saved.checkpointer.clone(),
             hooks,
             opened.history,
@@ -636,19 +629,28 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
         }
     }
 
-    fn approve(&mut self, run: &ToolRun) -> Approval {
+    /// The one approval path: the session's own calls and its subagents' (whose question
+    /// says which agent asks) are asked alike.
+    fn approve(&mut self, question: &Question) -> Approval {
         if self.policy != ApprovalPolicy::Ask {
             return Approval::Unattended;
         }
         // The question is written straight to stderr: everything before it goes first.
         self.finish();
-        let offer = self.can_escalate && run.name == hrns_core::tool::builtin::RUN_COMMAND;
-        // The call waits for the answer, so the file is still as it was.
-        if show_proposed_diff(run) {
-            // Shown with the question: the result comes without it.
-            self.diffs.shown(&run.call_id);
-        }
-        ask_on_terminal(run, None, offer)
+        let offer = match question {
+            Question::Call(run) => {
+                // The call waits for the answer, so the file is still as it was.
+                if show_proposed_diff(run) {
+                    // Shown with the question: the result comes without it.
+                    self.diffs.shown(&run.call_id);
+                }
+                self.can_escalate && run.name == hrns_core::tool::builtin::RUN_COMMAND
+            }
+            // A subagent's writes are not diffed, and it is not offered the way out of the
+            // sandbox.
+            Question::Child(_) => false,
+        };
+        ask_on_terminal(question, offer)
     }
 }
 
@@ -839,11 +841,12 @@ fn shown(text: &str) -> String {
 /// Asks on the terminal: `y` once, `a` always for this tool, `n` (with an optional reason),
 /// and when `offer_unsandboxed`, `u`: once without the sandbox. A subagent's call names its
 /// `agent`.
-fn ask_on_terminal(run: &ToolRun, agent: Option<&str>, offer_unsandboxed: bool) -> Approval {
+fn ask_on_terminal(question: &Question, offer_unsandboxed: bool) -> Approval {
     let s = crate::term::style::Style::stderr();
     let mut err = std::io::stderr();
     // A subagent's call says whose it is, as the interactive UI's question does.
-    let asker = agent
+    let asker = question
+        .agent()
         .map(|agent| {
             let name = crate::exec::output::one_line(&shown(agent), 60);
             format!(" {}", s.harness(&format!("(agent {name})")))
@@ -851,11 +854,12 @@ fn ask_on_terminal(run: &ToolRun, agent: Option<&str>, offer_unsandboxed: bool) 
         .unwrap_or_default();
     // One write: stderr is unbuffered, and a `write!` of the parts would reach the terminal
     // in pieces, between which a subagent's lines on stdout could land.
-    let question = format!(
+    let question =
+        format!(
         "{} {} {}{}\n{} ",
         s.harness("allow"),
-        s.tool(&shown(&crate::exec::output::tool_label(&run.name))),
-        s.args(&crate::exec::output::one_line(&shown(&run.arguments), 200)),
+        s.tool(&shown(&crate::exec::output::tool_label(question.name()))),
+        s.args(&crate::exec::output::one_line(&shown(question.arguments()), 200)),
         asker,
         s.harness(if offer_unsandboxed {
             "[y]es / [a]lways for this tool / [u]nsandboxed, once / [n]o (optionally: n <reason>):"

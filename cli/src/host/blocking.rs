@@ -19,19 +19,9 @@ use hrns_blocking::tools::Running;
 use hrns_blocking::{CancelFlag, Client, ClientConfig, Runner, ToolContext, Toolbox, Transport};
 use hrns_core::hooks::SessionHooks;
 use hrns_core::secrets::Secrets;
-use hrns_core::session::{Approval, ApprovalPolicy, Session, SessionConfig, SessionError, ToolRun};
+use hrns_core::session::{ApprovalPolicy, Session, SessionConfig, SessionError};
 use hrns_core::wire::Message;
 use std::sync::Arc;
-
-/// Who answers a subagent's approval question (its agent's name and the call), when the
-/// policy asks; `None` leaves them unattended (`auto` and `read-only` never ask). Their events
-/// come out of the parent session's poll ([`hrns_core::session::Event::Child`]).
-pub(crate) struct Subagents {
-    pub(crate) ask: Option<AskChild>,
-}
-
-/// Answers a subagent's approval question: its agent's name and the call.
-pub(crate) type AskChild = Arc<dyn Fn(&str, &ToolRun) -> Approval + Send + Sync>;
 
 /// The run's MCP servers, started once, and their secrets.
 #[derive(Debug)]
@@ -134,7 +124,6 @@ impl Prepared<'_> {
     pub(crate) fn build<E>(
         self,
         transport: impl FnOnce(&SessionConfig, Client) -> Result<Arc<dyn Transport>, E>,
-        subagents: Subagents,
         checkpointer: Option<Arc<hrns_blocking::Checkpointer>>,
         hooks: SessionHooks,
         history: Vec<Message>,
@@ -159,7 +148,8 @@ impl Prepared<'_> {
         let transport = transport(&config, client).map_err(BuildError::Transport)?;
         let mut children = None;
         if task == Task::Offered {
-            let mut task = crate::host::subagents::task_tool(
+            // Its children's events and approval questions come out of the session's poll.
+            let task = crate::host::subagents::task_tool(
                 &setup.discovered,
                 &setup.workspace,
                 Some(&setup.agent),
@@ -168,9 +158,6 @@ impl Prepared<'_> {
                 &mcp,
                 Arc::clone(&transport),
             );
-            if let Some(ask) = subagents.ask {
-                task = task.approve_with(move |agent, run| ask(agent, run));
-            }
             children = Some(task.running());
             toolbox.add(task);
         }
@@ -241,10 +228,6 @@ mod tests {
         )
     }
 
-    fn no_subagents() -> Subagents {
-        Subagents { ask: None }
-    }
-
     #[test]
     fn a_history_the_session_refuses_is_an_error_before_the_transport_is_made() {
         let (_dir, setup) = crate::host::plan::tests::setup(&provider_config(), "Builder");
@@ -256,7 +239,6 @@ mod tests {
                 made.store(true, Ordering::SeqCst);
                 Ok::<_, std::convert::Infallible>(Arc::new(client) as Arc<dyn Transport>)
             },
-            no_subagents(),
             None,
             hooks(&setup, "s1"),
             history,
@@ -282,7 +264,6 @@ mod tests {
                     *seen.lock().unwrap() = Some(config.clone());
                     Ok::<_, std::convert::Infallible>(Arc::new(client) as Arc<dyn Transport>)
                 },
-                no_subagents(),
                 None,
                 hooks(&setup, "s1"),
                 vec![Message::user("a"), Message::assistant("b")],

@@ -5,31 +5,20 @@
 //!
 //! This is the tokio driver's glue over [`super::plan`], where what the conversation is made
 //! of is decided for every front end (`exec` has the blocking driver's glue). The TUI and
-//! `hrns acp` both build their runner and session here; a front end only says where
-//! subagents' approval questions go ([`Subagents`]); their events come out of the session's
-//! poll ([`hrns_core::session::Event::Child`]).
+//! `hrns acp` both build their runner and session here. Subagents' events and approval
+//! questions come out of the session's poll ([`hrns_core::session::Event::Child`]): a front
+//! end answers a child's question ([`hrns_core::session::Question::Child`]) on the path it
+//! answers the session's own ([`hrns_tokio::Runner::handle_answer`]).
 
 use crate::host::diff::WriteDiffs;
 use crate::setup::Setup;
 use crate::setup::mcp::{LiveTools, ServersTold};
 use hrns_blocking::mcp::McpServers;
 use hrns_core::secrets::Secrets;
-use hrns_core::session::{Approval, ApprovalPolicy, Session, SessionConfig, ToolRun};
+use hrns_core::session::{ApprovalPolicy, Session, SessionConfig};
 use hrns_core::wire::Message;
 use hrns_tokio::{Client, ClientConfig, HttpClient, Runner, ToolContext, Toolbox};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-
-/// The future a subagent's approval question is answered with.
-pub(crate) type ChildAnswer = Pin<Box<dyn Future<Output = Approval> + Send>>;
-
-/// Where a front end wants subagents' questions. Their events come out of the parent
-/// session's poll ([`hrns_core::session::Event::Child`]).
-pub(crate) struct Subagents {
-    /// A child's question (its agent's name and the call); the answer goes to the child.
-    pub(crate) ask: Arc<dyn Fn(String, ToolRun) -> ChildAnswer + Send + Sync>,
-}
 
 /// What lives as long as the front end's run, across rebuilds (`/model`, a resume).
 #[derive(Debug)]
@@ -83,7 +72,6 @@ pub(crate) fn build(
     setup: &Setup,
     policy: ApprovalPolicy,
     shared: &Shared,
-    subagents: Subagents,
     checkpointer: Option<Arc<hrns_blocking::Checkpointer>>,
     hooks: hrns_core::hooks::SessionHooks,
     history: Vec<Message>,
@@ -104,7 +92,6 @@ pub(crate) fn build(
     // Before the subagents' tool is made: children inherit the hooks.
     config.hooks = hooks;
     if crate::host::subagents::enabled(setup) {
-        let Subagents { ask } = subagents;
         let task = crate::host::subagents::tokio_task_tool(
             &setup.discovered,
             &setup.workspace,
@@ -113,8 +100,7 @@ pub(crate) fn build(
             setup.stated_images(),
             &shared.mcp,
             client.clone(),
-        )
-        .approve_with(move |agent: String, run| ask(agent, run));
+        );
         config.subagents = Some(task.subagents());
         toolbox.add(task);
         config.tools = toolbox.specs().into_iter().chain(plan).collect();

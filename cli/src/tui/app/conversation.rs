@@ -1,14 +1,13 @@
 //! The conversation's setup: the runner and session for the current provider and agent,
 //! the session log, and resuming a saved session.
 
-use super::{App, ChildAsk, Msg};
+use super::{App, Msg};
 use crate::host::opening::{NotSaved, Note, Opened};
 use crate::host::plan::Keep;
 use crate::host::sessions;
 use crate::tui::markdown::MarkdownRenderer;
 use crate::tui::text::{Line, SpanStyle};
 use crate::tui::view;
-use hrns_core::session::Approval;
 use hrns_core::wire::{Message, Role};
 use std::time::Duration;
 
@@ -16,15 +15,6 @@ impl App {
     /// Builds the runner and a session for the current provider and agent, continuing
     /// `history`.
     pub(super) fn rebuild(&mut self, history: Vec<Message>) {
-        let asks = self.tx.clone();
-        let subagents = crate::host::conversation::Subagents {
-            // A child's question is asked here like the parent's; no answer denies it.
-            ask: std::sync::Arc::new(move |agent: String, run| {
-                let (reply, answer) = tokio::sync::oneshot::channel();
-                let _ = asks.send(Msg::ChildApproval(ChildAsk { agent, run, reply }));
-                Box::pin(async move { answer.await.unwrap_or(Approval::Unattended) })
-            }),
-        };
         let start = std::mem::replace(
             &mut self.hook_start,
             hrns_core::hooks::StartSource::Continued,
@@ -34,7 +24,6 @@ impl App {
             &self.setup,
             self.policy,
             &self.shared,
-            subagents,
             self.saved.checkpointer.clone(),
             hooks,
             history,

@@ -76,13 +76,16 @@ impl App {
             lines.push(l);
         }
         if let Some(ask) = &self.asking {
-            if let super::Asker::Child { agent, .. } = &ask.from {
+            if let Some(agent) = ask.question.agent() {
                 let who = format!("subagent {agent} asks:");
                 lines.push(text::truncate(&view::info_line(&who), width));
             }
-            for l in
-                view::approval_prompt(&ask.run.name, &ask.run.arguments, ask.unsandboxed, width)
-            {
+            for l in view::approval_prompt(
+                ask.question.name(),
+                ask.question.arguments(),
+                ask.unsandboxed,
+                width,
+            ) {
                 lines.extend(text::wrap(&l, width));
             }
         }

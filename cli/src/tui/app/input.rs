@@ -1,14 +1,14 @@
 //! Keys, pastes and submitted lines: approval answers, Tab completion, the queue, and what
 //! Enter starts (a turn, a slash command or a custom command).
 
+use super::App;
 use super::connect::Connect;
-use super::{App, Asker};
 use crate::tui::commands::{self, Candidates, CommandId};
 use crate::tui::editor::EditorAction;
 use crate::tui::text::Line;
 use crate::tui::view::{self, Answer};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use hrns_core::session::Approval;
+use hrns_core::session::{Approval, Question, SessionError};
 use std::time::{Duration, Instant};
 
 impl App {
@@ -129,11 +129,11 @@ impl App {
                         )),
                         Approval::AlwaysThisTool => Some(view::info_line(&format!(
                             "allowed {} for this session",
-                            ask.run.name
+                            ask.question.name()
                         ))),
                         Approval::NeverThisTool => Some(view::info_line(&format!(
                             "denied {} for this session",
-                            ask.run.name
+                            ask.question.name()
                         ))),
                         // The result line that follows says "denied"; once is enough.
                         Approval::Deny { .. } | Approval::Unattended => None,
@@ -144,22 +144,18 @@ impl App {
             if let Some(line) = line {
                 self.print(&[line]);
             }
-            match ask.from {
-                Asker::Session => {
-                    if let (Some(runner), Some(session)) =
-                        (self.runner.as_mut(), self.session.as_mut())
-                    {
-                        runner
-                            .handle_approval(session, &ask.run.call_id, approval)
-                            .expect("the session asked about this call");
-                    }
-                    self.dispatch();
+            // One path for the session's questions and its subagents': the answer goes to
+            // the session, which hands a child's on to it.
+            if let (Some(runner), Some(session)) = (self.runner.as_mut(), self.session.as_mut()) {
+                match runner.handle_answer(session, &ask.question, approval) {
+                    // A child whose task stopped meanwhile was denied by the session.
+                    Ok(()) | Err(SessionError::UnknownChildQuestion { .. }) => {}
+                    Err(e) => panic!("the session asked about this call: {e}"),
                 }
-                // A child that stopped meanwhile no longer listens.
-                Asker::Child { reply, .. } => {
-                    let _ = reply.send(approval);
-                    self.waiting_since = Some(Instant::now());
-                }
+            }
+            self.dispatch();
+            if let Question::Child(_) = ask.question {
+                self.waiting_since = Some(Instant::now());
             }
             self.ask_child();
         }

@@ -14,7 +14,7 @@ use super::screen::Screen;
 use super::view;
 use crate::host::sessions::SessionLog;
 use crate::setup::{CliError, Setup};
-use hrns_core::session::{ApprovalPolicy, Event, Session, ToolRun};
+use hrns_core::session::{ApprovalPolicy, ChildQuestion, Event, Question, Session};
 use hrns_tokio::{Client, Runner};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -46,8 +46,6 @@ enum Msg {
         url: String,
         result: Result<Vec<String>, String>,
     },
-    /// A subagent asks whether one of its calls may run; the answer goes to `reply`.
-    ChildApproval(ChildAsk),
     /// An MCP server stopped or changed its tools.
     McpChanged,
     /// The results of hooks the UI ran itself, for the session built `built`-th.
@@ -58,34 +56,14 @@ enum Msg {
     },
 }
 
-/// A subagent's approval question: who asks, and where its answer goes (dropping it denies
-/// the call as unattended).
-struct ChildAsk {
-    agent: String,
-    run: ToolRun,
-    reply: tokio::sync::oneshot::Sender<hrns_core::session::Approval>,
-}
-
-/// A pending approval question; the answer goes straight to the session.
+/// A pending approval question, the session's own or a subagent's ([`Question::agent`] says
+/// which); the answer goes to the session either way ([`hrns_tokio::Runner::handle_answer`]).
 struct Asking {
-    run: ToolRun,
+    question: Question,
     /// Whether `u` (once, without the sandbox) is one of the answers.
     unsandboxed: crate::sandbox::escalate::Unsandboxed,
     /// The user pressed `n` and is typing a reason.
     reason: bool,
-    /// Who asks: the session, or a subagent (the answer goes back to it).
-    from: Asker,
-}
-
-/// Who an approval question is from.
-enum Asker {
-    /// The conversation's own session.
-    Session,
-    /// A subagent, by its agent's name; the answer goes to `reply`.
-    Child {
-        agent: String,
-        reply: tokio::sync::oneshot::Sender<hrns_core::session::Approval>,
-    },
 }
 
 /// Options the UI was started with.
@@ -165,7 +143,7 @@ pub(crate) struct App {
     /// The subagents of the running turn, shown live under the answer.
     tasks: super::tasks::Tasks,
     /// Subagents' approval questions waiting for the one on screen to be answered.
-    child_asks: std::collections::VecDeque<ChildAsk>,
+    child_asks: std::collections::VecDeque<ChildQuestion>,
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
 }

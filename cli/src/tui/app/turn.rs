@@ -1,10 +1,10 @@
 //! A turn: sending the prompt, driving the runner, and showing its events as they arrive.
 
-use super::{App, Asker, Asking, Msg, questions};
+use super::{App, Asking, Msg, questions};
 use crate::tui::markdown::highlight::CodeHighlighter;
 use crate::tui::text::{Line, SpanStyle};
 use crate::tui::view;
-use hrns_core::session::{Event, Session};
+use hrns_core::session::{Event, Question, Session};
 use std::time::Instant;
 
 impl App {
@@ -74,36 +74,11 @@ impl App {
     pub(super) fn on_events(&mut self, events: Vec<Event>) {
         let mut ended = false;
         for event in events {
-            let asked = match &event {
-                Event::ApprovalRequested { id, .. } => self
-                    .session
-                    .as_ref()
-                    .and_then(Session::asked)
-                    .filter(|run| &run.call_id == id)
-                    .cloned(),
-                Event::TurnStarted { .. }
-                | Event::RequestStarted { .. }
-                | Event::TextDelta { .. }
-                | Event::ReasoningDelta { .. }
-                | Event::RefusalDelta { .. }
-                | Event::ToolCallStreaming { .. }
-                | Event::ToolCall { .. }
-                | Event::ToolResult { .. }
-                | Event::Usage { .. }
-                | Event::Retry { .. }
-                | Event::OptionDropped { .. }
-                | Event::ToolsChanged { .. }
-                | Event::ContextCompacted { .. }
-                | Event::PlanUpdated { .. }
-                | Event::Message { .. }
-                | Event::Checkpoint { .. }
-                | Event::CheckpointFailed { .. }
-                | Event::Hook { .. }
-                | Event::TurnFinished { .. }
-                | Event::TurnFailed { .. }
-                | Event::TurnCancelled
-                | Event::Child(_) => None,
-            };
+            // The session's own question, or a subagent's: one path.
+            let asked = self
+                .session
+                .as_ref()
+                .and_then(|session| Question::pending_in(session, &event));
             let last = event.is_final();
             ended |= last;
             if last {
@@ -113,28 +88,34 @@ impl App {
                 self.print(&ended);
             }
             self.on_event(event);
-            if let Some(run) = asked {
-                // The call waits for the answer, so the file is still as it was.
-                let workspace = &self.setup.workspace;
-                if let Some(diff) =
-                    crate::host::diff::proposed(workspace, &run.name, &run.arguments)
-                {
-                    self.print(&crate::tui::diff_view::diff_lines(&diff, self.highlight));
-                    self.diffs.shown(&run.call_id);
+            match asked {
+                None => {}
+                Some(Question::Child(q)) => {
+                    self.child_asks.push_back(q);
+                    self.ask_child();
                 }
-                self.waiting_since = None;
-                let unsandboxed = crate::sandbox::escalate::offer(
-                    self.policy,
-                    &self.setup.sandbox.policy,
-                    &run.name,
-                );
-                let ask = Asking {
-                    run,
-                    unsandboxed,
-                    reason: false,
-                    from: Asker::Session,
-                };
-                questions::show_sessions(&mut self.asking, &mut self.child_asks, ask);
+                Some(Question::Call(run)) => {
+                    // The call waits for the answer, so the file is still as it was.
+                    let workspace = &self.setup.workspace;
+                    if let Some(diff) =
+                        crate::host::diff::proposed(workspace, &run.name, &run.arguments)
+                    {
+                        self.print(&crate::tui::diff_view::diff_lines(&diff, self.highlight));
+                        self.diffs.shown(&run.call_id);
+                    }
+                    self.waiting_since = None;
+                    let unsandboxed = crate::sandbox::escalate::offer(
+                        self.policy,
+                        &self.setup.sandbox.policy,
+                        &run.name,
+                    );
+                    let ask = Asking {
+                        question: Question::Call(run),
+                        unsandboxed,
+                        reason: false,
+                    };
+                    questions::show_sessions(&mut self.asking, &mut self.child_asks, ask);
+                }
             }
             if last {
                 self.waiting_since = None;
@@ -189,10 +170,6 @@ impl App {
                 }
                 self.dispatch();
             }
-            Msg::ChildApproval(ask) => {
-                self.child_asks.push_back(ask);
-                self.ask_child();
-            }
             Msg::Window(models) => {
                 self.setup.learn_window(&models);
                 let window = self.setup.context_window();
@@ -208,8 +185,16 @@ impl App {
     pub(super) fn ask_child(&mut self) {
         // The session's next question, queued by the answer just given, comes first.
         let session_asks = self.session.as_ref().and_then(Session::asked).is_some();
-        let busy = self.busy();
-        if questions::show_next_child(&mut self.asking, &mut self.child_asks, session_asks, busy) {
+        let pending = self
+            .session
+            .as_ref()
+            .map_or(&[][..], Session::child_questions);
+        if questions::show_next_child(
+            &mut self.asking,
+            &mut self.child_asks,
+            session_asks,
+            pending,
+        ) {
             self.waiting_since = None;
         }
     }
