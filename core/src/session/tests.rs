@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 mod checkpoints;
+mod child_questions;
 mod idle;
 mod images;
 mod limits;
