@@ -4,7 +4,7 @@
 mod suite;
 
 use hrns_blocking::{Client, ClientConfig, Runner, Tool, ToolContext, Toolbox};
-use hrns_core::session::{Event, Session};
+use hrns_core::session::{Event, Question, Session};
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,11 +13,13 @@ use std::time::{Duration, Instant};
 /// Echoes; after [`suite::DROP_SLOW`] it sets `slow_left`, which the runner's tool update reads.
 struct Echo {
     slow_left: Arc<AtomicBool>,
+    /// The spec: the suite's, or the session's own `echo` for a child ([`suite::child_echo`]).
+    spec: ToolSpec,
 }
 
 impl Tool for Echo {
     fn spec(&self) -> ToolSpec {
-        suite::echo_spec()
+        self.spec.clone()
     }
     fn run(&self, arguments: &str, _ctx: &ToolContext) -> ToolOutput {
         if suite::drops_slow(arguments) {
@@ -53,6 +55,7 @@ fn toolbox(slow_left: &Arc<AtomicBool>) -> Toolbox {
     tools
         .add(Echo {
             slow_left: slow_left.clone(),
+            spec: suite::echo_spec(),
         })
         .add(Slow)
         .add(Crash);
@@ -81,6 +84,7 @@ impl suite::Harness for Blocking {
             let mut child_tools = Toolbox::new();
             child_tools.add(Echo {
                 slow_left: Arc::new(AtomicBool::new(false)),
+                spec: suite::child_echo(session),
             });
             let children = suite::children_of(session);
             tools.add(hrns_blocking::tools::TaskTool::new(
@@ -102,9 +106,12 @@ impl suite::Harness for Blocking {
         while !session.is_idle() {
             let batch = runner.complete_io(session);
             for event in batch {
-                if let Event::ApprovalRequested { id, .. } = &event {
-                    let answer = suite::owner_approval();
-                    session.handle_approval(Instant::now(), id, answer).unwrap();
+                // The session's own questions and its subagents': one path.
+                if let Some(question) = Question::pending_in(session, &event) {
+                    let answer = suite::owner_answer(&question);
+                    session
+                        .handle_answer(Instant::now(), &question, answer)
+                        .unwrap();
                 }
                 events.push((Instant::now(), event));
             }

@@ -5,7 +5,7 @@
 #[macro_use]
 mod suite;
 
-use hrns_core::session::{Event, Session};
+use hrns_core::session::{Event, Question, Session};
 use hrns_core::tool::{ToolOutput, ToolSpec};
 use hrns_tokio::{Client, ClientConfig, Runner, Tool, ToolContext, ToolFuture, Toolbox};
 use std::sync::Arc;
@@ -15,11 +15,13 @@ use std::time::{Duration, Instant};
 /// Echoes; after [`suite::DROP_SLOW`] it sets `slow_left`, which the runner's tool update reads.
 struct Echo {
     slow_left: Arc<AtomicBool>,
+    /// The spec: the suite's, or the session's own `echo` for a child ([`suite::child_echo`]).
+    spec: ToolSpec,
 }
 
 impl Tool for Echo {
     fn spec(&self) -> ToolSpec {
-        suite::echo_spec()
+        self.spec.clone()
     }
     fn run<'a>(&'a self, arguments: &'a str, _ctx: &'a ToolContext) -> ToolFuture<'a> {
         if suite::drops_slow(arguments) {
@@ -57,6 +59,7 @@ fn toolbox(slow_left: &Arc<AtomicBool>) -> Toolbox {
     tools
         .add(Echo {
             slow_left: slow_left.clone(),
+            spec: suite::echo_spec(),
         })
         .add(Slow)
         .add(Crash);
@@ -84,6 +87,7 @@ impl suite::Harness for Tokio {
             let mut child_tools = Toolbox::new();
             child_tools.add(Echo {
                 slow_left: Arc::new(AtomicBool::new(false)),
+                spec: suite::child_echo(session),
             });
             let children = suite::children_of(session);
             tools.add(hrns_tokio::tools::TaskTool::new(
@@ -110,9 +114,12 @@ impl suite::Harness for Tokio {
         rt.block_on(async {
             while !session.is_idle() {
                 for event in runner.complete_io(session).await {
-                    if let Event::ApprovalRequested { id, .. } = &event {
-                        let answer = suite::owner_approval();
-                        session.handle_approval(Instant::now(), id, answer).unwrap();
+                    // The session's own questions and its subagents': one path.
+                    if let Some(question) = Question::pending_in(session, &event) {
+                        let answer = suite::owner_answer(&question);
+                        session
+                            .handle_answer(Instant::now(), &question, answer)
+                            .unwrap();
                     }
                     events.push((Instant::now(), event));
                 }

@@ -401,6 +401,20 @@ pub fn owner_approval() -> hrns_core::session::Approval {
     hrns_core::session::Approval::Once
 }
 
+/// The reason the owner gives when it denies a subagent's call.
+pub const CHILD_DENIED: &str = "not for a subagent";
+
+/// What the harnesses' owner loops answer: the session's own calls [`owner_approval`], a
+/// subagent's a denial with [`CHILD_DENIED`] (so a case sees the answer reach the child).
+pub fn owner_answer(question: &hrns_core::session::Question) -> hrns_core::session::Approval {
+    match question {
+        hrns_core::session::Question::Call(_) => owner_approval(),
+        hrns_core::session::Question::Child(_) => hrns_core::session::Approval::Deny {
+            reason: Some(CHILD_DENIED.into()),
+        },
+    }
+}
+
 /// `echo` with effects (so that it asks, and runs alone); the driver's tool is the same.
 fn effectful(mut spec: ToolSpec) -> ToolSpec {
     spec.effect = Effect::Write;
@@ -935,10 +949,22 @@ pub fn task_spec() -> ToolSpec {
     hrns_core::task::task_spec(&hrns_core::agent::builtin_agents())
 }
 
+/// The `echo` a harness's children get: the session's (with effects when the case made it
+/// so), else the suite's read-only one.
+pub fn child_echo(session: &Session) -> ToolSpec {
+    session
+        .config()
+        .tools
+        .iter()
+        .find(|t| t.name == "echo")
+        .cloned()
+        .unwrap_or_else(echo_spec)
+}
+
 /// What a harness's `task` tool's children are made of, for `session`.
 pub fn children_of(session: &Session) -> hrns_core::task::Children {
     let mut parent = session.config().clone();
-    parent.tools = vec![echo_spec()];
+    parent.tools = vec![child_echo(session)];
     hrns_core::task::Children::new(parent, hrns_core::agent::builtin_agents())
 }
 
@@ -1013,6 +1039,62 @@ pub fn a_childs_events_and_tokens_come_out_of_the_parents_poll(h: &mut impl Harn
     assert_eq!(mock.chat_requests().len(), 4);
 }
 
+/// A subagent's approval question comes out of the parent session's own poll, tagged with the
+/// `task` call and the agent; the owner answers it on the path of the parent's own questions,
+/// and the answer reaches the waiting child (here a denial with a reason, which the child's
+/// model reads). The child goes on, ends, and the parent's turn with it.
+pub fn a_childs_question_is_asked_and_answered_through_the_parent(h: &mut impl Harness) {
+    let args = json!({"description": "d", "prompt": "Echo hi.", "agent": "Builder"}).to_string();
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("t1", "task", &args)]),
+        Reply::tool_calls(&[("c1", "echo", r#"{"text":"hi"}"#)]),
+        Reply::text_answer("child done"),
+        Reply::text_answer("parent done"),
+    ])
+    .unwrap();
+    let mut s = with_config(&session(&mock), |c| {
+        c.approval = ApprovalPolicy::Ask;
+        c.tools = vec![effectful(echo_spec()), task_spec()];
+    });
+    let ev = h.run(&mut s, "Delegate.");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }), "{ev:?}");
+    let all = events(&ev);
+    let child_at = |f: &dyn Fn(&Event) -> bool| {
+        all.iter()
+            .position(|e| matches!(e, Event::Child(c) if c.parent_call_id == "t1" && f(&c.event)))
+    };
+    let asked = child_at(&|e| matches!(e, Event::ApprovalRequested { id, .. } if id == "c1"))
+        .unwrap_or_else(|| panic!("the child's question came out of the parent's poll: {ev:?}"));
+    let Event::Child(question) = all[asked] else {
+        unreachable!()
+    };
+    assert_eq!(question.agent, "Builder");
+    let denied = child_at(&|e| {
+        matches!(e, Event::ToolResult { id, status: ToolStatus::Denied, output, .. }
+            if id == "c1" && output.content.contains(CHILD_DENIED))
+    })
+    .unwrap_or_else(|| panic!("the owner's answer reached the child: {ev:?}"));
+    assert!(asked < denied, "{ev:?}");
+    // The parent asked nothing of its own.
+    assert!(
+        !all.iter()
+            .any(|e| matches!(e, Event::ApprovalRequested { .. }))
+    );
+    let result = all
+        .iter()
+        .position(|e| matches!(e, Event::ToolResult { id, output, .. } if id == "t1" && output.content == "child done"))
+        .expect("the task call has the child's answer");
+    assert!(denied < result, "{ev:?}");
+    assert!(s.child_questions().is_empty());
+    // The child's model was told why.
+    let child_second = &mock.chat_requests()[2];
+    assert!(
+        child_second.body_str().contains(CHILD_DENIED),
+        "{}",
+        child_second.body_str()
+    );
+}
+
 /// Defines one `#[test]` per case of the suite, each running the case with a fresh harness
 /// from `$harness` (an expression). Use it as `behaviour_tests!(MyHarness);` in a test file
 /// that declares `#[macro_use] mod suite;`, so that no driver can skip a case.
@@ -1047,6 +1129,7 @@ macro_rules! behaviour_tests {
             a_crashed_tool_is_told_to_the_model_and_the_turn_goes_on,
             a_question_asked_before_the_turn_loop_is_asked_again,
             a_childs_events_and_tokens_come_out_of_the_parents_poll,
+            a_childs_question_is_asked_and_answered_through_the_parent,
         );
     };
     (@each $harness:expr; $($case:ident),* $(,)?) => {
