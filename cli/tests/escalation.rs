@@ -246,3 +246,65 @@ fn exec_asks_about_a_subagents_call_naming_its_agent() {
         "hi\n"
     );
 }
+
+/// A subagent's questions take exec's one approval path: a denial's reason reaches the child's
+/// model, and "always" is for the child's later calls of that tool (not asked again), as
+/// before the questions came through the parent's session.
+#[test]
+fn exec_answers_a_subagents_questions_on_its_one_path_denial_and_always() {
+    let env = common::Env::new();
+    let task = serde_json::json!({"description": "write", "prompt": "Write files.",
+                                  "agent": "Builder"})
+    .to_string();
+    let write = |path: &str| format!(r#"{{"path":"{path}","content":"hi\n"}}"#);
+    let mock = MockProvider::start_with(move |req: &hrns_blocking::mock::RecordedRequest| {
+        if req.method != "POST" {
+            return None;
+        }
+        let body = req.json();
+        let parent = body["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["function"]["name"] == "task"));
+        let results = body["messages"]
+            .as_array()?
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .count();
+        Some(match (parent, results) {
+            (true, 0) => Reply::tool_calls(&[("t1", "task", &task)]),
+            (true, _) => Reply::text_answer("PARENT DONE"),
+            (false, 0) => Reply::tool_calls(&[("c1", "write_file", &write("a.txt"))]),
+            (false, 1) => Reply::tool_calls(&[("c2", "write_file", &write("b.txt"))]),
+            (false, 2) => Reply::tool_calls(&[("c3", "write_file", &write("c.txt"))]),
+            (false, _) => Reply::text_answer("child done"),
+        })
+    })
+    .unwrap();
+    let vars = vars_of(&env, &mock);
+    let args = ["exec", "--approval", "ask", "go"];
+    let mut p = pty::Pty::spawn(
+        env!("CARGO_BIN_EXE_hrns"),
+        &args,
+        &env.work(),
+        &vars,
+        30,
+        200,
+    );
+    p.expect("[n]o", T);
+    p.send("n not that one\r");
+    p.expect("b.txt", T);
+    p.send("a\r");
+    assert_eq!(p.wait(T), 0, "{}", p.output());
+    let out = pty::strip_ansi(&p.output());
+    assert!(out.contains("PARENT DONE"), "{out}");
+    // Asked twice (a.txt, b.txt); c.txt was let through by "always".
+    assert_eq!(out.matches("allow write_file").count(), 2, "{out}");
+    assert!(!env.work().join("a.txt").exists());
+    assert!(env.work().join("b.txt").exists() && env.work().join("c.txt").exists());
+    // The child's model read the user's reason.
+    let told = mock
+        .chat_requests()
+        .iter()
+        .any(|r| r.body_str().contains("not that one"));
+    assert!(told, "the denial's reason reached the child");
+}
