@@ -198,12 +198,13 @@
 //! subagents, checkpoints; its module docs walk through what an editor server implements).
 //! What a front end still takes from `cli` rather than from a shared host: `exec`'s own
 //! setup on the blocking driver (`cli/src/exec/mod.rs`), the redaction of JSON lines across deltas
-//! (`cli/src/exec/json_lines.rs`), and the subagents' approval questions, which reach a front
-//! end through the task tools' approval callback rather than as the parent session's
-//! question. A subagent's events (and its tokens) come out of the parent session's own
-//! [`Session::poll`] as [`Event::Child`]: the driver's task tool hands them to the runner
-//! that runs the call, which gives them to the session
-//! ([`Session::handle_child_event`]); there is no callback for them.
+//! (`cli/src/exec/json_lines.rs`). A subagent's events, its tokens and its approval questions
+//! come out of the parent session's own [`Session::poll`] as [`Event::Child`]: the driver's
+//! task tool hands them to the runner that runs the call, which gives them to the session
+//! ([`Session::handle_child_event`]). A child's question is the parent's to answer
+//! ([`session::Question`], [`Session::handle_answer`], the same path as its own calls'); the
+//! answer leaves as [`Action::AnswerChild`] and the driver hands it to the waiting child.
+//! There are no callbacks for any of it.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -100,15 +100,19 @@
 //! 4. **The conversation.** [`conversation::build`] on tokio (or [`blocking::prepare`] and
 //!    [`blocking::Prepared::build`] on the blocking driver): client, toolbox, MCP tools,
 //!    diffs, `update_plan`, subagents and the session ([`plan::session_config`]) over the
-//!    opened history. The front end only says where subagents' questions go
-//!    ([`conversation::Subagents`]); their events come out of the session's poll as
-//!    [`Event::Child`](hrns_core::session::Event::Child). Build again, with the same
+//!    opened history. Subagents' events and approval questions come out of the session's
+//!    poll as [`Event::Child`](hrns_core::session::Event::Child): the front end needs
+//!    nothing of its own for them. Build again, with the same
 //!    [`opening::Saved`], for another agent, model or policy.
 //! 5. **The run loop.** Own the `Session` and the runner; after any input, await
 //!    [`Runner::complete_io`](hrns_tokio::Runner::complete_io) while the session is busy
 //!    and hand each event to the mapping of step 1 and to
-//!    [`SessionLog::record`](sessions::SessionLog::record); answer `ApprovalRequested`
-//!    with [`Runner::handle_approval`](hrns_tokio::Runner::handle_approval); cancel with
+//!    [`SessionLog::record`](sessions::SessionLog::record); answer every question, the
+//!    session's `ApprovalRequested` and a subagent's inside `Event::Child` alike
+//!    ([`Question::pending_in`](hrns_core::session::Question::pending_in) finds it), with
+//!    [`Runner::handle_answer`](hrns_tokio::Runner::handle_answer): one approval path, one
+//!    place to show a question ([`Question::agent`](hrns_core::session::Question::agent)
+//!    says whether a subagent asks); cancel with
 //!    [`Session::cancel`](hrns_core::session::Session::cancel); learn quirks from
 //!    `OptionDropped` through [`plan::quirk_store`]; close the log with
 //!    [`SessionLog::keep_if_answered`](sessions::SessionLog::keep_if_answered) and run

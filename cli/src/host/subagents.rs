@@ -109,8 +109,8 @@ pub(crate) fn task_tool(
 /// The async `task` tool for the interactive UI: children run on `client` with every built-in
 /// and MCP tool (as the servers are when the child starts) their agent allows (a read-only
 /// agent only the read-only ones); their events come out of the parent session's poll
-/// ([`Event::Child`]). Their approval requests are denied as unattended until the caller
-/// sets [`TaskTool::approve_with`](hrns_tokio::tools::TaskTool::approve_with). A child whose
+/// ([`Event::Child`]), and so do their approval questions, which the front end answers as it
+/// answers the session's own ([`hrns_tokio::Runner::handle_answer`]). A child whose
 /// agent names another model takes images as `stated_images` says for it. No child gets a tool
 /// `parent_agent` (the session's agent) denies.
 #[allow(clippy::too_many_arguments)] // each is a different part the children are made of
