@@ -186,7 +186,9 @@
 //!    turn loop does when only the owner can move the session on is the ledger's to say.
 //! 2. **Show the events.** Match [`Event`] exhaustively; the compiler lists what a new
 //!    variant needs. [`Event`] is serde-serialisable with a `type` tag, the encoding of
-//!    `hrns exec --json`; redact what you print with [`Session::secrets`].
+//!    `hrns exec --json`, which [`event_json::JsonLines`] writes with its redaction (a
+//!    secret split across deltas included); a front end with messages of its own builds
+//!    them from [`event_json::Deltas`]' redacted pieces. Pass it [`Session::secrets`].
 //! 3. **Answer questions** with a [`session::Approval`]: once, always for the tool, deny
 //!    with a reason, or once outside the sandbox ([`session::Approval::OnceUnsandboxed`]: the
 //!    session marks the call and the driver runs it unconfined; no tool wrapper needed).
@@ -196,15 +198,16 @@
 //! On the tokio driver a conversation is put together once, for the TUI and `hrns acp`
 //! alike, by `cli/src/host/conversation.rs` (provider, agent, tools, MCP servers, hooks,
 //! subagents, checkpoints; its module docs walk through what an editor server implements).
-//! What a front end still takes from `cli` rather than from a shared host: `exec`'s own
-//! setup on the blocking driver (`cli/src/exec/mod.rs`), the redaction of JSON lines across deltas
-//! (`cli/src/exec/json_lines.rs`). A subagent's events, its tokens and its approval questions
-//! come out of the parent session's own [`Session::poll`] as [`Event::Child`]: the driver's
-//! task tool hands them to the runner that runs the call, which gives them to the session
-//! ([`Session::handle_child_event`]). A child's question is the parent's to answer
-//! ([`session::Question`], [`Session::handle_answer`], the same path as its own calls'); the
-//! answer leaves as [`Action::AnswerChild`] and the driver hands it to the waiting child.
-//! There are no callbacks for any of it.
+//! The event stream's one encoding, the `--json` lines with their redaction across deltas, is
+//! [`event_json`]: `exec --json` writes its lines, and `hrns acp` builds its message chunks from
+//! its redacted deltas. Putting a conversation together (config, tools, the session file) is
+//! the CLI's host (`cli/src/host`), over both drivers. A subagent's events, its tokens and its
+//! approval questions come out of the parent session's own [`Session::poll`] as
+//! [`Event::Child`]: the driver's task tool hands them to the runner that runs the call, which
+//! gives them to the session ([`Session::handle_child_event`]). A child's question is the
+//! parent's to answer ([`session::Question`], [`Session::handle_answer`], the same path as its
+//! own calls'); the answer leaves as [`Action::AnswerChild`] and the driver hands it to the
+//! waiting child. There are no callbacks for any of it.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -219,6 +222,7 @@ pub mod command;
 pub mod config;
 pub mod context;
 mod envelope;
+pub mod event_json;
 pub mod file_refusal;
 pub mod frontmatter;
 #[cfg(any(test, feature = "fuzzing"))]

@@ -574,45 +574,11 @@ pub(crate) fn status_text(status: ToolStatus) -> String {
 }
 
 /// Appends `event` as one JSON line to `out` (the batch's stdout buffer), encoded in place;
-/// the batch takes secrets out of all its lines at once when it writes them.
+/// the batch takes secrets out of all its lines at once when it writes them. A delta is
+/// encoded as the event stream's one encoding ([`hrns_core::event_json`]) writes it.
 pub(crate) fn print_json(event: &Event, out: &mut Vec<u8>) {
-    // A delta line is most of the lines of a fast stream: written directly, byte for byte
-    // what serde writes (serde's escaping and struct encoding were a tenth of the samples).
-    // Each line's start is one constant: one copy, not three.
-    let delta: Option<(&[u8], _)> = match event {
-        Event::TextDelta { text } => Some((b"{\"type\":\"text_delta\",\"text\":\"", text)),
-        Event::ReasoningDelta { text } => {
-            Some((b"{\"type\":\"reasoning_delta\",\"text\":\"", text))
-        }
-        Event::RefusalDelta { text } => Some((b"{\"type\":\"refusal_delta\",\"text\":\"", text)),
-        Event::TurnStarted { .. }
-        | Event::RequestStarted { .. }
-        | Event::ToolCallStreaming { .. }
-        | Event::ToolCall { .. }
-        | Event::ApprovalRequested { .. }
-        | Event::ToolResult { .. }
-        | Event::Usage { .. }
-        | Event::Retry { .. }
-        | Event::OptionDropped { .. }
-        | Event::ToolsChanged { .. }
-        | Event::ContextCompacted { .. }
-        | Event::PlanUpdated { .. }
-        | Event::Message { .. }
-        | Event::Checkpoint { .. }
-        | Event::CheckpointFailed { .. }
-        | Event::Hook { .. }
-        | Event::TurnFinished { .. }
-        | Event::TurnFailed { .. }
-        | Event::TurnCancelled
-        | Event::Child(_) => None,
-    };
-    if let Some((start, text)) = delta {
-        let text = text.as_str();
-        // Room for the line unless it needs escaping: no growth check per piece.
-        out.reserve(start.len() + text.len() + 3);
-        out.extend_from_slice(start);
-        push_json_string_body(text, out);
-        out.extend_from_slice(b"\"}\n");
+    if let Some((kind, text)) = hrns_core::event_json::DeltaKind::of(event) {
+        hrns_core::event_json::delta_line(kind, text, out);
         return;
     }
     let start = out.len();
@@ -621,46 +587,6 @@ pub(crate) fn print_json(event: &Event, out: &mut Vec<u8>) {
         return;
     }
     out.push(b'\n');
-}
-
-/// Appends `text` as the inside of a JSON string (without its quotes), escaped as serde_json
-/// escapes it: `"` and `\\`, and the control characters below U+0020 (the usual five by their
-/// short forms, the others as `\u00xx`); nothing else.
-pub(crate) fn push_json_string_body(text: &str, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = text.as_bytes();
-    // Most text has nothing to escape: one look at it, then one copy.
-    let Some(first) = bytes
-        .iter()
-        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
-    else {
-        out.extend_from_slice(bytes);
-        return;
-    };
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate().skip(first) {
-        let short: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0..=0x1f => b"",
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        if short.is_empty() {
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 0xf)]);
-        } else {
-            out.extend_from_slice(short);
-        }
-        start = i + 1;
-    }
-    out.extend_from_slice(&bytes[start..]);
 }
 
 #[cfg(test)]

@@ -396,22 +396,6 @@ impl WriteDiffs {
     }
 }
 
-/// Prints `event` as its JSON line with the diff as a `diff` field.
-pub(crate) fn print_json_with_diff(
-    event: &hrns_core::session::Event,
-    lines: &[DiffLine],
-    out: &mut impl std::io::Write,
-) {
-    let Ok(mut value) = serde_json::to_value(event) else {
-        return;
-    };
-    if let Some(object) = value.as_object_mut() {
-        object.insert("diff".into(), to_text(lines).into());
-    }
-    let _ = writeln!(out, "{}", crate::host::redact::redact(&value.to_string()));
-    let _ = out.flush();
-}
-
 /// The diff as plain text, one line each.
 pub(crate) fn to_text(lines: &[DiffLine]) -> String {
     let mut out = String::new();

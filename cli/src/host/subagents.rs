@@ -147,31 +147,6 @@ pub(crate) fn tokio_task_tool(
     hrns_tokio::tools::TaskTool::new(client, children, all).current_tools(toolbox)
 }
 
-/// A child's event as one JSON line: the event's own object with `parent_call_id` and
-/// `agent`. Deltas ([`Event::is_delta`]) are left out, all of them: the child's messages carry
-/// what they streamed.
-pub(crate) fn print_json(child: &ChildEvent, out: &mut impl Write) {
-    /// The line: the event's own object, flattened, after the two tags.
-    #[derive(serde::Serialize)]
-    struct Line<'a> {
-        parent_call_id: &'a str,
-        agent: &'a str,
-        #[serde(flatten)]
-        event: &'a Event,
-    }
-    if child.event.is_delta() {
-        return;
-    }
-    let line = Line {
-        parent_call_id: &child.parent_call_id,
-        agent: &child.agent,
-        event: &child.event,
-    };
-    if let Ok(line) = serde_json::to_string(&line) {
-        let _ = writeln!(out, "{}", crate::host::redact::redact(&line));
-    }
-}
-
 /// A child's activity, indented under the parent's `task` line: its start, its tool calls,
 /// their failures, and how it ended. Text from the model and tools is stripped of terminal
 /// control sequences, then redacted (the other way round, a key split by control characters
