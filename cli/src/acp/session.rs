@@ -682,7 +682,7 @@ impl Acp {
                 self.finish(stop);
             }
         }
-        self.updates.end_batch(&mut out);
+        self.updates.end_batch(&self.secrets, &mut out);
         self.send(&mut out);
         for question in asks {
             self.ask(question);

@@ -286,7 +286,7 @@ fn every_other_update_hides_secrets_and_keeps_ordinary_words() {
         arguments: args.clone(),
     };
     u.on_event(&secrets, &call, None, &mut out);
-    u.end_batch(&mut out);
+    u.end_batch(&secrets, &mut out);
     let change = FileChange {
         path: "/w/.env".into(),
         old_text: Some("MODE=production\n".into()),
@@ -306,7 +306,7 @@ fn every_other_update_hides_secrets_and_keeps_ordinary_words() {
         arguments: write,
     };
     u.on_event(&secrets, &call, None, &mut out);
-    u.end_batch(&mut out);
+    u.end_batch(&secrets, &mut out);
     let result = Event::ToolResult {
         id: "c2".into(),
         name: "write_file".into(),
@@ -379,7 +379,7 @@ fn a_tool_call_goes_pending_in_progress_completed_with_its_diff() {
         None,
         &mut out,
     );
-    u.end_batch(&mut out);
+    u.end_batch(&secrets, &mut out);
     let change = FileChange {
         path: "/w/a.txt".into(),
         old_text: Some("a\n".into()),
@@ -445,7 +445,7 @@ fn an_asked_call_runs_only_when_allowed_and_a_denied_one_fails() {
         None,
         &mut out,
     );
-    u.end_batch(&mut out);
+    u.end_batch(&secrets, &mut out);
     assert_eq!(out.len(), 1, "no in_progress while asked: {out:?}");
     assert_eq!(out[0]["kind"], "execute");
     assert_eq!(out[0]["title"], "Run ls");
@@ -745,4 +745,98 @@ fn a_childs_calls_are_tool_calls_under_the_parents_task_call() {
     // A child's end is not the prompt's.
     let ended = child(Event::TurnCancelled);
     assert_eq!(u.stop(&ended), None);
+}
+
+/// The chunks of one batch are coalesced: one `agent_message_chunk` per run of answer text
+/// and one `agent_thought_chunk` per run of reasoning, in the order the text came, every byte
+/// once, whatever the batching.
+#[test]
+fn a_batchs_deltas_are_coalesced_in_order_with_no_byte_lost() {
+    let secrets = Secrets::new();
+    let thought = |t: &str| Event::ReasoningDelta { text: t.into() };
+    let mut u = Updates::new("/w");
+    let mut out = Vec::new();
+    for event in [
+        thought("think"),
+        thought("ing "),
+        delta("ans"),
+        delta("wer "),
+        delta("é😀\"\n"),
+        thought("more"),
+        delta("end"),
+    ] {
+        u.on_event(&secrets, &event, None, &mut out);
+    }
+    // A run of text goes out when the other stream starts, in order; the last run waits for
+    // the batch's end.
+    assert_eq!(out.len(), 2, "{out:?}");
+    u.end_batch(&secrets, &mut out);
+    let shown: Vec<(String, String)> = out
+        .iter()
+        .map(|u| {
+            (
+                u["sessionUpdate"].as_str().unwrap().to_owned(),
+                u["content"]["text"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+    assert_eq!(
+        shown,
+        [
+            pair("agent_thought_chunk", "thinking "),
+            pair("agent_message_chunk", "answer é😀\"\n"),
+            pair("agent_thought_chunk", "more"),
+            pair("agent_message_chunk", "end"),
+        ]
+    );
+    // The next batch starts new chunks.
+    u.on_event(&secrets, &delta("next"), None, &mut out);
+    u.end_batch(&secrets, &mut out);
+    assert_eq!(out.len(), 5);
+    assert_eq!(out[4]["content"]["text"], "next");
+}
+
+/// A secret split over the deltas of one batch, and over two batches, is hidden in the
+/// coalesced chunks; nothing else is lost, and a tail that may start a secret waits for the
+/// next batch instead of going out.
+#[test]
+fn a_secret_split_across_coalesced_chunks_is_hidden() {
+    let key = "sk-coalesce-9Xq2Lm7Pz4Wa";
+    let mut secrets = Secrets::new();
+    secrets.add(key);
+    let answer = format!("start {key} middle {key} end");
+    for size in [1, 2, 5, 9] {
+        for per_batch in [1, 3, 1000] {
+            let mut u = Updates::new("/w");
+            let mut out = Vec::new();
+            let pieces: Vec<&str> = answer
+                .as_bytes()
+                .chunks(size)
+                .map(|p| std::str::from_utf8(p).unwrap())
+                .collect();
+            for batch in pieces.chunks(per_batch) {
+                for piece in batch {
+                    u.on_event(&secrets, &delta(piece), None, &mut out);
+                }
+                u.end_batch(&secrets, &mut out);
+                // What went out never ends in the start of the key.
+                let so_far = texts(&out);
+                assert!(!so_far.contains("sk-coal"), "{size}/{per_batch}: {so_far}");
+            }
+            let finished = Event::TurnFinished {
+                finish_reason: None,
+                usage: None,
+                output: None,
+            };
+            u.on_event(&secrets, &finished, None, &mut out);
+            assert_eq!(
+                texts(&out),
+                "start [redacted] middle [redacted] end",
+                "size {size}, {per_batch} per batch"
+            );
+            let batches = pieces.len().div_ceil(per_batch);
+            assert!(out.len() <= batches + 1, "{} updates", out.len());
+        }
+    }
 }

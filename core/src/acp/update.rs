@@ -2,14 +2,18 @@
 //! TUI consume, one mapping for every editor.
 //!
 //! [`Updates`] follows one session's events: answer and reasoning text become message and
-//! thought chunks, redacted as one text across deltas (a secret split over two deltas is still
-//! hidden, as `exec --json` hides it); a complete tool call becomes a `tool_call` (`pending`),
+//! thought chunks, built from the redacted deltas of the event stream's one encoding
+//! ([`crate::event_json::Deltas`]: a secret split over two deltas is hidden exactly as
+//! `exec --json` hides it). The deltas of one batch (what the driver read at once) are
+//! coalesced into one chunk per run of a kind: every byte, in order, in fewer updates, which
+//! is what keeps a fast stream cheap for the editor and for us. A complete tool call becomes a `tool_call` (`pending`),
 //! then `in_progress` when it runs and `completed` or `failed` with its output, and for a write
 //! its diff; a plan becomes a `plan`. [`Updates::stop`] reads the final event as the prompt's
 //! stop reason.
 
+use crate::event_json::{DeltaKind, Deltas};
 use crate::plan::{PlanStep, StepStatus};
-use crate::secrets::{Ending, Pieces, Secrets};
+use crate::secrets::{Ending, Secrets};
 use crate::session::{Event, ToolStatus, TurnError};
 use crate::task::ChildEvent;
 use crate::tool::builtin::{
@@ -103,10 +107,10 @@ enum CallState {
 pub struct Updates {
     /// The session's working directory, for absolute paths in locations.
     cwd: String,
-    chunk: Option<Chunk>,
-    /// The tail of the chunk text held back, as it may start a secret.
-    held: String,
-    pieces: Pieces,
+    /// The deltas not yet redacted to the end (a tail that may start a secret waits).
+    deltas: Deltas,
+    /// Clean text of the current batch not yet sent, coalesced, with its stream.
+    pending: Option<(Chunk, String)>,
     calls: HashMap<String, CallState>,
     /// Calls in the order announced, for `in_progress` in order.
     order: Vec<String>,
@@ -119,9 +123,8 @@ impl Updates {
     pub fn new(cwd: impl Into<String>) -> Self {
         Updates {
             cwd: cwd.into(),
-            chunk: None,
-            held: String::new(),
-            pieces: Pieces::new(),
+            deltas: Deltas::new(),
+            pending: None,
             calls: HashMap::new(),
             order: Vec::new(),
             refused: false,
@@ -137,13 +140,13 @@ impl Updates {
         change: Option<&FileChange>,
         out: &mut Vec<Value>,
     ) {
-        let (chunk, text) = match event {
-            Event::TextDelta { text } => (Chunk::Message, text.as_str()),
+        let (kind, text) = match event {
+            Event::TextDelta { text } => (DeltaKind::Text, text.as_str()),
             Event::RefusalDelta { text } => {
                 self.refused = true;
-                (Chunk::Message, text.as_str())
+                (DeltaKind::Refusal, text.as_str())
             }
-            Event::ReasoningDelta { text } => (Chunk::Thought, text.as_str()),
+            Event::ReasoningDelta { text } => (DeltaKind::Reasoning, text.as_str()),
             Event::ToolCall {
                 id,
                 name,
@@ -211,22 +214,22 @@ impl Updates {
             | Event::CheckpointFailed { .. }
             | Event::Hook { .. } => return,
         };
-        if self.chunk != Some(chunk) {
-            self.flush(secrets, out);
-            self.chunk = Some(chunk);
-        }
-        self.held.push_str(text);
-        let (clean, keep) = self.pieces.redact(secrets, &self.held, Ending::More);
-        if !clean.is_empty() {
-            out.push(chunk_update(chunk, &clean));
-        }
-        let cut = self.held.len() - keep;
-        self.held.drain(..cut);
+        let pending = &mut self.pending;
+        self.deltas.push(secrets, kind, text, &mut |kind, clean| {
+            coalesce(pending, kind, clean, out);
+        });
     }
 
-    /// The end of a batch of events: calls announced and not asked about are running now
-    /// (the driver starts them with the batch).
-    pub fn end_batch(&mut self, out: &mut Vec<Value>) {
+    /// The end of a batch of events: the batch's text goes out (coalesced, but for a tail the
+    /// next batch could complete into a secret), and calls announced and not asked about are
+    /// running now (the driver starts them with the batch).
+    pub fn end_batch(&mut self, secrets: &Secrets, out: &mut Vec<Value>) {
+        let pending = &mut self.pending;
+        self.deltas
+            .drain(secrets, Ending::More, &mut |kind, clean| {
+                coalesce(pending, kind, clean, out);
+            });
+        send_pending(&mut self.pending, out);
         for id in &self.order {
             if let Some(state @ CallState::Announced) = self.calls.get_mut(id) {
                 *state = CallState::Running;
@@ -287,16 +290,14 @@ impl Updates {
         }
     }
 
-    /// Writes the held text: the chunk stream ends here.
+    /// Writes all the text so far: the chunk stream ends here.
     fn flush(&mut self, secrets: &Secrets, out: &mut Vec<Value>) {
-        let Some(chunk) = self.chunk.take() else {
-            return;
-        };
-        let (clean, _) = self.pieces.redact(secrets, &self.held, Ending::Last);
-        if !clean.is_empty() {
-            out.push(chunk_update(chunk, &clean));
-        }
-        self.held.clear();
+        let pending = &mut self.pending;
+        self.deltas
+            .drain(secrets, Ending::Last, &mut |kind, clean| {
+                coalesce(pending, kind, clean, out);
+            });
+        send_pending(&mut self.pending, out);
     }
 
     /// The `tool_call` update announcing a call.
@@ -403,6 +404,36 @@ fn title(name: &str, input: &Value) -> String {
         title = title.chars().take(200).collect::<String>() + "…";
     }
     title
+}
+
+/// Adds a delta's clean text to the batch's chunk of its stream; text of the other stream
+/// sends the chunk so far first.
+fn coalesce(
+    pending: &mut Option<(Chunk, String)>,
+    kind: DeltaKind,
+    clean: &str,
+    out: &mut Vec<Value>,
+) {
+    let chunk = match kind {
+        DeltaKind::Text | DeltaKind::Refusal => Chunk::Message,
+        DeltaKind::Reasoning => Chunk::Thought,
+    };
+    match pending {
+        Some((current, text)) if *current == chunk => text.push_str(clean),
+        Some(_) | None => {
+            send_pending(pending, out);
+            *pending = Some((chunk, clean.to_owned()));
+        }
+    }
+}
+
+/// Sends the batch's chunk, if it has text.
+fn send_pending(pending: &mut Option<(Chunk, String)>, out: &mut Vec<Value>) {
+    if let Some((chunk, text)) = pending.take() {
+        if !text.is_empty() {
+            out.push(chunk_update(chunk, &text));
+        }
+    }
 }
 
 fn chunk_update(chunk: Chunk, text: &str) -> Value {
