@@ -263,6 +263,67 @@ fn a_text_turn_streams_chunks_and_ends_the_turn_without_the_key() {
     assert!(agent.finish().success());
 }
 
+/// A long answer of tiny deltas (thought, then text with the key split over three deltas,
+/// hostile characters, then thought and text again), read by a client that reads every
+/// update: the chunks (coalesced as they wait) carry every byte once, in order, each run in
+/// its own stream, and never the key.
+#[test]
+fn coalesced_chunks_keep_every_byte_in_order_and_hide_a_split_key() {
+    let (a, b) = KEY.split_at(8);
+    let (b, c) = b.split_at(6);
+    let words: Vec<String> = (0..1500).map(|i| format!("w{i}\"é\\\n ")).collect();
+    let mut chunks = vec![chunk::role_chunk()];
+    chunks.extend((0..300).map(|i| chunk::reasoning_chunk(&format!("t{i} "))));
+    chunks.extend(words[..700].iter().map(|w| chunk::text_chunk(w)));
+    chunks.extend([a, b, c].map(chunk::text_chunk));
+    chunks.extend(words[700..].iter().map(|w| chunk::text_chunk(w)));
+    chunks.push(chunk::reasoning_chunk("second thought"));
+    chunks.push(chunk::text_chunk("end"));
+    chunks.push(chunk::finish_chunk("stop"));
+    let deltas = chunks.len() - 2;
+    let mock = MockProvider::start([Reply::sse(chunks)]).unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    let answer = agent.prompt(&sid, "hello");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let updates = agent.updates();
+    let streamed: Vec<&Value> = updates
+        .iter()
+        .filter(|u| {
+            u["sessionUpdate"] == "agent_message_chunk"
+                || u["sessionUpdate"] == "agent_thought_chunk"
+        })
+        .collect();
+    assert!(streamed.len() <= deltas, "{} updates", streamed.len());
+    // The runs of each stream, in order.
+    let mut runs: Vec<(String, String)> = Vec::new();
+    for u in streamed {
+        let kind = u["sessionUpdate"].as_str().unwrap().to_owned();
+        let text = u["content"]["text"].as_str().unwrap();
+        match runs.last_mut() {
+            Some((last, all)) if *last == kind => all.push_str(text),
+            _ => runs.push((kind, text.to_owned())),
+        }
+    }
+    let thoughts: String = (0..300).map(|i| format!("t{i} ")).collect();
+    let text = format!(
+        "{}[redacted]{}",
+        words[..700].concat(),
+        words[700..].concat()
+    );
+    let want = [
+        ("agent_thought_chunk", thoughts.as_str()),
+        ("agent_message_chunk", text.as_str()),
+        ("agent_thought_chunk", "second thought"),
+        ("agent_message_chunk", "end"),
+    ];
+    let runs: Vec<(&str, &str)> = runs.iter().map(|(k, t)| (k.as_str(), t.as_str())).collect();
+    assert_eq!(runs, want);
+    assert!(agent.finish().success());
+}
+
 fn write_call(path: &str, content: &str) -> Reply {
     let args = json!({"path": path, "content": content}).to_string();
     Reply::tool_calls(&[("call_w", "write_file", &args)])
