@@ -84,10 +84,15 @@
 //! protocol, a web socket) follows the same steps and copies nothing:
 //!
 //! 1. **The protocol's decisions in the core.** Framing, message sorting, the mapping of
-//!    [`Event`](hrns_core::session::Event)s to the protocol's updates (redaction across deltas
-//!    included) and the reading of approval answers are pure functions and state machines in
-//!    `hrns-core` (for ACP, [`hrns_core::acp`]), tested with vectors fed whole and byte by
-//!    byte and fuzzed. The match on `Event` there has no wildcard arm, so a new event fails
+//!    [`Event`](hrns_core::session::Event)s to the protocol's updates and the reading of
+//!    approval answers are pure functions and state machines in `hrns-core` (for ACP,
+//!    [`hrns_core::acp`]), tested with vectors fed whole and byte by byte and fuzzed. The
+//!    redaction is not the front end's: the event stream has one encoding,
+//!    [`hrns_core::event_json`]. A front end that writes JSON lines (`exec --json`,
+//!    `crate::exec::json_lines`) hands each event to its `JsonLines` and ends each batch; one
+//!    with messages of its own feeds the deltas to its `Deltas` and builds its messages from
+//!    the clean pieces that come out (ACP joins a batch's pieces into one chunk), and redacts
+//!    its other messages with the same secrets. The match on `Event` there has no wildcard arm, so a new event fails
 //!    to compile until the front end says what it shows for it.
 //! 2. **The setup from config and flags.** [`Setup::resolve_in`](crate::setup::Setup::resolve_in)
 //!    (provider, agent, skills, instructions, sandbox for a workspace), [`plan::Found::read`]
