@@ -247,3 +247,74 @@ fn deltas_hand_out_each_delta_once_in_order_for_any_batching() {
         assert_eq!(seen, "one [redacted] two [redacted] three", "size {size}");
     }
 }
+
+#[test]
+fn a_call_with_malformed_arguments_is_still_one_valid_redacted_line() {
+    let s = secrets();
+    let call = Event::ToolCall {
+        id: "c\"1\n".into(),
+        name: "run_command\u{0}".into(),
+        // Not JSON: cut off, with a raw quote and the key inside.
+        arguments: format!("{{\"command\": \"echo \"{KEY}\\"),
+    };
+    let out = encode(&s, &[vec![text("a"), call]]);
+    assert!(!out.contains("evtjson"), "{out}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect(l))
+        .collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(lines[1]["type"], "tool_call");
+    assert_eq!(lines[1]["id"], "c\"1\n");
+    assert!(
+        lines[1]["arguments"]
+            .as_str()
+            .unwrap()
+            .contains("[redacted]")
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(crate::proptest_seeds::config())]
+    /// Any text with the key in it, cut into any deltas and any batches: one line per delta,
+    /// each what serde writes for its part, and together the text redacted whole.
+    #[test]
+    fn any_split_into_deltas_and_batches_is_the_whole_text_redacted(
+        before in "[a-z \"\\\\\n\u{0}é😀]{0,20}",
+        after in "[a-z \"\\\\\n\u{1f}é]{0,20}",
+        cuts in proptest::collection::vec((0usize..64, proptest::bool::ANY), 0..12),
+    ) {
+        let s = secrets();
+        let answer = format!("{before}{KEY}{after}");
+        let mut points: Vec<(usize, bool)> = cuts
+            .into_iter()
+            .map(|(at, batch)| (at % (answer.len() + 1), batch))
+            .filter(|(at, _)| answer.is_char_boundary(*at))
+            .collect();
+        points.sort_unstable();
+        points.dedup_by_key(|(at, _)| *at);
+        let mut batches: Vec<Vec<Event>> = vec![Vec::new()];
+        let mut start = 0;
+        let mut n = 0;
+        for (at, new_batch) in points.into_iter().chain([(answer.len(), false)]) {
+            if at > start || at == answer.len() {
+                batches.last_mut().unwrap().push(text(&answer[start..at]));
+                n += 1;
+                start = at;
+            }
+            if new_batch {
+                batches.push(Vec::new());
+            }
+        }
+        let out = encode(&s, &batches);
+        proptest::prop_assert!(!out.contains("evtjson"));
+        for line in out.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let event = text(v["text"].as_str().unwrap());
+            proptest::prop_assert_eq!(serde_json::to_string(&event).unwrap(), line);
+        }
+        let (shown, lines) = joined(&out);
+        proptest::prop_assert_eq!(lines, n);
+        proptest::prop_assert_eq!(shown, format!("{before}[redacted]{after}"));
+    }
+}
