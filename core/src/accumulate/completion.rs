@@ -150,35 +150,40 @@ impl Choice {
     /// gets a stable one (`call_<choice>_<n>`) so its result can refer to it, and an id used by
     /// an earlier call is renamed by [`crate::history::unique_call_ids`].
     pub fn to_message(&self) -> Message {
-        let mut msg = Message::assistant(self.content.clone());
-        if self.content.is_empty() && !self.tool_calls.is_empty() {
+        self.clone().into_message()
+    }
+
+    /// [`Choice::to_message`], moving the choice's text into the message instead of copying
+    /// it: a session keeps one copy of a long answer, not two (issue 36's peak memory).
+    pub fn into_message(self) -> Message {
+        let index = self.index;
+        let calls_only = self.content.is_empty() && !self.tool_calls.is_empty();
+        let mut msg = Message::assistant(self.content);
+        if calls_only {
             msg.content = None;
         }
-        msg.refusal = self.refusal.clone();
+        msg.refusal = self.refusal;
         msg.tool_calls = self
             .tool_calls
-            .iter()
+            .into_iter()
             .enumerate()
             .map(|(n, call)| wire::ToolCall {
-                id: call
-                    .id
-                    .clone()
-                    .unwrap_or_else(|| format!("call_{}_{n}", self.index)),
-                kind: call.kind.clone().unwrap_or_else(|| "function".to_owned()),
+                id: call.id.unwrap_or_else(|| format!("call_{index}_{n}")),
+                kind: call.kind.unwrap_or_else(|| "function".to_owned()),
                 function: wire::FunctionCall {
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                    extra: call.function_extra.clone(),
+                    name: call.name,
+                    arguments: call.arguments,
+                    extra: call.function_extra,
                 },
-                extra: call.extra.clone(),
+                extra: call.extra,
             })
             .collect();
         // Two calls the provider gave the same id (at different indexes) are kept apart here.
         crate::history::unique_call_ids(&mut msg.tool_calls);
         if !msg.tool_calls.is_empty() {
-            msg.reasoning_content = self.reasoning.clone();
+            msg.reasoning_content = self.reasoning;
         }
-        msg.extra = self.extra.clone();
+        msg.extra = self.extra;
         msg
     }
 }

@@ -40,6 +40,11 @@ impl Shared {
         Input::new(&self.config.hooks.context, event, self.config.approval)
     }
 
+    /// Whether any hook is configured for `event` (its input need not be built otherwise).
+    pub(super) fn has_hooks(&self, event: HookEvent) -> bool {
+        self.config.hooks.hooks.has(event)
+    }
+
     /// `Stop` is `SubagentStop` in a subagent's session.
     pub(super) fn stop_event(&self) -> HookEvent {
         match self.config.hooks.role {

@@ -575,29 +575,35 @@ impl Turn {
                 usage: Box::new(usage.clone()),
             });
         }
-        let Some(choice) = completion
-            .choices
-            .iter()
-            .find(|c| c.index == 0)
-            .or(completion.choices.first())
-        else {
+        let prompt_tokens = completion.usage.as_ref().and_then(|u| u.prompt_tokens);
+        let mut choices = completion.choices;
+        // The choice is moved out, not copied: a long answer exists once (issue 36).
+        let first = (!choices.is_empty()).then_some(0);
+        let Some(at) = choices.iter().position(|c| c.index == 0).or(first) else {
             return self.fail(s, TurnError::NoChoices);
         };
+        let choice = choices.swap_remove(at);
         if let Some(compaction) = self.compaction.take() {
-            let called: Vec<String> = choice.tool_calls.iter().map(|c| c.name.clone()).collect();
-            return self.summary_done(s, compaction, choice.content.clone(), called);
+            let called: Vec<String> = choice.tool_calls.into_iter().map(|c| c.name).collect();
+            return self.summary_done(s, compaction, choice.content, called);
         }
         self.overflow_tried = None;
-        if let Some(tokens) = completion.usage.as_ref().and_then(|u| u.prompt_tokens) {
+        if let Some(tokens) = prompt_tokens {
             let bytes = s.context.sent_bytes;
             s.context.meter.observe(bytes, tokens);
         }
         let finish = choice.finish_reason.clone();
-        let mut message = choice.to_message();
-        // Already unique when it came through `Choice::to_message`; kept for any other path.
+        let mut message = choice.into_message();
+        // Already unique when it came through `Choice::into_message`; kept for any other path.
         crate::history::unique_call_ids(&mut message.tool_calls);
         if message.tool_calls.is_empty() {
-            let text = message.text();
+            // Copied only for a `Stop` hook or an output schema to read: an answer of
+            // megabytes is otherwise not duplicated on its way into the history.
+            let text = if self.wants_text(s) {
+                message.text()
+            } else {
+                String::new()
+            };
             s.push_history(message);
             return self.answered(s, finish, &text);
         }
@@ -740,13 +746,22 @@ impl Turn {
         };
     }
 
+    /// Whether [`Turn::answered`] reads the answer's text: for a `Stop` hook that may run,
+    /// or for the output schema. Otherwise the text is not copied out of the message.
+    fn wants_text(&self, s: &Shared) -> bool {
+        let stop_hook = self.stop_blocks < MAX_STOP_BLOCKS && s.has_hooks(s.stop_event());
+        stop_hook || s.config.output.is_some()
+    }
+
     /// The model answered without calls to run (`text` is its answer): the turn finishes,
     /// unless the answer must match an output schema and does not. A first miss is told to
     /// the model, which is asked once more (a step of its own, within the step limit); a
     /// second miss, or a first one at the step limit, fails the turn with the errors.
+    /// `text` is the answer's text where [`Turn::wants_text`] says it is read (it may be
+    /// empty otherwise).
     fn answered(&mut self, s: &mut Shared, finish_reason: Option<FinishReason>, text: &str) {
         // `Stop` hooks may keep the turn going, at most `MAX_STOP_BLOCKS` times in a row.
-        if self.stop_blocks < MAX_STOP_BLOCKS {
+        if self.stop_blocks < MAX_STOP_BLOCKS && s.has_hooks(s.stop_event()) {
             let event = s.stop_event();
             let input = s
                 .hook_input(event)
