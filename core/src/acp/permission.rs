@@ -1,9 +1,9 @@
 //! The answers to `session/request_permission`, as approvals the session understands.
 //!
 //! `allow_always` is the session's own [`Approval::AlwaysThisTool`] and `reject_always` its
-//! [`Approval::NeverThisTool`]. `reject_always` is also kept here, per ACP session, so that
-//! the same tool's calls in the session's subagents (sessions of their own) are answered
-//! without asking too. A cancelled
+//! [`Approval::NeverThisTool`]. `reject_always` is also kept here, per ACP session, because
+//! the editor server builds a new session from the history when the model or agent changes,
+//! and the user's "never" must outlast that. A subagent's answers stand in its own session. A cancelled
 //! request, an error answer or an option hrns did not offer denies the call.
 
 use super::rpc::RpcError;
