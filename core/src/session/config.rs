@@ -133,6 +133,37 @@ pub enum Approval {
     Unattended,
 }
 
+/// What the user decided about whole tools for the rest of a session: the tools answered with
+/// [`Approval::AlwaysThisTool`] and those answered with [`Approval::NeverThisTool`].
+///
+/// A host that builds a new [`Session`](super::Session) for the same conversation (another
+/// model, agent or policy) takes them out of the old one with
+/// [`Session::approvals`](super::Session::approvals) and hands them to the new one with
+/// [`Session::keep_approvals`](super::Session::keep_approvals), so that the user is neither
+/// asked again about a tool they always allowed nor sees a tool they never allowed run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionApprovals {
+    pub(super) always: std::collections::BTreeSet<String>,
+    pub(super) never: std::collections::BTreeSet<String>,
+}
+
+impl SessionApprovals {
+    /// The tools the user allowed for the rest of the session, by name.
+    pub fn always(&self) -> impl Iterator<Item = &str> {
+        self.always.iter().map(String::as_str)
+    }
+
+    /// The tools the user denied for the rest of the session, by name.
+    pub fn never(&self) -> impl Iterator<Item = &str> {
+        self.never.iter().map(String::as_str)
+    }
+
+    /// True when the user decided nothing for whole tools.
+    pub fn is_empty(&self) -> bool {
+        self.always.is_empty() && self.never.is_empty()
+    }
+}
+
 /// How failed requests are retried.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryPolicy {

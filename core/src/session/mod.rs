@@ -57,7 +57,7 @@ mod turn;
 pub use config::endpoint;
 pub use config::{
     Approval, ApprovalPolicy, DEFAULT_STREAM_IDLE_TIMEOUT, ImageInputs, PolicyDecision, Provider,
-    RequestOptions, RetryPolicy, SessionConfig,
+    RequestOptions, RetryPolicy, SessionApprovals, SessionConfig,
 };
 pub use context::ContextUsage;
 pub use event::{
@@ -298,7 +298,32 @@ impl Session {
         Ok(s)
     }
 
+    /// Takes in what the user decided about whole tools in an earlier session of the same
+    /// conversation (see [`SessionApprovals`]). A tool the user denied stays denied even if it
+    /// was also allowed: the later "never" of the two sets wins, as it would have in the old
+    /// session, where answering "never" is only asked about a tool not allowed yet.
+    pub fn keep_approvals(&mut self, approvals: SessionApprovals) {
+        for name in approvals.never {
+            self.shared.approved_tools.remove(&name);
+            self.shared.denied_tools.insert(name);
+        }
+        for name in approvals.always {
+            if !self.shared.denied_tools.contains(&name) {
+                self.shared.approved_tools.insert(name);
+            }
+        }
+    }
+
     // ----- getters -----
+
+    /// What the user allowed or denied for whole tools in this session, to hand to a session
+    /// that continues the conversation ([`Session::keep_approvals`]).
+    pub fn approvals(&self) -> SessionApprovals {
+        SessionApprovals {
+            always: self.shared.approved_tools.iter().cloned().collect(),
+            never: self.shared.denied_tools.iter().cloned().collect(),
+        }
+    }
 
     /// The conversation so far (without the system prompt). Always a valid request history.
     pub fn messages(&self) -> &[Message] {

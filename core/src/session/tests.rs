@@ -11,6 +11,7 @@ use std::time::Duration;
 mod checkpoints;
 mod child_questions;
 mod idle;
+mod kept_approvals;
 mod images;
 mod limits;
 mod ordering;
