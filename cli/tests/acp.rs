@@ -1148,3 +1148,53 @@ fn a_subagents_calls_are_shown_under_its_task_call() {
     assert!(!updates.iter().any(|u| u.to_string().contains(KEY)));
     assert!(agent.finish().success());
 }
+
+/// A model change builds a new session from the history: the user's "always allow" goes with
+/// it, so the same tool is not asked about again (issue 28's follow-up).
+#[test]
+fn allow_always_outlasts_a_model_change() {
+    let mock = MockProvider::start([
+        write_call("k.txt", "1"),
+        Reply::text_answer("first"),
+        write_call("k.txt", "2"),
+        Reply::text_answer("second"),
+    ])
+    .unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    let mut asked = 0;
+    let answer = agent.call_with(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "write 1"}]}),
+        |_| {
+            asked += 1;
+            json!({"outcome": {"outcome": "selected", "optionId": "allow_always"}})
+        },
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(asked, 1);
+    let set = agent.call(
+        "session/set_config_option",
+        json!({"sessionId": sid, "configId": "model", "value": "other-model"}),
+    );
+    assert!(set.get("result").is_some(), "{set}");
+    let set = agent.call(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "Builder"}),
+    );
+    assert!(set.get("result").is_some(), "{set}");
+    let answer = agent.call_with(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "write 2"}]}),
+        |r| panic!("asked again after the rebuild: {r}"),
+    );
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(env.work().join("k.txt")).unwrap(),
+        "2"
+    );
+    assert_eq!(mock.chat_requests()[2].json()["model"], "other-model");
+    assert!(agent.finish().success());
+}

@@ -787,7 +787,10 @@ impl Acp {
         if let Some(why) = &built.history_refused {
             eprintln!("hrns acp: {why}");
         }
-        self.session = built.session;
+        let mut session = built.session;
+        // The user's "always allow" and "never" outlast the rebuild, like the conversation.
+        session.keep_approvals(self.session.approvals());
+        self.session = session;
         self.runner = built.runner;
         self.diffs = built.diffs;
         self.secrets = secrets_of(&self.session);

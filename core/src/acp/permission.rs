@@ -1,9 +1,11 @@
 //! The answers to `session/request_permission`, as approvals the session understands.
 //!
 //! `allow_always` is the session's own [`Approval::AlwaysThisTool`] and `reject_always` its
-//! [`Approval::NeverThisTool`]. `reject_always` is also kept here, per ACP session, because
-//! the editor server builds a new session from the history when the model or agent changes,
-//! and the user's "never" must outlast that. A subagent's answers stand in its own session. A cancelled
+//! [`Approval::NeverThisTool`]; when the editor server builds a new session from the history
+//! (the model or agent changes), it carries both over with
+//! [`Session::approvals`](crate::session::Session::approvals). `reject_always` is also kept
+//! here, per ACP session, so that the client is not asked about a call the session would deny
+//! anyway. A subagent's answers stand in its own session. A cancelled
 //! request, an error answer or an option hrns did not offer denies the call.
 
 use super::rpc::RpcError;
