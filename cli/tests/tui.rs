@@ -109,6 +109,46 @@ fn approvals_yes_and_no_with_a_reason() {
     ui.quit();
 }
 
+/// A model switch builds a new session from the history: the user's "always" for a tool goes
+/// with it, so the next call of that tool runs without a question.
+#[test]
+fn always_allow_outlasts_a_model_switch() {
+    let mock = MockProvider::start([
+        Reply::tool_calls(&[("c1", "run_command", r#"{"command":"echo first-run"}"#)]),
+        Reply::text_answer("Ran one."),
+        Reply::tool_calls(&[("c2", "run_command", r#"{"command":"echo second-run"}"#)]),
+        Reply::text_answer("Ran two."),
+    ])
+    .unwrap()
+    .with_models(["alpha", "beta"]);
+    let mut ui = start(&mock, &[]);
+    ui.p.send("run one\r");
+    ui.p.expect("[a]lways", T);
+    ui.p.send("a");
+    ui.p.expect("Ran one.", T);
+    ui.p.send("/model beta\r");
+    ui.p.expect("model: beta", T);
+    ui.p.send("run two\r");
+    ui.p.expect("Ran two.", T);
+    assert_eq!(
+        ui.p.output().matches("[a]lways").count(),
+        1,
+        "asked only once"
+    );
+    let chats: Vec<_> = mock
+        .chat_requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .collect();
+    assert_eq!(chats[3].json()["model"], "beta");
+    assert!(
+        chats[3].json()["messages"]
+            .to_string()
+            .contains("second-run")
+    );
+    ui.quit();
+}
+
 #[test]
 fn escape_cancels_mid_stream_and_the_next_message_works() {
     let reply = Reply::text_answer("Partial answer then a very long wait");

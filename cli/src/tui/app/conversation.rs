@@ -11,10 +11,26 @@ use crate::tui::view;
 use hrns_core::wire::{Message, Role};
 use std::time::Duration;
 
+/// Whether a rebuilt session keeps what the user allowed or denied for whole tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Answers {
+    /// The same conversation goes on (another model, agent or provider, a retry, an undo):
+    /// the user is not asked again about a tool they always allowed, nor sees one they
+    /// never allowed run.
+    Kept,
+    /// Another conversation starts (`/new`, a resumed session, the first one).
+    Forgotten,
+}
+
 impl App {
     /// Builds the runner and a session for the current provider and agent, continuing
-    /// `history`.
-    pub(super) fn rebuild(&mut self, history: Vec<Message>) {
+    /// `history`; with [`Answers::Kept`] the new session keeps the user's "always" and
+    /// "never" answers of the one it replaces.
+    pub(super) fn rebuild(&mut self, history: Vec<Message>, answers: Answers) {
+        let approvals = match answers {
+            Answers::Kept => self.session.as_ref().map(|s| s.approvals()),
+            Answers::Forgotten => None,
+        };
         let start = std::mem::replace(
             &mut self.hook_start,
             hrns_core::hooks::StartSource::Continued,
@@ -36,7 +52,11 @@ impl App {
         // The ending session's tokens are counted at its own model's prices.
         self.spent_before = self.spent();
         self.pricing = self.setup.pricing();
-        self.session = Some(built.session);
+        let mut session = built.session;
+        if let Some(approvals) = approvals {
+            session.keep_approvals(approvals);
+        }
+        self.session = Some(session);
         self.sessions_built += 1;
         self.runner = Some(built.runner);
         self.look_up_window();
@@ -128,7 +148,7 @@ impl App {
             Err(e) => {
                 self.error(&e.to_string());
                 self.new_log();
-                self.rebuild(Vec::new());
+                self.rebuild(Vec::new(), Answers::Forgotten);
                 return;
             }
         };
@@ -180,6 +200,6 @@ impl App {
         // A continued session starts as `resume` for its `SessionStart` hooks.
         self.hook_start = opened.start;
         let history = self.opened(opened);
-        self.rebuild(history);
+        self.rebuild(history, Answers::Forgotten);
     }
 }

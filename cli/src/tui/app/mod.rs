@@ -317,7 +317,7 @@ impl App {
             Some(claimed) => app.resume(claimed),
             None => {
                 app.new_log();
-                app.rebuild(Vec::new());
+                app.rebuild(Vec::new(), conversation::Answers::Forgotten);
             }
         }
         Ok(app)

@@ -1,6 +1,7 @@
 //! The built-in slash commands and the provider switch and config save they share.
 
 use super::connect::Connect;
+use super::conversation::Answers;
 use super::{App, Msg};
 use crate::host::sessions::{self, SessionLog};
 use crate::tui::commands::{self, CommandId};
@@ -29,7 +30,7 @@ impl App {
                 self.close_log();
                 self.new_log();
                 self.hook_start = hrns_core::hooks::StartSource::Clear;
-                self.rebuild(Vec::new());
+                self.rebuild(Vec::new(), Answers::Forgotten);
                 self.spent_before = Default::default();
                 self.info("new conversation");
             }
@@ -43,7 +44,7 @@ impl App {
                     return;
                 };
                 let text = history[pos].text();
-                self.rebuild(history[..pos].to_vec());
+                self.rebuild(history[..pos].to_vec(), Answers::Kept);
                 self.start_turn(text);
             }
             CommandId::Compact => {
@@ -105,7 +106,7 @@ impl App {
                 }
                 self.setup.provider.model = model.clone();
                 let history = self.history();
-                self.rebuild(history);
+                self.rebuild(history, Answers::Kept);
                 let name = self.setup.provider.name.clone();
                 if self.setup.file.config.set_provider_model(&name, &model) {
                     self.save_config();
@@ -202,7 +203,7 @@ impl App {
                     .set_current_agent(self.setup.agent.name.clone());
                 self.save_config();
                 let history = self.history();
-                self.rebuild(history);
+                self.rebuild(history, Answers::Kept);
                 self.info(&format!("agent: {}", self.setup.agent.name));
             }
             CommandId::Connect => {
@@ -301,7 +302,7 @@ impl App {
                     self.save_config();
                 }
                 let history = self.history();
-                self.rebuild(history);
+                self.rebuild(history, Answers::Kept);
                 self.models.clear();
                 self.info(&format!(
                     "provider: {} ({})",

@@ -4,6 +4,7 @@
 //! `hrns rewind` ([`crate::host::checkpoints`]).
 
 use super::App;
+use super::conversation::Answers;
 use crate::host::checkpoints as host;
 use crate::host::sessions;
 use crate::tui::text::Line;
@@ -231,7 +232,7 @@ impl App {
             .iter()
             .find(|t| t.number == turn)
             .map(|t| t.message.clone());
-        self.rebuild(loaded.messages);
+        self.rebuild(loaded.messages, Answers::Kept);
         self.info(&format!(
             "the conversation is back to just before turn {turn}"
         ));

@@ -48,14 +48,22 @@ fn a_rebuilt_session_keeps_always_and_never() {
     let mut h = rebuilt(&old, Some(approvals));
     assert!(h.asks.is_empty(), "nothing is asked again: {:?}", h.asks);
     let ran: Vec<_> = h.runs.iter().map(|r| r.call_id.as_str()).collect();
-    assert_eq!(ran, ["c3"], "the always-allowed tool runs, the denied one does not");
+    assert_eq!(
+        ran,
+        ["c3"],
+        "the always-allowed tool runs, the denied one does not"
+    );
     let denied = h.results();
     assert_eq!(denied.len(), 1);
     assert_eq!(denied[0].0, "c4");
     assert_eq!(denied[0].1, ToolStatus::Denied);
     assert!(denied[0].2.contains("denied every `write_file` call"));
     h.output("c3", "ok");
-    assert_eq!(h.s.approvals(), old.s.approvals(), "and it hands them on again");
+    assert_eq!(
+        h.s.approvals(),
+        old.s.approvals(),
+        "and it hands them on again"
+    );
 }
 
 #[test]
