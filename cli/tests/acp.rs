@@ -1198,3 +1198,67 @@ fn allow_always_outlasts_a_model_change() {
     assert_eq!(mock.chat_requests()[2].json()["model"], "other-model");
     assert!(agent.finish().success());
 }
+
+/// The lines of the session files under `env`'s state directory, parsed.
+fn session_lines(env: &Env) -> Vec<Value> {
+    std::fs::read_dir(env.path("state/hrns/sessions"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .flat_map(|text| {
+            text.lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A subagent still running when its parent's prompt is cancelled ends a moment later, after
+/// the prompt was answered: how it ended is saved to the session file, as under `hrns exec`.
+#[test]
+fn a_stopped_subagents_late_end_is_saved_to_the_session_file() {
+    let task = json!({"description": "look", "prompt": "Read notes.txt.", "agent": "Explorer"})
+        .to_string();
+    let mock =
+        MockProvider::start([Reply::tool_calls(&[("t1", "task", &task)]), Reply::hang()]).unwrap();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 70, "method": "session/prompt",
+        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "delegate"}]}}),
+    );
+    // The child's request is out (and hangs): the child runs.
+    wait_for_chat(&mock, 2);
+    agent.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}));
+    let answer = agent.until_answer(json!(70), &mut |r| panic!("unexpected {r}"));
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    let child_ended = |lines: &[Value]| {
+        lines.iter().any(|l| {
+            l["child"]["parent_call_id"] == "t1" && l["child"]["event"]["type"] == "turn_cancelled"
+        })
+    };
+    // The child ends on its own after the answer: wait for its line (a guard, not a timing).
+    let deadline = std::time::Instant::now() + HANG;
+    while !child_ended(&session_lines(&env)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stopped child's end was never saved: {:#?}",
+            session_lines(&env)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Once, not again when the session closes.
+    assert!(agent.finish().success());
+    let lines = session_lines(&env);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l["child"]["event"]["type"] == "turn_cancelled")
+            .count(),
+        1,
+        "{lines:#?}"
+    );
+    assert!(lines.iter().all(|l| !l.to_string().contains(KEY)));
+}

@@ -450,6 +450,16 @@ pub(crate) fn list(p: &ListSessionsParams) -> Result<Value, RpcError> {
     Ok(result)
 }
 
+/// One step of the session's IO for [`Acp::run`]'s `select!`: the turn's next events while
+/// `busy`; otherwise a stopped subagent's late ones (it never resolves when none runs).
+async fn session_io(runner: &mut Runner, session: &mut Session, busy: bool) -> Vec<Event> {
+    if busy {
+        runner.complete_io(session).await
+    } else {
+        runner.next_late(session).await
+    }
+}
+
 impl Acp {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
         loop {
@@ -473,8 +483,13 @@ impl Acp {
                         return;
                     }
                 },
-                events = self.runner.complete_io(&mut self.session), if busy => {
-                    self.on_events(events);
+                events = session_io(&mut self.runner, &mut self.session, busy) => {
+                    if busy {
+                        self.on_events(events);
+                    } else {
+                        // A subagent stopped by a cancel ends a moment after its parent's turn.
+                        self.on_late(&events);
+                    }
                 }
             }
         }
@@ -686,6 +701,17 @@ impl Acp {
         self.send(&mut out);
         for question in asks {
             self.ask(question);
+        }
+    }
+
+    /// Events that come after the turn ended: a stopped subagent's last ones (how it ended,
+    /// its tokens). They belong in the session file, as under `hrns exec` and the UI; the
+    /// editor was already told the turn was cancelled, so they are not shown to it.
+    fn on_late(&mut self, events: &[Event]) {
+        if let Some(log) = self.log.as_mut() {
+            for event in events {
+                let _ = log.record(event);
+            }
         }
     }
 
@@ -948,6 +974,11 @@ impl Acp {
         });
         if ran {
             self.dispatch();
+        }
+        // What a stopped subagent handed in and nothing read yet is saved before the log closes.
+        if self.session.is_idle() {
+            let late = self.runner.take_late(&mut self.session);
+            self.on_late(&late);
         }
         let history = self.session.messages().to_vec();
         if let Some(log) = self.log.take() {
