@@ -1262,3 +1262,150 @@ fn a_stopped_subagents_late_end_is_saved_to_the_session_file() {
     );
     assert!(lines.iter().all(|l| !l.to_string().contains(KEY)));
 }
+
+/// A provider for a parent that hands a write to a Builder child: the child's `write_file`
+/// needs approval under the default `ask` policy.
+fn delegated_write() -> MockProvider {
+    MockProvider::start_with(|req| {
+        if req.method != "POST" {
+            return None;
+        }
+        let body = req.json();
+        let parent = body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["function"]["name"] == "task");
+        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+        let task = json!({"description": "write", "prompt": "Write out.txt.", "agent": "Builder"});
+        Some(match (parent, last["role"].as_str()) {
+            (true, Some("user")) => Reply::tool_calls(&[("t1", "task", &task.to_string())]),
+            (true, _) => Reply::text_answer("The builder is done."),
+            (false, Some("user")) => Reply::tool_calls(&[(
+                "w1",
+                "write_file",
+                r#"{"path":"out.txt","content":"from the child\n"}"#,
+            )]),
+            (false, _) => Reply::text_answer("The child is done."),
+        })
+    })
+    .unwrap()
+}
+
+/// What the child's second request told it about its write (the tool result).
+fn child_write_result(mock: &MockProvider) -> String {
+    mock.chat_requests()
+        .iter()
+        .map(|r| r.json())
+        .flat_map(|body| body["messages"].as_array().cloned().unwrap_or_default())
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == "w1")
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default()
+}
+
+/// A subagent's approval question comes out of the parent's session and reaches the editor as
+/// a `session/request_permission` about the child's call; the editor's answer is the child's.
+#[test]
+fn a_subagents_question_is_asked_and_its_answer_obeyed() {
+    for (option, written) in [("allow_once", true), ("reject_once", false)] {
+        let mock = delegated_write();
+        let env = Env::new();
+        let mut agent = Agent::start(&env, &mock, &[]);
+        agent.initialize();
+        let sid = agent.new_session(&env);
+        let mut asked = Vec::new();
+        let answer = agent.call_with(
+            "session/prompt",
+            json!({"sessionId": sid, "prompt": [{"type": "text", "text": "delegate a write"}]}),
+            |request| {
+                asked.push(request.clone());
+                assert!(
+                    !env.work().join("out.txt").exists(),
+                    "nothing written before the answer"
+                );
+                json!({"outcome": {"outcome": "selected", "optionId": option}})
+            },
+        );
+        assert_eq!(
+            answer["result"]["stopReason"], "end_turn",
+            "{option}: {answer}"
+        );
+        assert_eq!(asked.len(), 1, "{option}: {asked:#?}");
+        let request = &asked[0];
+        assert_eq!(request["method"], "session/request_permission");
+        assert_eq!(request["params"]["sessionId"], sid);
+        let call = &request["params"]["toolCall"];
+        assert_eq!(call["toolCallId"], "t1/w1", "{option}: {request}");
+        assert_eq!(call["rawInput"]["path"], "out.txt", "{option}: {request}");
+        assert_eq!(
+            call["title"], "Builder: Write out.txt",
+            "{option}: {request}"
+        );
+        assert_eq!(
+            env.work().join("out.txt").exists(),
+            written,
+            "{option}: {}",
+            child_write_result(&mock)
+        );
+        let result = child_write_result(&mock);
+        if written {
+            assert_eq!(
+                std::fs::read_to_string(env.work().join("out.txt")).unwrap(),
+                "from the child\n"
+            );
+        } else {
+            assert!(result.contains("denied"), "{option}: {result}");
+        }
+        let updates = agent.updates();
+        let last = updates
+            .iter()
+            .rfind(|u| u["toolCallId"] == "t1/w1")
+            .unwrap_or_else(|| panic!("{option}: {updates:#?}"));
+        let want = if written { "completed" } else { "failed" };
+        assert_eq!(last["status"], want, "{option}: {last}");
+        assert!(
+            text_of(&updates, "agent_message_chunk").contains("The builder is done."),
+            "{option}"
+        );
+        assert!(agent.finish().success());
+    }
+}
+
+/// A cancel while the editor is asked about a subagent's call ends the prompt as cancelled;
+/// the editor's late "allow" does not run the call.
+#[test]
+fn a_cancel_while_a_subagents_question_is_open_runs_nothing() {
+    let mock = delegated_write();
+    let env = Env::new();
+    let mut agent = Agent::start(&env, &mock, &[]);
+    agent.initialize();
+    let sid = agent.new_session(&env);
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 80, "method": "session/prompt",
+        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "delegate a write"}]}}),
+    );
+    let asked = loop {
+        let m = agent.next();
+        if m["method"] == "session/request_permission" {
+            break m;
+        }
+    };
+    assert_eq!(
+        asked["params"]["toolCall"]["toolCallId"], "t1/w1",
+        "{asked}"
+    );
+    agent.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}));
+    let answer = agent.until_answer(json!(80), &mut |r| panic!("unexpected {r}"));
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    // The editor answers late, and with an "allow": the question is no longer open.
+    agent.send(json!({"jsonrpc": "2.0", "id": asked["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}));
+    // A request after the late answer: the agent read and dropped it, and goes on.
+    let list = agent.call("session/list", json!({}));
+    assert!(list["result"]["sessions"].is_array(), "{list}");
+    assert!(agent.finish().success());
+    assert!(
+        !env.work().join("out.txt").exists(),
+        "a cancelled subagent's call ran"
+    );
+}

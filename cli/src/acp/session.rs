@@ -752,13 +752,11 @@ impl Acp {
             self.answer(&question, approval);
             return;
         }
-        let params = update::permission_request(
+        let params = update::question_request(
             &self.secrets,
             &self.setup.workspace.display().to_string(),
             &self.id,
-            question.call_id(),
-            question.name(),
-            question.arguments(),
+            &question,
         );
         let (out, tx) = (self.out.clone(), self.tx.clone());
         tokio::spawn(async move {

@@ -840,3 +840,38 @@ fn a_secret_split_across_coalesced_chunks_is_hidden() {
         }
     }
 }
+
+/// A subagent's question names the call the editor was shown (`parent/child`, under the
+/// child's agent), not the child's own id, which may be one of the parent's.
+#[test]
+fn a_subagents_question_names_the_call_the_editor_was_shown() {
+    use crate::session::{ChildQuestion, Question};
+    let secrets = Secrets::default();
+    let child = Question::Child(ChildQuestion {
+        parent_call_id: "t1".into(),
+        agent: "Builder".into(),
+        call_id: "c1".into(),
+        name: "write_file".into(),
+        arguments: r#"{"path":"out.txt","content":"x"}"#.into(),
+    });
+    let asked = super::update::question_request(&secrets, "/w", "s1", &child);
+    let call = &asked["toolCall"];
+    assert_eq!(call["toolCallId"], "t1/c1");
+    assert_eq!(call["title"], "Builder: Write out.txt");
+    assert_eq!(call["_meta"]["hrns"]["parentToolCallId"], "t1");
+    assert_eq!(call["_meta"]["hrns"]["agent"], "Builder");
+    assert_eq!(call["locations"][0]["path"], "/w/out.txt");
+    assert_eq!(asked["sessionId"], "s1");
+    // The session's own call keeps its id and title.
+    let own = Question::Call(crate::session::ToolRun {
+        call_id: "c1".into(),
+        name: "write_file".into(),
+        arguments: r#"{"path":"out.txt","content":"x"}"#.into(),
+        effect: crate::tool::Effect::Write,
+        confinement: crate::session::Confinement::Sandboxed,
+    });
+    let asked = super::update::question_request(&secrets, "/w", "s1", &own);
+    assert_eq!(asked["toolCall"]["toolCallId"], "c1");
+    assert_eq!(asked["toolCall"]["title"], "Write out.txt");
+    assert!(asked["toolCall"].get("_meta").is_none());
+}

@@ -14,7 +14,7 @@
 use crate::event_json::{DeltaKind, Deltas};
 use crate::plan::{PlanStep, StepStatus};
 use crate::secrets::{Ending, Secrets};
-use crate::session::{Event, ToolStatus, TurnError};
+use crate::session::{Event, Question, ToolStatus, TurnError};
 use crate::task::ChildEvent;
 use crate::tool::builtin::{
     EDIT_FILE, GREP, LIST_FILES, LOAD_SKILL, READ_FILE, RUN_COMMAND, WEB_FETCH, WRITE_FILE,
@@ -560,6 +560,41 @@ pub fn permission_options(tool: &str) -> Value {
         {"optionId": REJECT_ONCE, "name": "Reject", "kind": REJECT_ONCE},
         {"optionId": REJECT_ALWAYS, "name": format!("Always reject {tool} in this session"), "kind": REJECT_ALWAYS},
     ])
+}
+
+/// The `session/request_permission` parameters for `question`, the session's own call or a
+/// subagent's. A subagent's call is named as its `tool_call` was (see [`Updates`]): the parent
+/// `task` call's id and the child's joined by `/`, its title after the child's agent and
+/// `_meta.hrns` naming both, so that the editor attaches the question to the call it shows
+/// (the child's own id may be one of the parent's calls, or nothing the editor knows).
+pub fn question_request(
+    secrets: &Secrets,
+    cwd: &str,
+    session_id: &str,
+    question: &Question,
+) -> Value {
+    let q = match question {
+        Question::Call(run) => {
+            return permission_request(
+                secrets,
+                cwd,
+                session_id,
+                &run.call_id,
+                &run.name,
+                &run.arguments,
+            );
+        }
+        Question::Child(q) => q,
+    };
+    let id = format!("{}/{}", q.parent_call_id, q.call_id);
+    let mut params = permission_request(secrets, cwd, session_id, &id, &q.name, &q.arguments);
+    let call = &mut params["toolCall"];
+    let title = call["title"].as_str().unwrap_or(&q.name).to_owned();
+    call["title"] = Value::String(format!("{}: {title}", q.agent));
+    call["_meta"] = json!({"hrns": {"parentToolCallId": q.parent_call_id, "agent": q.agent}});
+    // The agent's name and the parent's id came from outside the secrets' reach too.
+    secrets.redact_json(&mut params);
+    params
 }
 
 /// The `session/request_permission` parameters for the call `id` of `name(arguments)`.
