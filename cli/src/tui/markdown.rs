@@ -17,6 +17,7 @@ use super::text::{self, Color, Line, Links, SpanStyle, grapheme_width};
 
 mod blocks;
 pub(crate) mod highlight;
+mod lexer;
 mod table;
 
 use highlight::{CodeHighlighter, Highlight};
