@@ -84,8 +84,10 @@ pub(crate) fn tui_child(url: &str, prompt: &str) {
     let work = root.path().join("work");
     // `HRNS_BENCH_TUI_WRAP="valgrind --tool=callgrind"` runs the TUI under a profiler.
     let wrap = std::env::var("HRNS_BENCH_TUI_WRAP").unwrap_or_default();
+    // `HRNS_BENCH_BIN` measures another build, as in the other benches.
+    let bin = hrns_bin();
     let mut words: Vec<&str> = wrap.split_whitespace().collect();
-    words.push(env!("CARGO_BIN_EXE_hrns"));
+    words.push(&bin);
     let mut p = pty::Pty::spawn(words[0], &words[1..], &work, &env, 30, 100);
     p.expect("mock-model", t);
     if prompt != "-" {
