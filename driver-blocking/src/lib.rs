@@ -86,6 +86,8 @@ pub mod checkpoint;
 pub mod client;
 pub mod client_config;
 pub mod hooks;
+#[cfg(feature = "http")]
+mod inbox;
 pub mod mcp;
 #[cfg(feature = "mock")]
 pub mod mock;

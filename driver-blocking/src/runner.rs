@@ -8,6 +8,7 @@
 
 use crate::checkpoint::Checkpointer;
 use crate::client::{Transport, io_error};
+use crate::inbox::{self, Inbox};
 use crate::read_ahead::{self, Chunk, Piece, read_chunks};
 use crate::tool::{CancelFlag, ToolContext, Toolbox};
 use hrns_core::http::{HttpRequest, RequestId};
@@ -17,8 +18,8 @@ use hrns_core::session::{
     ToolsChange, ToolsReason, TransportError, TurnOutcome, Wait, Waited, Waiting, Work,
 };
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -80,9 +81,9 @@ pub struct Runner<'a> {
     /// The core's bookkeeping: the calls waiting for a slot, the request in flight, the
     /// turn's outcome.
     ledger: Ledger,
-    /// Everything the reader and tool threads report, in arrival order.
-    tx: mpsc::SyncSender<Io>,
-    rx: mpsc::Receiver<Io>,
+    /// Everything the reader, tool, wait and child threads report, in arrival order.
+    tx: inbox::Sender<Io>,
+    rx: Inbox<Io>,
     /// The request whose body is being read, and the flag that stops its reader.
     exchange: Option<(RequestId, Arc<AtomicBool>)>,
     /// Running calls, each with its own stop flag.
@@ -155,7 +156,7 @@ impl<'a> Runner<'a> {
     /// [`Runner::run`] answers approval requests with [`Approval::Unattended`] until
     /// [`Runner::approve_with`] sets a callback.
     pub fn new(transport: Arc<dyn Transport>, tools: &Toolbox, mut ctx: ToolContext) -> Self {
-        let (tx, rx) = mpsc::sync_channel(READ_AHEAD);
+        let (tx, rx) = inbox::inbox(READ_AHEAD);
         let ledger = Ledger::default();
         // A subagent's events (its tokens among them) come back on the runner's channel, and
         // go to the session like any input.
@@ -300,15 +301,12 @@ impl<'a> Runner<'a> {
                 d.saturating_duration_since(Instant::now()).min(CANCEL_POLL)
             });
             match self.rx.recv_timeout(wait) {
-                Ok(io) => self.feed(session, io),
-                Err(mpsc::RecvTimeoutError::Timeout) => {
+                Some(io) => self.feed(session, io),
+                None => {
                     if deadline.is_some_and(|d| d <= Instant::now()) {
                         self.update_tools(session);
                         session.handle_timeout(Instant::now());
                     }
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    unreachable!("the runner holds a sender itself")
                 }
             }
         }
@@ -321,7 +319,7 @@ impl<'a> Runner<'a> {
     /// such children (see [`crate::tools::Running`]). Late outputs of stopped calls are
     /// ignored by the session.
     pub fn take_late(&mut self, session: &mut Session) -> Vec<Event> {
-        while let Ok(io) = self.rx.try_recv() {
+        while let Some(io) = self.rx.try_recv() {
             self.feed(session, io);
         }
         let mut events = Vec::new();
@@ -553,12 +551,7 @@ impl Drop for Runner<'_> {
 
 /// The body-reading thread: sends the head, then each piece of the body as it arrives, until
 /// the end or until `stop` is set.
-fn fetch(
-    transport: &dyn Transport,
-    req: &HttpRequest,
-    tx: &mpsc::SyncSender<Io>,
-    stop: &AtomicBool,
-) {
+fn fetch(transport: &dyn Transport, req: &HttpRequest, tx: &inbox::Sender<Io>, stop: &AtomicBool) {
     let id = req.id;
     let send = |io: Io| !stop.load(Ordering::SeqCst) && tx.send(io).is_ok();
     let mut resp = match transport.send(req) {

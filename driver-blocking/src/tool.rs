@@ -8,7 +8,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 #[cfg(feature = "http")]
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// A cancellation flag shared between the caller and running work. Cheap to clone.
@@ -104,7 +103,7 @@ pub trait TextFiles: Send + Sync {
 #[derive(Debug, Clone, Default)]
 pub struct ChildLink {
     #[cfg(feature = "http")]
-    tx: Option<mpsc::SyncSender<crate::runner::Io>>,
+    tx: Option<crate::inbox::Sender<crate::runner::Io>>,
     /// The inboxes of the running `task` calls' children, by parent call id.
     answers: Arc<Mutex<HashMap<String, std::sync::mpsc::Sender<ChildAnswer>>>>,
 }
@@ -150,7 +149,7 @@ impl Drop for AnswerInbox {
 impl ChildLink {
     /// A link to a runner's channel.
     #[cfg(feature = "http")]
-    pub(crate) fn to(tx: mpsc::SyncSender<crate::runner::Io>) -> Self {
+    pub(crate) fn to(tx: crate::inbox::Sender<crate::runner::Io>) -> Self {
         ChildLink {
             tx: Some(tx),
             answers: Arc::default(),
