@@ -245,7 +245,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
             );
         }
     }
-    let code = finish_run(&ended, args)?;
+    let code = finish_run(&ended, args, session.messages())?;
     Ok(code)
 }
 
@@ -308,8 +308,6 @@ pub(crate) enum Answer {
 #[derive(Debug)]
 pub(crate) struct Ended {
     pub(crate) outcome: TurnOutcome,
-    /// The text of the model's last message.
-    answer: String,
     /// The answer that matched the output schema.
     output: Option<serde_json::Value>,
     /// Calls of the turn that were denied (by the policy or by the user).
@@ -333,16 +331,19 @@ impl Ended {
 }
 
 /// The end of an `exec` run after its turn: the structured answer on stdout, `-o`'s file, a
-/// word on stderr when there is no answer, and the exit code.
-fn finish_run(ended: &Ended, args: &ExecArgs) -> Result<u8, CliError> {
+/// word on stderr when there is no answer, and the exit code. The answer's text is read from
+/// the session's history (`messages`), where a finished turn's last message is the model's
+/// answer: not copied while the turn ran, since it can be as long as the whole stream.
+fn finish_run(ended: &Ended, args: &ExecArgs, messages: &[Message]) -> Result<u8, CliError> {
     let code = exit_code(&ended.outcome);
     if !matches!(ended.outcome, TurnOutcome::Finished) {
         return Ok(code);
     }
     let answer = match &ended.output {
-        Some(value) => value.to_string(),
-        None => ended.answer.trim_end().to_owned(),
+        Some(value) => std::borrow::Cow::Owned(value.to_string()),
+        None => last_answer(messages),
     };
+    let answer = answer.trim_end();
     if answer.trim().is_empty() {
         let s = crate::term::style::Style::stderr();
         if ended.denied > 0 {
@@ -361,13 +362,13 @@ fn finish_run(ended: &Ended, args: &ExecArgs) -> Result<u8, CliError> {
     }
     if let (Some(_), false) = (&ended.output, args.json) {
         // Redacted like every other line: the model may have put a key into the JSON.
-        let line = crate::host::redact::redact(&answer).into_owned();
+        let line = crate::host::redact::redact(answer).into_owned();
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{line}");
         let _ = out.flush();
     }
     if let Some(path) = &args.output_last_message {
-        let text = crate::host::redact::redact(&answer).into_owned() + "\n";
+        let text = crate::host::redact::redact(answer).into_owned() + "\n";
         write_private(path, text.as_bytes()).map_err(|e| {
             CliError::failure(format!(
                 "cannot write the answer to {}: {e}",
@@ -376,6 +377,17 @@ fn finish_run(ended: &Ended, args: &ExecArgs) -> Result<u8, CliError> {
         })?;
     }
     Ok(code)
+}
+
+/// The text of the model's last message in `messages` (empty when there is none), borrowed
+/// when it is one string.
+fn last_answer(messages: &[Message]) -> std::borrow::Cow<'_, str> {
+    let last = messages.iter().rev().find(|m| m.role == Role::Assistant);
+    match last.and_then(|m| m.content.as_ref()) {
+        Some(hrns_core::wire::Content::Text(text)) => std::borrow::Cow::Borrowed(text),
+        Some(parts) => std::borrow::Cow::Owned(parts.text()),
+        None => std::borrow::Cow::Borrowed(""),
+    }
 }
 
 /// Refuses an `-o FILE` that cannot be written (no such directory, a directory), before
@@ -457,7 +469,6 @@ pub(crate) fn run_turn(
         pricing,
         ended: Ended {
             outcome: TurnOutcome::Cancelled,
-            answer: String::new(),
             output: None,
             denied: 0,
             final_line: Vec::new(),
@@ -654,13 +665,9 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
     }
 }
 
-/// Keeps what the end of the run needs: the last answer's text, the matched output, and how
-/// many calls were denied.
+/// Keeps what the end of the run needs: the matched output, and how many calls were denied.
 fn note(ended: &mut Ended, event: &Event) {
     match event {
-        Event::Message { message } if message.role == Role::Assistant => {
-            ended.answer = message.text();
-        }
         Event::ToolResult {
             status: ToolStatus::Denied | ToolStatus::DeniedByPolicy,
             ..
