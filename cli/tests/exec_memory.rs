@@ -55,11 +55,12 @@ fn a_large_answer_adds_no_copy_at_the_peak() {
     let peak_kib = u64::try_from(getrusage(UsageWho::RUSAGE_CHILDREN).unwrap().max_rss()).unwrap();
     let answer_kib = u64::try_from(ANSWER_BYTES / 1024).unwrap();
     // Measured on a debug build (December 2026): 190 MiB, about 4.7 copies of the answer,
-    // while exec kept its own copy of the last message's text for the end of the run; 149-152
-    // MiB (3.7 copies) since it reads that text from the session's history. The bound sits
-    // between the two, with room for the allocator's slack: a change that holds one more
-    // whole copy at the peak fails it.
-    let bound_kib = answer_kib * 4 + 16 * 1024;
+    // while exec kept its own copy of the last message's text for the end of the run; 152 MiB
+    // (3.7 copies) once it read that text from the session's history; 108 MiB (2.7 copies)
+    // since the session file's line is redacted and written in pieces as it is serialised,
+    // not made whole first. The bound sits between the last two, with room for the
+    // allocator's slack: a change that holds one more whole copy at the peak fails it.
+    let bound_kib = answer_kib * 3 + 16 * 1024;
     assert!(
         peak_kib < bound_kib,
         "peak resident set {peak_kib} KiB for an answer of {answer_kib} KiB (bound {bound_kib} KiB)"

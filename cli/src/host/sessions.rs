@@ -222,11 +222,12 @@ impl SessionLog {
 
     /// Appends what an undo or redo did (so the next one, and `hrns checkpoints`, know it).
     pub(crate) fn record_restore(&mut self, restore: &Restore) -> io::Result<()> {
-        let line = serde_json::to_string(&RestoreLine {
-            restore: restore.clone(),
-        })
-        .map_err(io::Error::other)?;
-        self.write_line(redacted(line))
+        line::write_redacted(
+            &mut self.file,
+            &RestoreLine {
+                restore: restore.clone(),
+            },
+        )
     }
 
     /// Appends a rewind of the conversation to just before `turn`: a later load (and
@@ -249,8 +250,7 @@ impl SessionLog {
         if let Event::Child(child) = event {
             return self.record_child(child);
         }
-        let line = serde_json::to_string(&EntryRef { event }).map_err(io::Error::other)?;
-        self.write_line(redacted(line))
+        line::write_redacted(&mut self.file, &EntryRef { event })
     }
 
     /// Appends a subagent's event (its messages and how it ended; deltas are left out).
@@ -258,20 +258,20 @@ impl SessionLog {
         if child.event.is_delta() {
             return Ok(());
         }
-        let line = serde_json::to_string(&ChildLine {
-            child: ChildRecord {
-                parent_call_id: child.parent_call_id.clone(),
-                agent: child.agent.clone(),
-                event: child.event.clone(),
+        line::write_redacted(
+            &mut self.file,
+            &ChildLine {
+                child: ChildRecord {
+                    parent_call_id: child.parent_call_id.clone(),
+                    agent: child.agent.clone(),
+                    event: child.event.clone(),
+                },
             },
-        })
-        .map_err(io::Error::other)?;
-        self.write_line(redacted(line))
+        )
     }
 
-    /// Appends `line` and its newline in one write, without copying it first: a message can be
-    /// as large as the whole answer (a second copy of it was about 1 MiB of `exec`'s peak
-    /// memory on a long answer).
+    /// Appends `line` (one that cannot hold a secret: the header, a rewind) and its newline in
+    /// one write. Events go through [`line::write_redacted`].
     fn write_line(&mut self, mut line: String) -> io::Result<()> {
         line.push('\n');
         self.file.write_all(line.as_bytes())?;
@@ -422,14 +422,6 @@ pub(crate) fn claim_on_stderr(path: &Path) -> Result<Option<Claimed>, String> {
             );
             Ok(None)
         }
-    }
-}
-
-/// `line` without secrets; the same string when it holds none.
-fn redacted(line: String) -> String {
-    match crate::host::redact::redact(&line) {
-        std::borrow::Cow::Borrowed(_) => line,
-        std::borrow::Cow::Owned(clean) => clean,
     }
 }
 
@@ -1072,6 +1064,7 @@ pub(crate) fn to_json(s: &LoadedSession) -> serde_json::Value {
     serde_json::json!({"header": s.header, "messages": messages, "compactions": compactions, "children": children})
 }
 
+mod line;
 mod summaries;
 pub(crate) use summaries::Summaries;
 #[cfg(test)]
