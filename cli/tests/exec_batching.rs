@@ -51,7 +51,18 @@ fn many_small_deltas_come_out_byte_for_byte() {
         .filter(|e| e["type"] == "text_delta")
         .map(|e| e["text"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(deltas, pieces, "one line per delta, in order");
+    // The deltas of one read come as one line: each line is whole deltas of the stream, in
+    // order, and together they are all of them.
+    let mut rest = &pieces[..];
+    for (n, line) in deltas.iter().enumerate() {
+        let mut joined = String::new();
+        while joined.len() < line.len() && !rest.is_empty() {
+            joined.push_str(&rest[0]);
+            rest = &rest[1..];
+        }
+        assert_eq!(&joined, line, "line {n} is not whole deltas in order");
+    }
+    assert!(rest.is_empty(), "{} deltas missing", rest.len());
 }
 
 #[test]
@@ -105,8 +116,8 @@ fn a_delta_is_on_stdout_before_the_stream_ends() {
 }
 
 /// Reasoning, text and refusal deltas of one read (exec prints deltas on a path of their own):
-/// reasoning on stderr after `thinking:`, answer and refusal text on stdout in order, one JSON
-/// line each under `--json`.
+/// reasoning on stderr after `thinking:`, answer and refusal text on stdout in order; under
+/// `--json`, one line per run of a kind from one read, the runs in their order.
 #[test]
 fn reasoning_text_and_refusal_deltas_of_one_read_keep_their_order() {
     let env = Env::new();
@@ -142,12 +153,21 @@ fn reasoning_text_and_refusal_deltas_of_one_read_keep_their_order() {
             let kind = e["type"].as_str().unwrap().to_owned();
             (kind, e["text"].as_str().unwrap().to_owned())
         })
-        .collect();
+        .fold(
+            Vec::new(),
+            |mut runs: Vec<(String, String)>, (kind, text)| {
+                // Deltas of one read are one line; lines of one kind in a row are one run
+                // however the reads fell.
+                match runs.last_mut() {
+                    Some((last, joined)) if *last == kind => joined.push_str(&text),
+                    _ => runs.push((kind, text)),
+                }
+                runs
+            },
+        );
     let expected = [
-        ("reasoning_delta", "pondering"),
-        ("reasoning_delta", " more"),
-        ("text_delta", "yes"),
-        ("text_delta", ", "),
+        ("reasoning_delta", "pondering more"),
+        ("text_delta", "yes, "),
         ("refusal_delta", "but no"),
         ("text_delta", " end\n"),
     ];

@@ -40,17 +40,18 @@ pub enum Event {
         /// The attempt of this request, from 1.
         attempt: u32,
     },
-    /// Answer text arrived.
+    /// Answer text arrived: the text of one or more consecutive deltas of the stream that
+    /// came in one read (a token on a slow stream, a few hundred joined on a fast one).
     TextDelta {
         /// The new text. Short text (a token) is kept inline, without an allocation.
         text: DeltaText,
     },
-    /// Reasoning text arrived.
+    /// Reasoning text arrived, joined like [`Event::TextDelta`]'s.
     ReasoningDelta {
         /// The new reasoning text. Short text (a token) is kept inline, without an allocation.
         text: DeltaText,
     },
-    /// Refusal text arrived.
+    /// Refusal text arrived, joined like [`Event::TextDelta`]'s.
     RefusalDelta {
         /// The new refusal text. Short text (a token) is kept inline, without an allocation.
         text: DeltaText,

@@ -31,6 +31,7 @@ mod context;
 #[cfg(test)]
 mod context_tests;
 mod decide;
+mod deltas;
 mod event;
 mod history;
 #[cfg(test)]

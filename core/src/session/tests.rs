@@ -213,6 +213,50 @@ pub(super) fn tool_answer(calls: &[(&str, &str, &str)]) -> String {
     sse_body(&chunks)
 }
 
+// ----- deltas -----
+
+/// The deltas of one body read reach the owner as one event per run of a kind (a read of a
+/// fast stream brings hundreds of one-token deltas); each read's are out when it is fed,
+/// nothing is held back for the next read.
+#[test]
+fn one_reads_deltas_are_one_event_per_run_and_none_waits_for_the_next_read() {
+    let mut h = H::new(config(ApprovalPolicy::Auto));
+    h.submit("hello");
+    h.head(200, &[("content-type", "text/event-stream")]);
+    let mut first = vec![delta(json!({"role": "assistant", "content": ""}), None)];
+    first.extend(["Hel", "lo", ", ", "wor"].map(|t| delta(json!({"content": t}), None)));
+    first.push(delta(json!({"reasoning_content": "hm"}), None));
+    first.push(delta(json!({"reasoning_content": "m"}), None));
+    first.push(delta(json!({"content": "ld"}), None));
+    let first: String = first.iter().map(|c| format!("data: {c}\n\n")).collect();
+    h.data(&first);
+    let deltas =
+        |h: &H| -> Vec<Event> { h.events.iter().filter(|e| e.is_delta()).cloned().collect() };
+    assert_eq!(
+        deltas(&h),
+        vec![
+            Event::TextDelta {
+                text: "Hello, wor".into()
+            },
+            Event::ReasoningDelta { text: "hmm".into() },
+            Event::TextDelta { text: "ld".into() },
+        ]
+    );
+    h.data(&format!(
+        "data: {}\n\n",
+        delta(json!({"content": "!"}), None)
+    ));
+    assert_eq!(
+        deltas(&h).len(),
+        4,
+        "the second read's delta is out at once"
+    );
+    h.data(&sse_body(&[delta(json!({}), Some("stop"))]));
+    h.end();
+    assert_eq!(h.text(), "Hello, world!");
+    assert_eq!(h.s.messages().last().unwrap().text(), "Hello, world!");
+}
+
 // ----- requests -----
 
 #[test]

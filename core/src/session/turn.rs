@@ -15,6 +15,7 @@
 use super::TokenTotals;
 use super::calls::Calls;
 use super::context::Compaction;
+use super::deltas::Deltas;
 use super::event::{Event, TransportError, TransportErrorKind, TurnError};
 use super::response::{self, INTERRUPTED_MARKER};
 use super::shared::Shared;
@@ -391,6 +392,9 @@ impl Turn {
         // A summary request's answer is not shown: only its outcome is.
         let quiet = self.compaction.is_some();
         let mut data = false;
+        // The deltas of this read leave merged, one event per run of a kind.
+        let mut deltas = Deltas::default();
+        let mut emit = |event| s.emit(event);
         while let Some(ev) = answer.poll_event() {
             data = true;
             if quiet {
@@ -398,9 +402,10 @@ impl Turn {
             }
             if let Some(event) = response::ui_event(ev) {
                 *shown = true;
-                s.emit(event);
+                deltas.push(event, &mut emit);
             }
         }
+        deltas.flush(&mut emit);
         if data {
             *idle_until = s.config.stream_idle_timeout.map(|idle| now + idle);
         }
