@@ -29,27 +29,32 @@ struct Run {
 
 /// The kinds of delta that merge (each only with its own kind).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Text,
     Reasoning,
     Refusal,
 }
 
 impl Deltas {
-    /// Takes the next event of a read: a delta joins the run of its kind, or ends the run of
-    /// another kind (handed to `emit`) and starts its own; any other event ends the run and
-    /// goes to `emit` after it.
+    /// Takes the next event of a read that is not a delta: it ends the run (handed to `emit`
+    /// first), then goes to `emit` itself.
     pub(super) fn push(&mut self, event: Event, emit: &mut impl FnMut(Event)) {
-        let (kind, text) = match event {
-            Event::TextDelta { text } => (Kind::Text, text),
-            Event::ReasoningDelta { text } => (Kind::Reasoning, text),
-            Event::RefusalDelta { text } => (Kind::Refusal, text),
+        match event {
+            Event::TextDelta { text } => self.push_delta(Kind::Text, text, emit),
+            Event::ReasoningDelta { text } => self.push_delta(Kind::Reasoning, text, emit),
+            Event::RefusalDelta { text } => self.push_delta(Kind::Refusal, text, emit),
             other => {
                 self.flush(emit);
                 emit(other);
-                return;
             }
-        };
+        }
+    }
+
+    /// Takes the next delta of a read: it joins the run of its kind, or ends the run of
+    /// another kind (handed to `emit`) and starts its own. The stream's text is taken as it
+    /// is, without making an event of it first (this is the path of every token).
+    #[inline]
+    pub(super) fn push_delta(&mut self, kind: Kind, text: DeltaText, emit: &mut impl FnMut(Event)) {
         match &mut self.run {
             Some(run) if run.kind == kind => run.join(&text),
             _ => {
@@ -72,6 +77,7 @@ impl Deltas {
 }
 
 impl Run {
+    #[inline]
     fn join(&mut self, text: &str) {
         match &mut self.joined {
             Some(joined) => joined.push_str(text),

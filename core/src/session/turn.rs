@@ -15,7 +15,7 @@
 use super::TokenTotals;
 use super::calls::Calls;
 use super::context::Compaction;
-use super::deltas::Deltas;
+use super::deltas::{Deltas, Kind as DeltaKind};
 use super::event::{Event, TransportError, TransportErrorKind, TurnError};
 use super::response::{self, INTERRUPTED_MARKER};
 use super::shared::Shared;
@@ -24,7 +24,7 @@ use crate::accumulate::{Completion, FinishReason};
 use crate::answer::{AnswerError, AnswerReader};
 use crate::hooks::{HookEvent, HookWait};
 use crate::http::RequestId;
-use crate::stream::{StreamError, StreamFailure};
+use crate::stream::{StreamError, StreamEvent, StreamFailure};
 use crate::tool::ToolOutput;
 use crate::wire::{ApiError, Message, Usage};
 use std::time::{Duration, Instant, SystemTime};
@@ -400,10 +400,21 @@ impl Turn {
             if quiet {
                 continue;
             }
-            if let Some(event) = response::ui_event(ev) {
-                *shown = true;
-                deltas.push(event, &mut emit);
-            }
+            // The deltas of the answer (choice 0) go straight into the run of their kind.
+            let (kind, text) = match ev {
+                StreamEvent::ContentDelta { choice: 0, text } => (DeltaKind::Text, text),
+                StreamEvent::ReasoningDelta { choice: 0, text } => (DeltaKind::Reasoning, text),
+                StreamEvent::RefusalDelta { choice: 0, text } => (DeltaKind::Refusal, text),
+                other => {
+                    if let Some(event) = response::ui_event(other) {
+                        *shown = true;
+                        deltas.push(event, &mut emit);
+                    }
+                    continue;
+                }
+            };
+            *shown = true;
+            deltas.push_delta(kind, text, &mut emit);
         }
         deltas.flush(&mut emit);
         if data {
