@@ -5,6 +5,7 @@
 mod check;
 #[cfg(target_os = "linux")]
 mod confine;
+pub(crate) mod early;
 pub(crate) mod escalate;
 pub(crate) mod launch;
 #[cfg(target_os = "linux")]
@@ -185,13 +186,12 @@ pub(crate) fn launcher(guards: &Guards) -> Result<Launcher, String> {
 ///
 /// Says too when `sandboxUnixSockets` lists sockets on a kernel that cannot limit
 /// connections to them: then every pathname socket is open to commands.
+///
+/// The namespace probe runs in the background for a front end that asked for it
+/// ([`early::start_in_background`]); that front end says its warning later.
 fn warn_unprotected(s: &Style, guards: &Guards) {
-    if let Err(reason) = probe::namespaces() {
-        eprintln!(
-            "{} {reason}: commands cannot be kept from .git, hrns's own files or the metadata \
-             of files outside the writable roots here; `hrns sandbox --check` tells what holds",
-            s.harness("hrns: warning:")
-        );
+    if let Some(Err(reason)) = early::probe() {
+        warn_no_namespaces(s, &reason);
     }
     #[cfg(target_os = "linux")]
     if !guards.unix_sockets.is_empty() && !confine::controls_pathname_sockets() {
@@ -202,6 +202,15 @@ fn warn_unprotected(s: &Style, guards: &Guards) {
             s.harness("hrns: warning:")
         );
     }
+}
+
+/// The warning of a machine where the launcher cannot make its namespace, for `reason`.
+fn warn_no_namespaces(s: &Style, reason: &str) {
+    eprintln!(
+        "{} {reason}: commands cannot be kept from .git, hrns's own files or the metadata of \
+         files outside the writable roots here; `hrns sandbox --check` tells what holds",
+        s.harness("hrns: warning:")
+    );
 }
 
 /// The git directories a command in `workspace` must not change: the `.git` of the

@@ -618,3 +618,23 @@ fn a_mistake_in_pricing_is_a_usage_error_that_names_it() {
     assert!(err.contains("outptu"), "{err}");
     assert!(mock.chat_requests().is_empty());
 }
+
+/// A model whose context window hrns does not know is looked up in `/models` first; the
+/// lookup leaves its connection to the chat request (one connection, one handshake with a
+/// real provider), and the turn still gets its answer.
+#[test]
+fn the_window_lookup_and_the_chat_request_share_one_connection() {
+    let env = Env::new();
+    let mock = MockProvider::start([Reply::text_answer("hi there")]).unwrap();
+    let out = env
+        .cmd(Some(&mock))
+        .env("HRNS_MODEL", "a-model-hrns-does-not-know")
+        .args(["exec", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("hi there"));
+    assert_eq!(mock.model_requests().len(), 1, "one window lookup");
+    assert_eq!(mock.chat_requests().len(), 1);
+    assert_eq!(mock.connections(), 1, "the chat request opened a connection of its own");
+}

@@ -438,4 +438,9 @@ fn without_namespaces_what_holds_still_holds_and_the_rest_is_reported() {
         "{}",
         stderr(&out)
     );
+    // Said before the command ran (exec probes in the background while it starts).
+    let err = stderr(&out);
+    let warned = err.find("no namespaces (simulated").unwrap();
+    let ran = err.find("run_command").expect("the call on stderr");
+    assert!(warned < ran, "the warning came after the command:\n{err}");
 }

@@ -13,6 +13,7 @@ use hrns_core::session::{Provider, TransportError, TransportErrorKind};
 use hrns_core::stream::StreamEvent;
 use hrns_core::wire::{ChatRequest, ChatResponse, ModelInfo};
 use std::io::{BufRead, BufReader, Read};
+use std::time::Duration;
 
 /// The connection's own input buffer (ureq's default is 128 KiB): one system call takes up to
 /// this much of a fast stream, so far fewer calls for the same bytes (issue 20's
@@ -57,20 +58,39 @@ impl Client {
 
     /// Sends a request described by hrns-core and returns the response head and body reader.
     pub fn send(&self, req: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        self.send_within(req, None)
+    }
+
+    /// [`Client::send`], giving up after `within` when given (for the whole exchange).
+    fn send_within(
+        &self,
+        req: &HttpRequest,
+        within: Option<Duration>,
+    ) -> Result<HttpResponse, TransportError> {
         let response = match req.method {
             Method::Get => {
                 let mut r = self.agent.get(&req.url);
                 for (name, value) in req.wire_headers() {
                     r = r.header(name, value);
                 }
-                r.call()
+                match within {
+                    Some(t) => r.config().timeout_global(Some(t)).build().call(),
+                    None => r.call(),
+                }
             }
             Method::Post => {
                 let mut r = self.agent.post(&req.url);
                 for (name, value) in req.wire_headers() {
                     r = r.header(name, value);
                 }
-                r.send(&req.body[..])
+                match within {
+                    Some(t) => r
+                        .config()
+                        .timeout_global(Some(t))
+                        .build()
+                        .send(&req.body[..]),
+                    None => r.send(&req.body[..]),
+                }
             }
         }
         .map_err(|e| transport_error(&e))?;
@@ -89,7 +109,17 @@ impl Client {
 
     /// The provider's models (`GET /models`).
     pub fn list_models(&self) -> Result<Vec<ModelInfo>, ClientError> {
-        let mut resp = self.send(&pure::models_request(&self.provider))?;
+        self.list_models_within(None)
+    }
+
+    /// [`Client::list_models`] giving up after `within`, for a lookup that must not hold a
+    /// run up. On the client's own connections: the run's next request reuses the one it
+    /// opened (no second connection, handshake or input buffer).
+    pub fn list_models_within(
+        &self,
+        within: Option<Duration>,
+    ) -> Result<Vec<ModelInfo>, ClientError> {
+        let mut resp = self.send_within(&pure::models_request(&self.provider), within)?;
         let body = resp.read_all(MAX_MODELS_BODY)?;
         let headers = resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_slice()));
         pure::read_models(resp.status, headers, &body)

@@ -15,7 +15,7 @@ use crate::host::record::{Header, Recorder};
 use crate::host::sessions::{self, SessionLog};
 use crate::setup::learned::{QuirkStore, Saved};
 use crate::setup::{CliError, ConfigFile, approval};
-use hrns_blocking::{CancelFlag, Client, ClientConfig, Runner, Transport, TurnOutcome};
+use hrns_blocking::{CancelFlag, Client, Runner, Transport, TurnOutcome};
 use hrns_core::session::{
     Approval, ApprovalPolicy, Event, Question, Session, ToolRun, ToolStatus, TurnError,
 };
@@ -40,6 +40,9 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
     }
     let prompt = read_prompt(args.message.as_deref().or(args.prompt.as_deref()))?;
     let file = ConfigFile::load(global.config.as_deref())?;
+    // Whether the sandbox's namespace can be made here is learnt while exec starts up; its
+    // warning is said before the first command can run (an MCP server, a tool call).
+    crate::sandbox::early::start_in_background();
     let mut setup = crate::setup::onboarding::resolve_or_onboard(global, file)?;
     setup.print_warnings();
     let policy = approval(global.approval, ApprovalPolicy::Auto);
@@ -49,20 +52,13 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         ));
     }
     let prompt = crate::setup::custom_commands::invoke(&prompt, &mut setup)?.unwrap_or(prompt);
+    // The run's client, made once: a `/models` lookup leaves its connection to the run.
+    let client = blocking::client_for(&setup);
     if setup.needs_window_lookup() {
         // Best effort: a provider without /models (or without a window in it) leaves the
         // window unknown, and an overflow answer teaches it.
-        // Short timeouts: a slow /models must not hold the run up.
-        let lookup = Client::new(
-            setup.provider.to_provider(),
-            &ClientConfig {
-                skip_verify: setup.provider.skip_verify,
-                connect_timeout: std::time::Duration::from_secs(3),
-                read_idle_timeout: std::time::Duration::from_secs(5),
-                ..ClientConfig::default()
-            },
-        );
-        if let Ok(models) = lookup.list_models() {
+        // A short timeout: a slow /models must not hold the run up.
+        if let Ok(models) = client.list_models_within(Some(std::time::Duration::from_secs(5))) {
             setup.learn_window(&models);
         }
     }
@@ -73,6 +69,9 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         true => crate::setup::mcp::Logs::Discarded,
         false => crate::setup::mcp::Logs::Kept,
     };
+    if found.mcp.servers.iter().any(|s| !s.disabled) {
+        crate::sandbox::early::say_found();
+    }
     let (mcp_servers, mcp_failures) =
         crate::setup::mcp::start(&found.mcp, &setup.workspace, &setup.sandbox, mcp_logs);
     for line in found.mcp.warnings.iter().chain(&mcp_failures) {
@@ -85,7 +84,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         mcp: Arc::new(mcp_servers),
         mcp_secrets: found.mcp_secrets(),
     };
-    let mut prepared = blocking::prepare(&setup, policy, &shared);
+    let mut prepared = blocking::prepare(&setup, policy, &shared, client);
     crate::host::redact::remember(&hrns_core::secrets::Secrets::of_provider(
         &prepared.config.provider,
     ));
@@ -207,6 +206,7 @@ pub(crate) fn run(global: &Global, args: &ExecArgs) -> Result<u8, CliError> {
         .print(&mut std::io::stdout().lock());
     }
     crate::term::signals::install(&cancel);
+    crate::sandbox::early::say_found();
     let ended = run_turn(
         runner,
         diffs,

@@ -84,12 +84,14 @@ pub(crate) fn client_for(setup: &Setup) -> Client {
     )
 }
 
-/// The first step: the client, the toolbox with the MCP servers' tools and the session's
-/// configuration for `setup`'s provider and agent under `policy`.
+/// The first step: the toolbox with the MCP servers' tools and the session's configuration
+/// for `setup`'s provider and agent under `policy`, with `client` (from [`client_for`], maybe
+/// used already: its connection is reused).
 pub(crate) fn prepare<'s>(
     setup: &'s Setup,
     policy: ApprovalPolicy,
     shared: &Shared,
+    client: Client,
 ) -> Prepared<'s> {
     let mut toolbox = setup.toolbox();
     let live_tools = LiveTools::add(
@@ -107,7 +109,7 @@ pub(crate) fn prepare<'s>(
         setup,
         toolbox,
         live_tools,
-        client: client_for(setup),
+        client,
         task: match crate::host::subagents::enabled(setup) {
             true => Task::Offered,
             false => Task::Withheld,
@@ -233,7 +235,7 @@ mod tests {
         let (_dir, setup) = crate::host::plan::tests::setup(&provider_config(), "Builder");
         let made = AtomicBool::new(false);
         let history = vec![Message::user("a"), Message::system("in the middle")];
-        let built = prepare(&setup, ApprovalPolicy::Auto, &shared()).build(
+        let built = prepare(&setup, ApprovalPolicy::Auto, &shared(), client_for(&setup)).build(
             |_: &SessionConfig, client: Client| {
                 // `--record` would create its file here.
                 made.store(true, Ordering::SeqCst);
@@ -254,7 +256,7 @@ mod tests {
     #[test]
     fn the_session_gets_the_hooks_the_front_ends_settings_and_the_task_tool() {
         let (_dir, setup) = crate::host::plan::tests::setup(&provider_config(), "Builder");
-        let mut prepared = prepare(&setup, ApprovalPolicy::Auto, &shared());
+        let mut prepared = prepare(&setup, ApprovalPolicy::Auto, &shared(), client_for(&setup));
         prepared.config.max_steps = 3;
         let seen = std::sync::Mutex::new(None);
         let built = prepared

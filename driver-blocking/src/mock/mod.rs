@@ -187,6 +187,12 @@ impl MockProvider {
         lock(&self.server.shared().state).requests.clone()
     }
 
+    /// How many connections clients opened to the provider so far (a client that keeps its
+    /// connection alive sends its next request on the same one).
+    pub fn connections(&self) -> u64 {
+        self.server.shared().connections_accepted()
+    }
+
     /// The `GET /models` (and `HEAD`) requests received so far, in order.
     pub fn model_requests(&self) -> Vec<RecordedRequest> {
         lock(&self.server.shared().state).model_requests.clone()

@@ -236,6 +236,11 @@ impl Shared {
         Some(id)
     }
 
+    /// How many connections were accepted and served so far.
+    pub(super) fn connections_accepted(&self) -> u64 {
+        self.next_connection.load(Ordering::Relaxed)
+    }
+
     fn unregister(&self, id: u64) {
         lock(&self.connections).remove(&id);
         self.connections_changed.notify_all();
