@@ -636,5 +636,9 @@ fn the_window_lookup_and_the_chat_request_share_one_connection() {
     assert!(stdout(&out).contains("hi there"));
     assert_eq!(mock.model_requests().len(), 1, "one window lookup");
     assert_eq!(mock.chat_requests().len(), 1);
-    assert_eq!(mock.connections(), 1, "the chat request opened a connection of its own");
+    assert_eq!(
+        mock.connections(),
+        1,
+        "the chat request opened a connection of its own"
+    );
 }
