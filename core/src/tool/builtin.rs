@@ -172,6 +172,13 @@ pub struct LoadSkillArgs {
 /// The agent's `tools` map filters this list; the drivers implement the behaviour the
 /// descriptions promise, using the limits defined in this module.
 pub fn builtin_specs() -> Vec<ToolSpec> {
+    SPECS.clone()
+}
+
+/// The specs, built once: a toolbox asks for each of its tools' spec, and every front end
+/// for the list (building them, descriptions and schemas, was a tenth of a short
+/// `hrns exec`'s start-up, once per tool).
+static SPECS: std::sync::LazyLock<Vec<ToolSpec>> = std::sync::LazyLock::new(|| {
     vec![
         read_file(),
         list_files(),
@@ -182,7 +189,7 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
         web_fetch(),
         load_skill(),
     ]
-}
+});
 
 /// Returns the spec of the built-in tool called `name` (one of this module's name constants),
 /// for a driver's implementation of that tool.
@@ -192,9 +199,10 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
 /// When `name` is not the name of a built-in tool: a bug in the driver, not a mistake of the
 /// model.
 pub fn builtin_spec(name: &str) -> ToolSpec {
-    builtin_specs()
-        .into_iter()
+    SPECS
+        .iter()
         .find(|spec| spec.name == name)
+        .cloned()
         .unwrap_or_else(|| panic!("there is no built-in tool named {name}"))
 }
 
