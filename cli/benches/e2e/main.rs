@@ -200,7 +200,10 @@ fn issue36() {
     sessions_sweep();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let held = |ok: bool| if ok { "held" } else { "NOT held" };
-    println!("\n## Issue 36, items 1 and 5: summary (medians of {RUNS} interleaved runs)\n");
+    println!(
+        "\n## Issue 36, items 1 and 5: summary (medians of {RUNS} interleaved runs, `hrns exec`'s of {})\n",
+        exec_runs()
+    );
     println!("load average before {load_before}, after {}\n", load());
     println!("| figure | target | measured | |");
     println!("|---|---|---|---|");

@@ -186,6 +186,15 @@ pub(crate) struct ExecFigures {
     pub(crate) cpu: Duration,
 }
 
+/// How many runs of each path [`exec_vs_client`] takes: `HRNS_BENCH_RUNS`, or 5. These runs
+/// are short (~50 ms), so their median moves with the machine's noise more than longer ones.
+pub(crate) fn exec_runs() -> usize {
+    std::env::var("HRNS_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(RUNS)
+}
+
 pub(crate) fn exec_vs_client(mb: usize) -> ExecFigures {
     let bin = hrns_bin();
     let bin = bin.as_str();
@@ -220,8 +229,9 @@ pub(crate) fn exec_vs_client(mb: usize) -> ExecFigures {
         ("hrns exec", vec![bin, "exec", "go"]),
         ("hrns exec --json", vec![bin, "exec", "--json", "go"]),
     ];
+    let rounds = exec_runs();
     let mut runs: Vec<Vec<ProcessRun>> = vec![Vec::new(); paths.len()];
-    for round in 0..=RUNS {
+    for round in 0..=rounds {
         for ((_, args), runs) in paths.iter().zip(&mut runs) {
             let run = measure(args, &envs);
             if round > 0 {
@@ -229,7 +239,7 @@ pub(crate) fn exec_vs_client(mb: usize) -> ExecFigures {
             }
         }
     }
-    println!("\n## Whole processes on a {mb} MB text-only stream (median of {RUNS}, range)\n");
+    println!("\n## Whole processes on a {mb} MB text-only stream (median of {rounds}, range)\n");
     println!("| path | wall | CPU | peak RSS | wall vs client | RSS vs client |");
     println!("|---|---|---|---|---|---|");
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
