@@ -143,6 +143,11 @@ impl<T> Inbox<T> {
         }
     }
 
+    /// Whether nothing is queued: the next receive would wait.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.shared.lock().queue.is_empty()
+    }
+
     /// The next item if one is queued.
     pub(crate) fn try_recv(&self) -> Option<T> {
         let mut state = self.shared.lock();

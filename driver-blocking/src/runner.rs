@@ -118,6 +118,11 @@ pub trait TurnFront {
     /// of the session's calls, or one of a subagent's ([`Question::agent`] says whose). One
     /// path for both.
     fn approve(&mut self, question: &Question) -> Approval;
+
+    /// Nothing is queued for the session any more: the runner is about to wait for its next
+    /// input. A front end that holds output back while more input is already waiting (a fast
+    /// stream, read ahead) writes it now, so nothing it shows waits on the network.
+    fn idle(&mut self) {}
 }
 
 /// [`Runner::drive`]'s front end: a callback per event and the runner's approval callback.
@@ -281,6 +286,17 @@ impl<'a> Runner<'a> {
     /// batch per read of a fast stream reuses one buffer instead of growing a new one each
     /// time (hundreds of events per read).
     pub fn complete_io_into(&mut self, session: &mut Session, events: &mut Vec<Event>) {
+        self.complete_io_until(session, events, &mut || {});
+    }
+
+    /// [`Runner::complete_io_into`], calling `idle` whenever it is about to wait with nothing
+    /// queued ([`TurnFront::idle`]).
+    fn complete_io_until(
+        &mut self,
+        session: &mut Session,
+        events: &mut Vec<Event>,
+        idle: &mut dyn FnMut(),
+    ) {
         let before = events.len();
         loop {
             self.take_actions(session, events);
@@ -300,6 +316,9 @@ impl<'a> Runner<'a> {
             let wait = deadline.map_or(CANCEL_POLL, |d| {
                 d.saturating_duration_since(Instant::now()).min(CANCEL_POLL)
             });
+            if self.rx.is_empty() {
+                idle();
+            }
             match self.rx.recv_timeout(wait) {
                 Some(io) => self.feed(session, io),
                 None => {
@@ -382,7 +401,7 @@ impl<'a> Runner<'a> {
                 Waiting::Stuck => session.cancel(),
             }
             events.clear();
-            self.complete_io_into(session, &mut events);
+            self.complete_io_until(session, &mut events, &mut || front.idle());
             let mut rest = &events[..];
             while !rest.is_empty() {
                 let end = rest

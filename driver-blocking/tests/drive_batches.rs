@@ -91,3 +91,62 @@ fn batches_end_at_a_question_which_is_asked_next() {
         .unwrap();
     assert!(question < result);
 }
+
+/// A front end that notes what text it had seen each time it was told the runner is idle.
+#[derive(Default)]
+struct Idles {
+    /// The text seen at each `idle`.
+    idle_after: Vec<String>,
+    text: String,
+}
+
+impl TurnFront for Idles {
+    fn events(&mut self, events: &[Event]) {
+        for event in events {
+            if let Event::TextDelta { text } = event {
+                self.text.push_str(text);
+            }
+        }
+    }
+
+    fn approve(&mut self, _: &Question) -> Approval {
+        Approval::Unattended
+    }
+
+    fn idle(&mut self) {
+        self.idle_after.push(self.text.clone());
+    }
+}
+
+/// When the stream stalls after some text, the front end hears that the runner is idle
+/// before the rest arrives (so output held back while more was queued goes out then), and
+/// after the batch with that text.
+#[test]
+fn the_front_end_hears_the_runner_is_idle_before_it_waits() {
+    let workspace = tempfile::tempdir().unwrap();
+    let reply = Reply::text_answer("early bird, then the rest");
+    let body = reply.body().to_vec();
+    let cut = body.windows(5).position(|w| w == b"early").unwrap();
+    let cut = cut + body[cut..].windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+    let stall = std::time::Duration::from_millis(300);
+    let mock = MockProvider::start([reply.split_at(&[cut]).delay(stall)]).unwrap();
+    let provider = Provider::new(mock.base_url(), None);
+    let client = Client::new(provider.clone(), &ClientConfig::default());
+    let toolbox = hrns_blocking::tools::builtin_toolbox(Vec::new());
+    let mut config = SessionConfig::new(provider, "m");
+    config.tools = toolbox.specs();
+    let ctx = ToolContext::new(workspace.path()).unwrap();
+    let mut runner = Runner::new(std::sync::Arc::new(client), &toolbox, ctx);
+    let mut session = Session::new(config);
+    session.submit("talk").unwrap();
+    let mut front = Idles::default();
+    let outcome = runner.drive_batches(&mut session, &mut front);
+    assert_eq!(outcome, TurnOutcome::Finished);
+    assert_eq!(front.text, "early bird, then the rest");
+    // The batch with "early" came, then the runner waited out the stall: idle in between.
+    assert!(
+        front.idle_after.iter().any(|seen| seen == "early"),
+        "no idle while the stream stalled after \"early\": {:?}",
+        front.idle_after
+    );
+}

@@ -1,11 +1,12 @@
-//! The output of one batch of events (what one read brought), written with as few system
+//! The output of batches of events (what one read brought), written with as few system
 //! calls as the order of stdout and stderr allows, without secrets, and flushed at the end of
-//! the batch.
+//! a batch when no more input is waiting (or enough is held).
 //!
 //! A fast provider sends thousands of deltas a second; one `write` per delta costs more CPU
-//! than everything else `exec` does with them. Batching per read keeps the latency a user
-//! sees unchanged: nothing waits for more input before it is written, but for a tail of a
-//! batch that the next one could complete into a secret (at most seven bytes; see
+//! than everything else `exec` does with them, and on a stream read ahead one per read is
+//! still hundreds. Holding output only while the next read is already there keeps the
+//! latency a user sees unchanged: nothing waits for more input before it is written, but for
+//! a tail of a batch that the next one could complete into a secret (at most seven bytes; see
 //! [`Pieces`]), which is written with the next batch or when the text ends.
 
 use hrns_core::secrets::{Ending, Pieces};
@@ -62,6 +63,11 @@ impl<O: Write, E: Write> Batch<O, E> {
     pub(crate) fn out_clean(&mut self) -> &mut Vec<u8> {
         self.switch(Stream::OutClean);
         &mut self.pending
+    }
+
+    /// How many bytes wait to be written.
+    pub(crate) fn pending_len(&self) -> usize {
+        self.pending.len()
     }
 
     /// The end of a batch, with more of the text to come: writes what is pending without

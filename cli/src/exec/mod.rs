@@ -634,7 +634,11 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
             if self.json {
                 self.json_printer.end_batch(to.out_clean());
             }
-            to.flush();
+            // Held while the next read is already waiting (`idle` writes it when none is),
+            // up to a bound: one write per few reads of a fast stream instead of one each.
+            if to.pending_len() >= HELD_OUTPUT {
+                to.flush();
+            }
         } else {
             self.finish();
         }
@@ -642,6 +646,10 @@ impl hrns_blocking::TurnFront for ExecFront<'_> {
 
     /// The one approval path: the session's own calls and its subagents' (whose question
     /// says which agent asks) are asked alike.
+    fn idle(&mut self) {
+        self.to.flush();
+    }
+
     fn approve(&mut self, question: &Question) -> Approval {
         if self.policy != ApprovalPolicy::Ask {
             return Approval::Unattended;
@@ -697,6 +705,9 @@ fn note(ended: &mut Ended, event: &Event) {
         | Event::Child(_) => {}
     }
 }
+
+/// Most streamed output held back while more input is already waiting.
+const HELD_OUTPUT: usize = 32 * 1024;
 
 impl ExecFront<'_> {
     /// The end of the text: everything held back is written.
