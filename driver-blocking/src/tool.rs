@@ -7,7 +7,6 @@ use hrns_core::tool::{Registry, ToolObject, ToolOutput, ToolSpec};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-#[cfg(feature = "http")]
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// A cancellation flag shared between the caller and running work. Cheap to clone.
