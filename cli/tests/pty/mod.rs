@@ -12,8 +12,10 @@ pub struct Pty {
     master: Box<dyn MasterPty + Send>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
-    output: Arc<Mutex<Output>>,
-    screen: Arc<Mutex<vt100::Parser>>,
+    /// The output and the screen behind one lock, updated together: what the output shows,
+    /// the screen has already taken in (two locks left a window where a test found text in
+    /// the output and then read a screen that had not processed it yet).
+    seen: Arc<Mutex<Seen>>,
     /// Disconnected when the reader thread has read everything (end of file, or the error
     /// Linux gives once the terminal's last writer closed it).
     drained: mpsc::Receiver<()>,
@@ -23,6 +25,12 @@ pub struct Pty {
 /// output comes as soon as every holder of the terminal closed it, so this is reached only
 /// when a process the program started still holds it.
 const DRAIN_BOUND: Duration = Duration::from_secs(30);
+
+/// Everything read from the terminal so far, as output and as screen.
+struct Seen {
+    output: Output,
+    screen: vt100::Parser,
+}
 
 /// What the program wrote: the bytes, and the text without escape sequences, which grows as
 /// the bytes come (each byte is decoded and stripped once, not on every look at it).
@@ -135,9 +143,11 @@ impl Pty {
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("reader");
         let writer = pair.master.take_writer().expect("writer");
-        let output = Arc::new(Mutex::new(Output::default()));
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 2000)));
-        let (output2, screen2) = (Arc::clone(&output), Arc::clone(&screen));
+        let seen = Arc::new(Mutex::new(Seen {
+            output: Output::default(),
+            screen: vt100::Parser::new(rows, cols, 2000),
+        }));
+        let seen2 = Arc::clone(&seen);
         let (done, drained) = mpsc::channel::<()>();
         std::thread::spawn(move || {
             let _done = done; // dropped at the end of the output
@@ -146,35 +156,35 @@ impl Pty {
                 if n == 0 {
                     break;
                 }
-                output2.lock().unwrap().push(&buf[..n]);
-                screen2.lock().unwrap().process(&buf[..n]);
+                let mut seen = seen2.lock().unwrap();
+                seen.output.push(&buf[..n]);
+                seen.screen.process(&buf[..n]);
             }
         });
         Pty {
             master: pair.master,
             writer,
             child,
-            output,
-            screen,
+            seen,
             drained,
         }
     }
 
     /// Everything the program wrote, escape sequences removed (as [`strip_ansi`] removes them).
     pub fn output(&self) -> String {
-        self.output.lock().unwrap().text.clone()
+        self.seen.lock().unwrap().output.text.clone()
     }
 
     /// Everything the program wrote, as bytes.
     pub fn raw(&self) -> Vec<u8> {
-        self.output.lock().unwrap().raw.clone()
+        self.seen.lock().unwrap().output.raw.clone()
     }
 
     /// Whether the output from byte `from` on contains `needle`, and where to look from next
     /// time: the text only grows, so each poll of [`Pty::expect`] reads only what is new.
     fn output_contains(&self, needle: &str, from: usize) -> (bool, usize) {
-        let output = self.output.lock().unwrap();
-        let text = &output.text;
+        let seen = self.seen.lock().unwrap();
+        let text = &seen.output.text;
         let mut start = from.min(text.len());
         while !text.is_char_boundary(start) {
             start -= 1;
@@ -191,12 +201,12 @@ impl Pty {
 
     /// The visible screen as text.
     pub fn screen(&self) -> String {
-        self.screen.lock().unwrap().screen().contents()
+        self.seen.lock().unwrap().screen.screen().contents()
     }
 
     /// Whether the terminal is in the state a well-behaved program leaves: cursor shown.
     pub fn cursor_visible(&self) -> bool {
-        !self.screen.lock().unwrap().screen().hide_cursor()
+        !self.seen.lock().unwrap().screen.screen().hide_cursor()
     }
 
     /// Waits until the output contains `needle`; panics with the output after `timeout`.
@@ -251,9 +261,10 @@ impl Pty {
                 pixel_height: 0,
             })
             .unwrap();
-        self.screen
+        self.seen
             .lock()
             .unwrap()
+            .screen
             .screen_mut()
             .set_size(rows, cols);
     }
