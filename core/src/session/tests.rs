@@ -10,6 +10,7 @@ use std::time::Duration;
 
 mod checkpoints;
 mod child_questions;
+mod deltas;
 mod idle;
 mod images;
 mod kept_approvals;
