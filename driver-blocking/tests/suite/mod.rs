@@ -345,6 +345,39 @@ pub fn events_arrive_while_streaming(h: &mut impl Harness) {
     );
 }
 
+/// A fast stream's tokens reach the owner as few deltas, each with the text of many tokens
+/// (the deltas of one read are one event), while a pause in the stream still gives a
+/// delta before it (nothing waits for a later read). The text is all there, in order.
+pub fn a_fast_streams_tokens_arrive_as_few_deltas(h: &mut impl Harness) {
+    use hrns_blocking::mock::chunk;
+    let tokens: Vec<String> = (0..400).map(|i| format!("t{i} ")).collect();
+    let reply = Reply::sse(
+        std::iter::once(chunk::role_chunk())
+            .chain(tokens.iter().map(|t| chunk::text_chunk(t)))
+            .chain([chunk::finish_chunk("stop")]),
+    );
+    let mid = reply.body().len() / 2;
+    let mock =
+        MockProvider::start([reply.split_at(&[mid]).delay(Duration::from_millis(200))]).unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "x");
+    assert!(matches!(last(&ev), Event::TurnFinished { .. }));
+    let deltas: Vec<&str> = ev
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas.concat(), tokens.concat());
+    // At least one delta per side of the pause; one per token would be 400.
+    assert!(
+        (2..=100).contains(&deltas.len()),
+        "{} text deltas for 400 tokens in two pieces",
+        deltas.len()
+    );
+}
+
 pub fn unknown_tool_and_bad_arguments(h: &mut impl Harness) {
     let mock = MockProvider::start([
         Reply::tool_calls(&[("a", "nonexistent", "{}"), ("b", "echo", "not json")]),
@@ -1111,6 +1144,7 @@ macro_rules! behaviour_tests {
             malformed_chunk,
             no_done_marker,
             events_arrive_while_streaming,
+            a_fast_streams_tokens_arrive_as_few_deltas,
             unknown_tool_and_bad_arguments,
             refused_connection_fails_after_retries,
             approvals_are_answered_by_the_owner,
