@@ -185,6 +185,65 @@ fn a_key_cut_across_reads_is_not_shown_in_pieces() {
     assert_eq!(deltas.len(), 3, "one line per delta: {deltas:?}");
 }
 
+/// An answer that streams the key in 2-byte tokens (15 tokens in all), the body cut once in the middle of the
+/// key (a pause there): each read's tokens leave the session as one delta, so the key is
+/// spread over two deltas that each hold several of its pieces.
+fn key_in_tokens_over_two_reads() -> Reply {
+    use hrns_blocking::mock::chunk;
+    let key = common::KEY;
+    let mut deltas = vec!["key ".to_owned()];
+    deltas.extend(
+        key.as_bytes()
+            .chunks(2)
+            .map(|p| String::from_utf8(p.to_vec()).unwrap()),
+    );
+    deltas.push(". Done.".to_owned());
+    let reply = Reply::sse(
+        std::iter::once(chunk::role_chunk())
+            .chain(deltas.iter().map(|d| chunk::text_chunk(d)))
+            .chain([chunk::finish_chunk("stop")]),
+    );
+    let body = reply.body().to_vec();
+    // Right after the SSE event of the key's middle token.
+    let middle = format!("\"{}\"", deltas[deltas.len() / 2]);
+    let at = body
+        .windows(middle.len())
+        .position(|w| w == middle.as_bytes())
+        .unwrap();
+    let cut = at + body[at..].windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+    reply.split_at(&[cut]).delay(Duration::from_millis(150))
+}
+
+#[test]
+fn a_key_in_many_tokens_over_two_reads_is_hidden() {
+    let env = common::Env::new();
+    let mock = MockProvider::start([
+        key_in_tokens_over_two_reads(),
+        key_in_tokens_over_two_reads(),
+    ])
+    .unwrap();
+    let out = env.run(Some(&mock), &["exec", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), "key [redacted]. Done.\n");
+
+    let out = env.run(Some(&mock), &["exec", "--json", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let stdout = common::stdout(&out);
+    assert_hidden(&stdout);
+    let deltas: Vec<String> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(deltas.concat(), "key [redacted]. Done.");
+    // One line per read (a read may come in a few pieces), not one per token (15).
+    assert!(
+        deltas.len() <= 6,
+        "a read's tokens are one line, not one line per token: {deltas:?}"
+    );
+}
+
 /// The files under `dir`, read as text, one after the other.
 fn all_files(dir: &std::path::Path) -> String {
     let mut text = String::new();
