@@ -10,7 +10,9 @@
 //!   so a front end writes one line per delta (`exec --json`) or joins a batch's deltas into
 //!   one message (`hrns acp`'s `agent_message_chunk`s), from the same pieces.
 //! - [`JsonLines`]: the `--json` encoding on top of it. A delta is one
-//!   `{"type":"text_delta","text":…}` line (likewise `reasoning_delta`, `refusal_delta`); any
+//!   `{"type":"text_delta","text":…}` line (likewise `reasoning_delta`, `refusal_delta`),
+//!   whose text is what arrived together: the session merges the deltas of one body read, so
+//!   a line holds one token of a slow stream or many of a fast one; any
 //!   other event is the event's serde object as one line, redacted as a whole, with a write's
 //!   `diff` or a turn's `cost` added when the front end has them; a subagent's event
 //!   ([`Event::Child`]) is its own object with `parent_call_id` and `agent`, its deltas left
