@@ -241,3 +241,47 @@ proptest! {
         prop_assert_eq!(runs(reads.into_iter().flatten()), runs(pieces));
     }
 }
+
+/// A read whose tokens are followed by a broken chunk (and more tokens after it): the text
+/// before the break comes out as one delta, before the turn's failure; nothing after the
+/// break is shown.
+#[test]
+fn a_read_that_breaks_after_its_tokens_shows_them_first_then_fails() {
+    for broken in [
+        "data: not json\n\n",
+        "data: {\"error\":{\"message\":\"overloaded\",\"code\":503}}\n\n",
+    ] {
+        let mut h = H::new(config(ApprovalPolicy::Auto));
+        h.submit("go");
+        h.head(200, &[("content-type", "text/event-stream")]);
+        let mut body: String = ["Hel", "lo", " there"]
+            .iter()
+            .map(|t| format!("data: {}\n\n", delta(json!({"content": t}), None)))
+            .collect();
+        body.push_str(broken);
+        body.push_str(&format!(
+            "data: {}\n\n",
+            delta(json!({"content": "LOST"}), None)
+        ));
+        let before = h.events.len();
+        h.data(&body);
+        h.end();
+        let read = &h.events[before..];
+        let deltas: Vec<&Event> = read.iter().filter(|e| e.is_delta()).collect();
+        assert_eq!(
+            deltas,
+            [&Event::TextDelta {
+                text: "Hello there".into()
+            }],
+            "{broken}"
+        );
+        let delta_at = read.iter().position(|e| e.is_delta()).unwrap();
+        let final_at = read.iter().position(|e| e.is_final()).unwrap();
+        assert!(delta_at < final_at, "{broken}: {read:?}");
+        assert!(
+            matches!(read[final_at], Event::TurnFailed { .. }),
+            "{broken}: a broken stream after output is not retried: {read:?}"
+        );
+        assert_eq!(h.finals().len(), 1);
+    }
+}
