@@ -6,8 +6,9 @@
 //! - [`Deltas`]: the text of streamed deltas redacted as one text. A secret spread over
 //!   several deltas (of one batch or of several) is one `[redacted]`, in the delta where it
 //!   starts; a delta whose end could start a secret waits for the next batch (or the end of
-//!   the text) with the deltas after it. Each waiting delta comes out whole, as its clean part,
-//!   so a front end writes one line per delta (`exec --json`) or joins a batch's deltas into
+//!   the text) with the deltas after it. Each waiting delta comes out whole, as its clean part
+//!   (none for a delta wholly inside a secret after its start, or an empty one), so a front
+//!   end writes one line per delta (`exec --json`) or joins a batch's deltas into
 //!   one message (`hrns acp`'s `agent_message_chunk`s), from the same pieces.
 //! - [`JsonLines`]: the `--json` encoding on top of it. A delta is one
 //!   `{"type":"text_delta","text":…}` line (likewise `reasoning_delta`, `refusal_delta`),
@@ -132,7 +133,8 @@ impl Deltas {
         self.ends.push(self.text.len());
     }
 
-    /// Hands each waiting delta's clean text to `each`, in order, one call per delta: all of
+    /// Hands each waiting delta's clean text to `each`, in order, one call per delta that has
+    /// any left (a delta wholly inside a secret has none): all of
     /// them for [`Ending::Last`] (the text ends: an event that is not a delta, the turn's
     /// end); for [`Ending::More`] (the end of a batch) all but a last few whose text the next
     /// batch could complete into a secret, which wait whole.
@@ -152,7 +154,11 @@ impl Deltas {
         let mut start = 0;
         for &end in &self.ends[..written] {
             let clean = self.pieces.render(text, start..end);
-            each(self.kind, &clean);
+            // A delta wholly inside a secret renders empty (the mark went to the delta the
+            // secret starts in): it has nothing to say, so it is no line.
+            if !clean.is_empty() {
+                each(self.kind, &clean);
+            }
             start = end;
         }
         self.pieces.cut(start);
