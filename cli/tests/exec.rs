@@ -642,3 +642,34 @@ fn the_window_lookup_and_the_chat_request_share_one_connection() {
         "the chat request opened a connection of its own"
     );
 }
+
+#[test]
+fn a_broken_stream_fails_and_what_was_shown_is_continued_from() {
+    let env = Env::new();
+    let answer = Reply::text_answer("The first half of the answer, and then the rest of it");
+    let cut = answer.body().len() * 2 / 3;
+    let mock =
+        MockProvider::start([answer.drop_after(cut), Reply::text_answer("Going on.")]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "explain"]);
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(shown.starts_with("The first half"), "{shown}");
+    assert!(stderr(&out).contains("broke"), "{}", stderr(&out));
+    assert_eq!(mock.chat_requests().len(), 1, "not retried after output");
+
+    // The next run holds what the user saw, said to be cut off.
+    let out = env.run(Some(&mock), &["exec", "--continue", "go on"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let msgs = mock.chat_requests()[1].json()["messages"].clone();
+    let texts: Vec<&str> = msgs.as_array().unwrap()[1..]
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    assert_eq!(texts[0], "explain");
+    assert_eq!(
+        texts[1],
+        format!("{}\n\n[cut off: the stream broke]", shown.trim_end())
+    );
+    assert_eq!(texts[2], "go on");
+}

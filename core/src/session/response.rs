@@ -12,6 +12,10 @@ use super::event::Event;
 /// The marker appended to answer text the user saw before cancelling.
 pub(crate) const INTERRUPTED_MARKER: &str = "\n\n[interrupted by the user]";
 
+/// The marker appended to answer text the user saw before the stream broke (the connection
+/// dropped, the provider sent an error or something unreadable mid-answer).
+pub(crate) const BROKEN_MARKER: &str = "\n\n[cut off: the stream broke]";
+
 /// The stream events a user sees, for choice 0.
 pub(super) fn ui_event(ev: StreamEvent) -> Option<Event> {
     match ev {

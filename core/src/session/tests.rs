@@ -984,7 +984,7 @@ fn transport_errors_before_output_are_retried() {
 }
 
 #[test]
-fn broken_stream_after_output_fails_and_drops_the_partial_answer() {
+fn broken_stream_after_output_fails_and_keeps_the_shown_text_marked_cut_off() {
     let mut h = H::new(config(ApprovalPolicy::Auto));
     h.submit("x");
     h.head(200, &[]);
@@ -1008,24 +1008,94 @@ fn broken_stream_after_output_fails_and_drops_the_partial_answer() {
             error: TurnError::StreamBroken { .. }
         })
     ));
-    assert_eq!(h.s.messages().len(), 1);
-    assert_eq!(h.s.messages()[0].role, Role::User);
+    // What the user saw is kept, as the model's message, said to be cut off: the next turn
+    // and the saved session hold it. Its event comes before the turn's end.
+    let texts: Vec<(Role, String)> = h.s.messages().iter().map(|m| (m.role, m.text())).collect();
+    assert_eq!(
+        texts,
+        [
+            (Role::User, "x".to_owned()),
+            (
+                Role::Assistant,
+                "Half an ans\n\n[cut off: the stream broke]".to_owned()
+            )
+        ]
+    );
+    let n = h.events.len();
+    assert!(
+        matches!(&h.events[n - 2], Event::Message { message } if message.role == Role::Assistant)
+    );
 
-    // The same for a body that simply ends early.
-    h.submit("y");
+    // The same for a body that simply ends early, and for an error inside the stream.
+    for (i, tail) in ["", "data: {\"error\":{\"message\":\"overloaded\"}}\n\n"]
+        .into_iter()
+        .enumerate()
+    {
+        h.submit("y");
+        h.head(200, &[]);
+        h.data(&format!(
+            "data: {}\n\n{tail}",
+            delta(json!({"content": "More"}), None)
+        ));
+        h.end();
+        assert!(matches!(
+            h.events.last(),
+            Some(Event::TurnFailed {
+                error: TurnError::Stream { .. }
+            })
+        ));
+        assert!(retries(&h).is_empty(), "output was shown: no retry");
+        assert_eq!(h.s.messages().len(), 4 + 2 * i);
+        assert_eq!(
+            h.s.messages().last().unwrap().text(),
+            "More\n\n[cut off: the stream broke]"
+        );
+    }
+    history::validate(h.s.messages()).unwrap();
+
+    // A tool call being written when the stream broke is left out: its text alone is kept,
+    // and the history stays valid (no call without a result).
+    h.submit("z");
+    h.head(200, &[]);
+    h.data(&format!(
+        "data: {}\n\ndata: {}\n\n",
+        delta(json!({"content": "Let me look"}), None),
+        delta(json!({"tool_calls": [{"index": 0, "id": "c", "function": {"name": "read_file", "arguments": "{\"pa"}}]}), None)
+    ));
+    let req = h.req();
+    h.s.handle_transport_error(
+        h.now,
+        req,
+        TransportError::new(TransportErrorKind::Io, "reset"),
+    )
+    .unwrap();
+    h.drain();
+    let last = h.s.messages().last().unwrap();
+    assert_eq!(last.text(), "Let me look\n\n[cut off: the stream broke]");
+    assert!(last.tool_calls.is_empty());
+    history::validate(h.s.messages()).unwrap();
+}
+
+#[test]
+fn a_stream_that_breaks_before_any_text_keeps_nothing() {
+    // Only a tool call started: nothing was shown as text, nothing enters the history.
+    let mut h = H::new(config(ApprovalPolicy::Auto));
+    h.submit("x");
     h.head(200, &[]);
     h.data(&format!(
         "data: {}\n\n",
-        delta(json!({"content": "More"}), None)
+        delta(json!({"reasoning_content": "thinking", "tool_calls": [{"index": 0, "id": "c", "function": {"name": "read_file", "arguments": "{"}}]}), None)
     ));
-    h.end();
-    assert!(matches!(
-        h.events.last(),
-        Some(Event::TurnFailed {
-            error: TurnError::Stream { .. }
-        })
-    ));
-    assert_eq!(h.s.messages().len(), 2);
+    let req = h.req();
+    h.s.handle_transport_error(
+        h.now,
+        req,
+        TransportError::new(TransportErrorKind::Io, "reset"),
+    )
+    .unwrap();
+    h.drain();
+    assert!(matches!(h.events.last(), Some(Event::TurnFailed { .. })));
+    assert_eq!(h.s.messages().len(), 1, "{:?}", h.s.messages());
 }
 
 #[test]

@@ -17,7 +17,7 @@ use super::calls::Calls;
 use super::context::Compaction;
 use super::deltas::{Deltas, Kind as DeltaKind};
 use super::event::{Event, TransportError, TransportErrorKind, TurnError};
-use super::response::{self, INTERRUPTED_MARKER};
+use super::response::{self, BROKEN_MARKER, INTERRUPTED_MARKER};
 use super::shared::Shared;
 use super::{Approval, SessionError, retry};
 use crate::accumulate::{Completion, FinishReason};
@@ -363,6 +363,9 @@ impl Turn {
     ) {
         let message = s.redact(error.message);
         if shown {
+            if let Phase::Requesting { answer, .. } = &self.phase {
+                keep_shown(s, answer.content(), BROKEN_MARKER);
+            }
             return self.fail(s, TurnError::StreamBroken { message });
         }
         // Name the URL that could not be reached: a typo in it is the usual cause.
@@ -441,7 +444,17 @@ impl Turn {
                 body,
                 ..
             }) => self.error_status(s, now, attempt, status, retry_after, &body),
-            Err(AnswerError::Stream(StreamFailure { error, .. })) => {
+            Err(AnswerError::Stream(StreamFailure { error, partial })) => {
+                // An answer past the size cap stays out: it is what the cap keeps out of
+                // memory and out of the next request.
+                if shown && !matches!(error, StreamError::AnswerTooLarge { .. }) {
+                    let text = partial.choices.into_iter().find(|c| c.index == 0);
+                    keep_shown(
+                        s,
+                        text.map(|c| c.content).unwrap_or_default(),
+                        BROKEN_MARKER,
+                    );
+                }
                 self.stream_failed(s, now, attempt, error, shown)
             }
             Err(AnswerError::UnexpectedContent {
@@ -846,12 +859,7 @@ impl Turn {
                 answer,
                 shown: true,
                 ..
-            } => {
-                let text = answer.content();
-                if !text.is_empty() {
-                    s.push_history(Message::assistant(text + INTERRUPTED_MARKER));
-                }
-            }
+            } => keep_shown(s, answer.content(), INTERRUPTED_MARKER),
             Phase::Tools(mut calls) => {
                 calls.cancel(s);
                 calls.answer(s);
@@ -862,6 +870,15 @@ impl Turn {
             | Phase::Over => {}
         }
         s.emit(Event::TurnCancelled);
+    }
+}
+
+/// Keeps answer text the user already saw in the history, `marker` saying how it ended, so
+/// that the next turn and the saved session hold what was shown. The history stays valid: a
+/// tool call still being written is left out with its (unrun) call.
+fn keep_shown(s: &mut Shared, text: String, marker: &str) {
+    if !text.is_empty() {
+        s.push_history(Message::assistant(text + marker));
     }
 }
 

@@ -280,7 +280,12 @@ pub fn connection_dropped_mid_stream(h: &mut impl Harness) {
         1,
         "not retried silently after output"
     );
-    assert_eq!(s.messages().len(), 1, "the partial answer is not kept");
+    // What was shown is kept, said to be cut off.
+    assert_eq!(s.messages().len(), 2, "{:?}", s.messages());
+    assert_eq!(
+        s.messages()[1].text(),
+        format!("{}\n\n[cut off: the stream broke]", text(&ev))
+    );
 }
 
 pub fn dropped_before_output_is_retried(h: &mut impl Harness) {

@@ -81,6 +81,10 @@ fn past_the_deadline_after_output_the_turn_fails_as_a_broken_stream() {
         !h.s.wants_response(h.req()),
         "the driver drops the connection"
     );
+    assert_eq!(
+        h.s.messages().last().unwrap().text(),
+        "partial\n\n[cut off: the stream broke]"
+    );
 }
 
 #[test]
