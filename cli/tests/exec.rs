@@ -673,3 +673,63 @@ fn a_broken_stream_fails_and_what_was_shown_is_continued_from() {
     );
     assert_eq!(texts[2], "go on");
 }
+
+#[test]
+fn a_stream_that_ends_without_its_last_blank_line_is_whole() {
+    // Servers that write `data: [DONE]`, or their last chunk, with no blank line after it:
+    // the answer is whole (and the usage in such a last chunk is read).
+    let text = |t: &str| {
+        format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{t}\"}}}}]}}\n\n")
+    };
+    let finish = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}";
+    let usage = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":2,\"total_tokens\":9}}";
+    let bodies = [
+        format!(
+            "{}{}{finish}\n\ndata: [DONE]",
+            text("Whole"),
+            text(" answer")
+        ),
+        format!(
+            "{}{}{finish}\n\ndata: [DONE]\n",
+            text("Whole"),
+            text(" answer")
+        ),
+        format!("{}{}{finish}", text("Whole"), text(" answer")),
+        format!("{}{}{finish}\n\n{usage}", text("Whole"), text(" answer")),
+    ];
+    for body in bodies {
+        let env = Env::new();
+        let mock = MockProvider::start([Reply::sse_raw(body.clone())]).unwrap();
+        let out = env.run(Some(&mock), &["exec", "--json", "go"]);
+        assert_eq!(out.status.code(), Some(0), "{body:?}: {}", stderr(&out));
+        let lines: Vec<Value> = stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let shown: String = lines
+            .iter()
+            .filter(|e| e["type"] == "text_delta")
+            .map(|e| e["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(shown, "Whole answer", "{body:?}");
+        let end = lines.last().unwrap();
+        assert_eq!(end["type"], "turn_finished", "{body:?}");
+        if body.ends_with("9}}") {
+            assert_eq!(end["usage"]["total_tokens"], 9, "{end}");
+        }
+    }
+    // A body cut inside an unfinished answer's event is still a truncated stream.
+    let env = Env::new();
+    let cut = format!(
+        "{}data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"and",
+        text("Half")
+    );
+    let mock = MockProvider::start([Reply::sse_raw(cut)]).unwrap();
+    let out = env.run(Some(&mock), &["exec", "go"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("middle of an event"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -153,6 +153,8 @@ pub struct ChatStream {
     out: Output,
     /// The input ended (the decoder is told once its events are drained).
     eof: bool,
+    /// The body ended inside an event (its blank line, or more, missing).
+    ended_inside_event: bool,
 }
 
 /// The answer so far and its events not yet handed out.
@@ -198,6 +200,7 @@ impl ChatStream {
                 answer_bytes: 0,
             },
             eof: false,
+            ended_inside_event: false,
         }
     }
 
@@ -254,7 +257,10 @@ impl ChatStream {
             }
             match self.next_read() {
                 Some(read) => self.apply(read),
-                None if !self.decoder.is_eof() => self.decoder.feed_eof(),
+                None if !self.decoder.is_eof() => {
+                    self.close_last_event();
+                    self.decoder.feed_eof();
+                }
                 None => self.out.state = self.end_state(),
             }
         }
@@ -316,15 +322,40 @@ impl ChatStream {
         }
     }
 
+    /// At the end of the body, reads an event the body left open (its blank line, or its
+    /// last line end, missing) as if it were closed. The SSE specification discards such an
+    /// event, but servers that end with `data: [DONE]` or their last chunk and no blank line
+    /// are common, and their answer is whole. An event that, closed, is not a chunk was cut
+    /// off: what came before it stands, and [`Self::end_state`] decides.
+    fn close_last_event(&mut self) {
+        if self.decoder.buffered_len() == 0 {
+            return;
+        }
+        self.ended_inside_event = true;
+        let closed = self.decoder.decode_into(b"\n\n", &mut self.out);
+        if let Err(DecodeError::EventTooLarge { limit }) = closed {
+            self.out
+                .apply(Read::Failed(StreamError::EventTooLarge { limit }));
+        }
+        if let State::Failed(StreamError::Malformed { .. }) = self.out.state {
+            self.out.state = State::Open;
+        }
+    }
+
+    /// How a body that ended without `[DONE]` leaves the stream: whole when every choice
+    /// finished (whatever was cut off after that, a usage chunk or `[DONE]`, told nothing
+    /// of the answer), else truncated.
     fn end_state(&self) -> State {
-        let truncation = if self.decoder.is_truncated() {
-            Some(Truncation::MidEvent)
-        } else if self.out.acc.is_empty() {
-            Some(Truncation::Empty)
-        } else if self.out.acc.choices().any(|c| c.finish_reason.is_none()) {
-            Some(Truncation::Unfinished)
-        } else {
+        let acc = &self.out.acc;
+        let finished = !acc.is_empty() && acc.choices().all(|c| c.finish_reason.is_some());
+        let truncation = if finished {
             None
+        } else if self.ended_inside_event || self.decoder.is_truncated() {
+            Some(Truncation::MidEvent)
+        } else if acc.is_empty() {
+            Some(Truncation::Empty)
+        } else {
+            Some(Truncation::Unfinished)
         };
         match truncation {
             Some(truncation) => State::Failed(StreamError::Truncated { truncation }),

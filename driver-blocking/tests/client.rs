@@ -102,18 +102,39 @@ fn api_errors_carry_the_provider_message_and_never_the_key() {
 
 #[test]
 fn broken_stream_is_an_error_with_partial_content() {
-    let reply = Reply::text_answer("abcdefghijklmnopqrstuvwxyz");
-    let cut = reply.body().len() - 30;
+    let reply = Reply::text_answer("abc def ghi jkl mno pqr stu vwx yz");
+    // In the middle of the text, before the finish reason.
+    let cut = reply.body().len() / 2;
     let mock = MockProvider::start([reply.drop_after(cut)]).unwrap();
     let mut events = client(&mock).stream_chat(&request()).unwrap();
     let errors: Vec<ClientError> = events.by_ref().filter_map(Result::err).collect();
     assert_eq!(errors.len(), 1, "one error: {errors:?}");
     match events.finish() {
         Err(AnswerError::Stream(failure)) => {
-            assert!(!failure.partial.choices[0].content.is_empty())
+            let content = &failure.partial.choices[0].content;
+            assert!(!content.is_empty() && content.len() < 34, "{content:?}");
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_stream_broken_after_its_finish_reason_still_gives_the_whole_answer() {
+    // Cut inside the usage chunk that follows the finish: the break is reported, and the
+    // answer, whose every choice finished, is whole.
+    let reply = Reply::text_answer("abcdefghijklmnopqrstuvwxyz");
+    let body = reply.body().to_vec();
+    let usage = body
+        .windows(8)
+        .position(|w| w == b"\"usage\":")
+        .expect("a usage chunk");
+    let mock = MockProvider::start([reply.drop_after(usage)]).unwrap();
+    let mut events = client(&mock).stream_chat(&request()).unwrap();
+    let errors: Vec<ClientError> = events.by_ref().filter_map(Result::err).collect();
+    assert_eq!(errors.len(), 1, "the break is reported: {errors:?}");
+    let completion = events.finish().unwrap();
+    assert_eq!(completion.choices[0].content, "abcdefghijklmnopqrstuvwxyz");
+    assert!(completion.usage.is_none());
 }
 
 #[test]

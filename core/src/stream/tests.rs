@@ -1197,16 +1197,50 @@ fn edge_vectors() -> Vec<Vector> {
             .error(WantError::Truncated(Truncation::Empty)),
         vector("EOF mid-event", partial_event, vec![choice("Hi", None)])
             .error(WantError::Truncated(Truncation::MidEvent)),
+        // The SSE specification drops an event the body leaves open; an answer whose every
+        // choice finished is whole whatever was cut after it, and an open event that is a
+        // chunk or `[DONE]` is read as if closed (servers that end without the blank line).
         vector(
             "EOF mid-line after a finish",
             format!("{}data: [DO", sse(&[HI, STOP])),
             vec![choice("Hi", Some("stop"))],
         )
-        .error(WantError::Truncated(Truncation::MidEvent)),
+        .no_done(),
         vector(
-            "EOF after data line, before the blank line",
+            "EOF after [DONE]'s data line, before the blank line",
             format!("{}data: [DONE]\n", sse(&[HI, STOP])),
             vec![choice("Hi", Some("stop"))],
+        ),
+        vector(
+            "EOF right after [DONE], no line end",
+            format!("{}data: [DONE]", sse(&[HI, STOP])),
+            vec![choice("Hi", Some("stop"))],
+        ),
+        vector(
+            "EOF right after the finishing chunk, no line end",
+            format!("{}{STOP}", sse(&[HI])),
+            vec![choice("Hi", Some("stop"))],
+        )
+        .no_done(),
+        vector(
+            "EOF right after the finishing chunk and one CR",
+            format!("{}{STOP}\r", sse(&[HI])),
+            vec![choice("Hi", Some("stop"))],
+        )
+        .no_done(),
+        vector(
+            "EOF after a finish, inside a usage chunk",
+            format!(
+                "{}data: {{\"choices\":[],\"usage\":{{\"prompt_tokens\":3",
+                sse(&[HI, STOP])
+            ),
+            vec![choice("Hi", Some("stop"))],
+        )
+        .no_done(),
+        vector(
+            "EOF inside an event whose line is whole, unfinished",
+            format!("{}data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"!\"}}}}]}}", sse(&[HI])),
+            vec![choice("Hi!", None)],
         )
         .error(WantError::Truncated(Truncation::MidEvent)),
         vector(
