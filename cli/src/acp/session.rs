@@ -211,7 +211,7 @@ fn start(server: &Arc<Server>, how: &Open) -> Result<Started, RpcError> {
                 .join("sessions");
             let path = sessions::find(&state, &p.session_id)
                 .map_err(|e| RpcError::new(rpc::RESOURCE_NOT_FOUND, e))?;
-            let claimed = match sessions::claim(&path, std::time::Duration::ZERO, || {}) {
+            let claimed = match sessions::claim(&path, sessions::FORK_GRACE, || {}) {
                 Ok(Claim::Claimed(c)) => c,
                 Ok(Claim::Busy) => {
                     return Err(RpcError::new(

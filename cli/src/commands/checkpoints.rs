@@ -44,7 +44,7 @@ fn load(path: &Path) -> Result<LoadedSession, CliError> {
 /// to it (its own `/undo` works there).
 fn claim(path: &Path) -> Result<SessionLog, CliError> {
     let id = sessions::short_id(path);
-    match sessions::claim(path, std::time::Duration::ZERO, || {}) {
+    match sessions::claim(path, sessions::FORK_GRACE, || {}) {
         Ok(Claim::Claimed(claimed)) => SessionLog::append_to(claimed, &id)
             .map_err(|e| CliError::failure(format!("cannot write the session {id}: {e}"))),
         Ok(Claim::Busy) => Err(CliError::failure(format!(

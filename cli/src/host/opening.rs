@@ -210,7 +210,7 @@ mod tests {
             .unwrap();
         std::io::Write::write_all(&mut file, tail.as_bytes()).unwrap();
         let Ok(sessions::Claim::Claimed(claimed)) =
-            sessions::claim(&path, std::time::Duration::ZERO, || {})
+            sessions::claim(&path, sessions::FORK_GRACE, || {})
         else {
             panic!("not claimed");
         };
@@ -258,7 +258,7 @@ mod tests {
         let path = dir.path().join("x.jsonl");
         std::fs::write(&path, "not json at all\n").unwrap();
         let Ok(sessions::Claim::Claimed(claimed)) =
-            sessions::claim(&path, std::time::Duration::ZERO, || {})
+            sessions::claim(&path, sessions::FORK_GRACE, || {})
         else {
             panic!("not claimed");
         };

@@ -337,6 +337,12 @@ pub(crate) fn short_id(path: &Path) -> String {
     stem.rsplit('_').next().unwrap_or(&stem).to_owned()
 }
 
+/// How long a claim that does not wait for another hrns still waits: a session this process
+/// just closed stays locked while a process it started at that moment has not yet reached
+/// `exec` (its copy of the open file, taken at the fork, holds the lock until then), which
+/// takes milliseconds. Long enough for that, short enough not to be felt as a wait.
+pub(crate) const FORK_GRACE: Duration = Duration::from_millis(500);
+
 /// Takes the session at `path` for this run: opens it for appending and locks it. When another
 /// hrns holds it, calls `on_wait` once and retries until `wait` has passed; a process that dies
 /// releases its lock, so only a live writer makes this wait. Errors are those of opening the

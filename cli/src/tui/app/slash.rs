@@ -255,7 +255,7 @@ impl App {
                     Err(e) => return self.error(&e),
                 };
                 // The UI does not wait: a session another hrns writes is left to it.
-                match sessions::claim(&path, std::time::Duration::ZERO, || {}) {
+                match sessions::claim(&path, sessions::FORK_GRACE, || {}) {
                     Ok(sessions::Claim::Claimed(claimed)) => self.resume(claimed),
                     Ok(sessions::Claim::Busy) => self.error(&format!(
                         "session {} is being written by another hrns; resume it when that one ends",
