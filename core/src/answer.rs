@@ -334,6 +334,19 @@ impl AnswerReader {
             }
     }
 
+    /// Whether a streamed answer is whole though its body has not ended
+    /// ([`ChatStream::is_whole`]): a connection that breaks now loses nothing of it.
+    pub fn is_whole(&self) -> bool {
+        match &self.body {
+            Body::Stream(stream) => stream.is_whole(),
+            Body::AwaitingHead
+            | Body::Json(_)
+            | Body::Unexpected { .. }
+            | Body::Error { .. }
+            | Body::Ended(_) => false,
+        }
+    }
+
     /// The text of choice 0 so far (what a user saw of a streamed answer).
     pub fn content(&self) -> String {
         match &self.body {

@@ -294,6 +294,14 @@ impl ChatStream {
         }
     }
 
+    /// Whether the answer so far is whole: it has a choice, and every choice has its finish
+    /// reason. What may still come (usage, `[DONE]`) tells nothing more of it, so a body that
+    /// ends now, cleanly or not, ends a whole answer.
+    pub fn is_whole(&self) -> bool {
+        let acc = &self.out.acc;
+        !acc.is_empty() && acc.choices().all(|c| c.finish_reason.is_some())
+    }
+
     /// The accumulated answer so far.
     pub fn accumulator(&self) -> &Accumulator {
         &self.out.acc
@@ -347,8 +355,7 @@ impl ChatStream {
     /// of the answer), else truncated.
     fn end_state(&self) -> State {
         let acc = &self.out.acc;
-        let finished = !acc.is_empty() && acc.choices().all(|c| c.finish_reason.is_some());
-        let truncation = if finished {
+        let truncation = if self.is_whole() {
             None
         } else if self.ended_inside_event || self.decoder.is_truncated() {
             Some(Truncation::MidEvent)

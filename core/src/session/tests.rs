@@ -1077,6 +1077,56 @@ fn broken_stream_after_output_fails_and_keeps_the_shown_text_marked_cut_off() {
 }
 
 #[test]
+fn a_connection_that_breaks_after_the_finish_reason_ends_a_whole_answer() {
+    // Every choice finished: what could still come (usage, `[DONE]`) tells nothing of the
+    // answer, so a break now ends it as the body's end would.
+    let mut h = H::new(config(ApprovalPolicy::Auto));
+    h.submit("x");
+    h.head(200, &[]);
+    h.data(&format!(
+        "data: {}\n\ndata: {}\n\n",
+        delta(json!({"content": "Whole."}), None),
+        delta(json!({}), Some("stop"))
+    ));
+    let req = h.req();
+    h.s.handle_transport_error(
+        h.now,
+        req,
+        TransportError::new(TransportErrorKind::Io, "reset"),
+    )
+    .unwrap();
+    h.drain();
+    assert!(
+        matches!(
+            h.finals()[..],
+            [Event::TurnFinished {
+                finish_reason: Some(FinishReason::Stop),
+                ..
+            }]
+        ),
+        "{:?}",
+        h.events
+    );
+    assert_eq!(h.s.messages().last().unwrap().text(), "Whole.");
+
+    // A whole tool-call answer whose connection breaks: its calls run, and the turn goes on.
+    h.submit("y");
+    h.head(200, &[]);
+    let body = tool_answer(&[("c1", "read_file", r#"{"path":"a"}"#)]);
+    h.data(body.trim_end_matches("data: [DONE]\n\n"));
+    let req = h.req();
+    h.s.handle_transport_error(
+        h.now,
+        req,
+        TransportError::new(TransportErrorKind::Io, "reset"),
+    )
+    .unwrap();
+    h.drain();
+    assert_eq!(h.runs.len(), 1, "{:?}", h.events);
+    assert_eq!(h.finals().len(), 1, "the second turn goes on");
+}
+
+#[test]
 fn a_stream_that_breaks_before_any_text_keeps_nothing() {
     // Only a tool call started: nothing was shown as text, nothing enters the history.
     let mut h = H::new(config(ApprovalPolicy::Auto));

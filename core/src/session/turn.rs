@@ -353,6 +353,13 @@ impl Turn {
         }
     }
 
+    /// Whether the answer being read is whole, so that a connection that breaks (or stalls)
+    /// now ends it rather than failing it: every choice has its finish reason, and only usage
+    /// or `[DONE]` could still come.
+    fn answer_is_whole(&self) -> bool {
+        matches!(&self.phase, Phase::Requesting { answer, .. } if answer.is_whole())
+    }
+
     fn transport_failed(
         &mut self,
         s: &mut Shared,
@@ -361,6 +368,9 @@ impl Turn {
         shown: bool,
         error: TransportError,
     ) {
+        if self.answer_is_whole() {
+            return self.on_end(s, now);
+        }
         let message = s.redact(error.message);
         if shown {
             if let Phase::Requesting { answer, .. } = &self.phase {

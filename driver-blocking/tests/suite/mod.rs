@@ -288,6 +288,28 @@ pub fn connection_dropped_mid_stream(h: &mut impl Harness) {
     );
 }
 
+/// A connection that drops after the finish reason (inside the usage chunk that follows)
+/// loses nothing of the answer: the turn finishes with it, not retried, not failed.
+pub fn dropped_after_the_finish_reason_is_a_whole_answer(h: &mut impl Harness) {
+    let reply = Reply::text_answer("All of the answer arrived");
+    let body = reply.body().to_vec();
+    let usage = body
+        .windows(8)
+        .position(|w| w == b"\"usage\":")
+        .expect("a usage chunk");
+    let mock = MockProvider::start([reply.drop_after(usage)]).unwrap();
+    let mut s = session(&mock);
+    let ev = h.run(&mut s, "x");
+    assert_eq!(text(&ev), "All of the answer arrived");
+    assert!(
+        matches!(last(&ev), Event::TurnFinished { .. }),
+        "{:?}",
+        last(&ev)
+    );
+    assert_eq!(mock.requests().len(), 1);
+    assert_eq!(s.messages()[1].text(), "All of the answer arrived");
+}
+
 pub fn dropped_before_output_is_retried(h: &mut impl Harness) {
     let mock = MockProvider::start([
         Reply::text_answer("lost").drop_after(0),
@@ -1149,6 +1171,7 @@ macro_rules! behaviour_tests {
             malformed_chunk,
             no_done_marker,
             events_arrive_while_streaming,
+            dropped_after_the_finish_reason_is_a_whole_answer,
             a_fast_streams_tokens_arrive_as_few_deltas,
             unknown_tool_and_bad_arguments,
             refused_connection_fails_after_retries,

@@ -88,6 +88,32 @@ fn past_the_deadline_after_output_the_turn_fails_as_a_broken_stream() {
 }
 
 #[test]
+fn past_the_deadline_after_the_finish_reason_the_answer_is_whole() {
+    // A provider that finishes the answer and then neither sends `[DONE]` nor closes.
+    let mut h = H::new(idle_config());
+    h.submit("x");
+    h.head(200, &[("content-type", "text/event-stream")]);
+    h.data(&format!(
+        "data: {}\n\ndata: {}\n\n",
+        delta(json!({"role": "assistant", "content": "done"}), None),
+        delta(json!({}), Some("stop"))
+    ));
+    let deadline = h.s.poll_timeout().unwrap();
+    h.s.handle_timeout(deadline);
+    h.drain();
+    assert!(
+        matches!(h.finals()[..], [Event::TurnFinished { .. }]),
+        "{:?}",
+        h.events
+    );
+    assert_eq!(h.s.messages().last().unwrap().text(), "done");
+    assert!(
+        !h.s.wants_response(h.req()),
+        "the driver drops the connection"
+    );
+}
+
+#[test]
 fn keep_alives_alone_fail_as_a_transport_timeout_after_the_retries() {
     let mut c = idle_config();
     c.retry.max_attempts = 2;
