@@ -19,6 +19,15 @@ fn assert_no_key(o: &Output) {
     );
 }
 
+/// The texts of the messages of chat request `i`, after the system prompt.
+fn sent_texts(mock: &MockProvider, i: usize) -> Vec<String> {
+    let body = mock.chat_requests()[i].json();
+    body["messages"].as_array().unwrap()[1..]
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn tool_names(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
@@ -372,12 +381,10 @@ fn sessions_are_saved_listed_exported_and_continued() {
     assert_eq!(v["messages"].as_array().unwrap().len(), 2);
     let out = env.run(Some(&mock), &["exec", "--continue", "and then?"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let msgs = mock.chat_requests()[1].json()["messages"].clone();
-    let texts: Vec<&str> = msgs.as_array().unwrap()[1..]
-        .iter()
-        .map(|m| m["content"].as_str().unwrap())
-        .collect();
-    assert_eq!(texts, ["first question", "first answer", "and then?"]);
+    assert_eq!(
+        sent_texts(&mock, 1),
+        ["first question", "first answer", "and then?"]
+    );
     let state = std::fs::read_dir(env.path("state/hrns/sessions"))
         .unwrap()
         .count();
@@ -660,11 +667,7 @@ fn a_broken_stream_fails_and_what_was_shown_is_continued_from() {
     // The next run holds what the user saw, said to be cut off.
     let out = env.run(Some(&mock), &["exec", "--continue", "go on"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let msgs = mock.chat_requests()[1].json()["messages"].clone();
-    let texts: Vec<&str> = msgs.as_array().unwrap()[1..]
-        .iter()
-        .map(|m| m["content"].as_str().unwrap())
-        .collect();
+    let texts = sent_texts(&mock, 1);
     assert_eq!(texts.len(), 3, "{texts:?}");
     assert_eq!(texts[0], "explain");
     assert_eq!(

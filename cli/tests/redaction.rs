@@ -149,16 +149,9 @@ fn key_cut_across_reads() -> Reply {
             .chain(deltas.iter().map(|d| chunk::text_chunk(d)))
             .chain([chunk::finish_chunk("stop")]),
     );
-    let body = reply.body().to_vec();
     let cuts: Vec<usize> = deltas
         .iter()
-        .map(|d| {
-            let at = body
-                .windows(d.len())
-                .position(|w| w == d.as_bytes())
-                .unwrap();
-            at + body[at..].windows(2).position(|w| w == b"\n\n").unwrap() + 2
-        })
+        .map(|d| reply.end_of_event_with(d.as_bytes()).unwrap())
         .collect();
     reply.split_at(&cuts).delay(Duration::from_millis(150))
 }
@@ -204,14 +197,9 @@ fn key_in_tokens_over_two_reads() -> Reply {
             .chain(deltas.iter().map(|d| chunk::text_chunk(d)))
             .chain([chunk::finish_chunk("stop")]),
     );
-    let body = reply.body().to_vec();
     // Right after the SSE event of the key's middle token.
     let middle = format!("\"{}\"", deltas[deltas.len() / 2]);
-    let at = body
-        .windows(middle.len())
-        .position(|w| w == middle.as_bytes())
-        .unwrap();
-    let cut = at + body[at..].windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+    let cut = reply.end_of_event_with(middle.as_bytes()).unwrap();
     reply.split_at(&[cut]).delay(Duration::from_millis(150))
 }
 

@@ -313,6 +313,23 @@ impl Reply {
         &self.body
     }
 
+    /// Where `needle` first starts in the body: a place to cut it ([`Self::drop_after`],
+    /// [`Self::split_at`]) inside a chosen event.
+    pub fn offset_of(&self, needle: &[u8]) -> Option<usize> {
+        if needle.is_empty() {
+            return Some(0);
+        }
+        self.body.windows(needle.len()).position(|w| w == needle)
+    }
+
+    /// Where the SSE event in which `needle` first occurs ends, its blank line included: a
+    /// place to cut the body between two events.
+    pub fn end_of_event_with(&self, needle: &[u8]) -> Option<usize> {
+        let at = self.offset_of(needle)?;
+        let blank = self.body[at..].windows(2).position(|w| w == b"\n\n")?;
+        Some(at + blank + 2)
+    }
+
     /// The byte ranges of the body to write, in order, each non-empty and written on its own;
     /// they cover the body up to [`drop_after`](Self::drop_after).
     pub(super) fn pieces(&self) -> Pieces<'_> {

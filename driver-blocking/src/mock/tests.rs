@@ -550,3 +550,17 @@ fn a_context_window_is_listed_and_enforced() {
     );
     assert_eq!(mock.model_requests().len(), 1);
 }
+
+#[test]
+fn places_to_cut_are_found_in_the_body() {
+    let reply = Reply::sse_raw("data: a\n\ndata: bc\n\ndata: [DONE]\n\n");
+    assert_eq!(reply.offset_of(b"bc"), Some(15));
+    assert_eq!(reply.offset_of(b""), Some(0));
+    assert_eq!(reply.offset_of(b"zz"), None);
+    // The event's end, its blank line included: the next event starts there.
+    let end = reply.end_of_event_with(b"bc").unwrap();
+    assert!(reply.body()[end..].starts_with(b"data: [DONE]"));
+    assert_eq!(reply.end_of_event_with(b"zz"), None);
+    // A needle in the last event, with no blank line after it: no end.
+    assert_eq!(Reply::sse_raw("data: x").end_of_event_with(b"x"), None);
+}

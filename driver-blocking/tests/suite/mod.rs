@@ -292,11 +292,7 @@ pub fn connection_dropped_mid_stream(h: &mut impl Harness) {
 /// loses nothing of the answer: the turn finishes with it, not retried, not failed.
 pub fn dropped_after_the_finish_reason_is_a_whole_answer(h: &mut impl Harness) {
     let reply = Reply::text_answer("All of the answer arrived");
-    let body = reply.body().to_vec();
-    let usage = body
-        .windows(8)
-        .position(|w| w == b"\"usage\":")
-        .expect("a usage chunk");
+    let usage = reply.offset_of(b"\"usage\":").expect("a usage chunk");
     let mock = MockProvider::start([reply.drop_after(usage)]).unwrap();
     let mut s = session(&mock);
     let ev = h.run(&mut s, "x");
