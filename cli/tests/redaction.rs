@@ -134,21 +134,36 @@ fn the_tui_asks_about_a_call_without_showing_the_key() {
     assert_hidden(&String::from_utf8_lossy(&p.raw()));
 }
 
+/// A streamed answer of `deltas`, one text chunk each, between a role and a finish chunk.
+fn answer_of(deltas: &[String]) -> Reply {
+    use hrns_blocking::mock::chunk;
+    Reply::sse(
+        std::iter::once(chunk::role_chunk())
+            .chain(deltas.iter().map(|d| chunk::text_chunk(d)))
+            .chain([chunk::finish_chunk("stop")]),
+    )
+}
+
+/// The texts of the `text_delta` lines of `exec --json`'s output, in order.
+fn text_deltas(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// An answer whose deltas cut the key in three, each piece in a read of its own (a pause
 /// between them): no piece alone is long enough to be recognised.
 fn key_cut_across_reads() -> Reply {
-    use hrns_blocking::mock::chunk;
     let key = common::KEY;
     let deltas = [
         format!("key {}", &key[..7]),
         key[7..14].to_owned(),
         format!("{}.", &key[14..]),
     ];
-    let reply = Reply::sse(
-        std::iter::once(chunk::role_chunk())
-            .chain(deltas.iter().map(|d| chunk::text_chunk(d)))
-            .chain([chunk::finish_chunk("stop")]),
-    );
+    let reply = answer_of(&deltas);
     let cuts: Vec<usize> = deltas
         .iter()
         .map(|d| reply.end_of_event_with(d.as_bytes()).unwrap())
@@ -168,12 +183,7 @@ fn a_key_cut_across_reads_is_not_shown_in_pieces() {
     assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
     let stdout = common::stdout(&out);
     assert_hidden(&stdout);
-    let deltas: Vec<String> = stdout
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|e| e["type"] == "text_delta")
-        .map(|e| e["text"].as_str().unwrap().to_owned())
-        .collect();
+    let deltas = text_deltas(&stdout);
     assert_eq!(deltas.concat(), "key [redacted].");
     // One line per delta, but none for the middle one, which lies wholly inside the key.
     assert_eq!(deltas, ["key [redacted]", "."]);
@@ -183,7 +193,6 @@ fn a_key_cut_across_reads_is_not_shown_in_pieces() {
 /// key (a pause there): each read's tokens leave the session as one delta, so the key is
 /// spread over two deltas that each hold several of its pieces.
 fn key_in_tokens_over_two_reads() -> Reply {
-    use hrns_blocking::mock::chunk;
     let key = common::KEY;
     let mut deltas = vec!["key ".to_owned()];
     deltas.extend(
@@ -192,11 +201,7 @@ fn key_in_tokens_over_two_reads() -> Reply {
             .map(|p| String::from_utf8(p.to_vec()).unwrap()),
     );
     deltas.push(". Done.".to_owned());
-    let reply = Reply::sse(
-        std::iter::once(chunk::role_chunk())
-            .chain(deltas.iter().map(|d| chunk::text_chunk(d)))
-            .chain([chunk::finish_chunk("stop")]),
-    );
+    let reply = answer_of(&deltas);
     // Right after the SSE event of the key's middle token.
     let middle = format!("\"{}\"", deltas[deltas.len() / 2]);
     let cut = reply.end_of_event_with(middle.as_bytes()).unwrap();
@@ -219,12 +224,7 @@ fn a_key_in_many_tokens_over_two_reads_is_hidden() {
     assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
     let stdout = common::stdout(&out);
     assert_hidden(&stdout);
-    let deltas: Vec<String> = stdout
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|e| e["type"] == "text_delta")
-        .map(|e| e["text"].as_str().unwrap().to_owned())
-        .collect();
+    let deltas = text_deltas(&stdout);
     assert_eq!(deltas.concat(), "key [redacted]. Done.");
     // One line per read (a read may come in a few pieces), not one per token (15).
     assert!(
