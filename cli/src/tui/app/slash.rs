@@ -254,7 +254,8 @@ impl App {
                     Ok(path) => path,
                     Err(e) => return self.error(&e),
                 };
-                // The UI does not wait: a session another hrns writes is left to it.
+                // The UI does not wait for another hrns (only the brief grace for a process
+                // of this one still holding a just-closed session): its session is left to it.
                 match sessions::claim(&path, sessions::FORK_GRACE, || {}) {
                     Ok(sessions::Claim::Claimed(claimed)) => self.resume(claimed),
                     Ok(sessions::Claim::Busy) => self.error(&format!(
