@@ -671,7 +671,7 @@ impl Session {
     }
 
     /// The request `req` failed in transport (before or during its response). Before any
-    /// answer text was shown it is retried; after, the turn fails (a retry would show the
+    /// answer text was shown a passing failure (not TLS, say) is retried; after, the turn fails (a retry would show the
     /// text twice) and the text shown stays in the history, marked as cut off. An answer
     /// whose every choice already has its finish reason is whole: the break ends it as
     /// [`Session::handle_response_end`] would.
